@@ -1,0 +1,1 @@
+//! onrush-server
