@@ -1,1 +1,277 @@
-//! onrush-plan
+//! onrush-plan: the plan file format.
+//!
+//! Reads a YAML plan into a compiled [`Plan`]: variables and environment substituted, `${...}`
+//! templates compiled (only `${vu}` and `${iteration}` stay as per-request slots), load models
+//! normalised, steps given metric ids. Every problem is a [`PlanError`] that names the file,
+//! line, column and field, says what was expected and, where possible, how to fix it.
+//!
+//! ```
+//! let plan = onrush_plan::load_str(
+//!     "plan.yaml",
+//!     "target: builtin\nscenarios:\n  - name: s\n    load: { vus: 2, iterations: 3 }\n    steps: [{ get: / }]\n",
+//!     std::path::Path::new("."),
+//!     &[],
+//! )
+//! .unwrap();
+//! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod compile;
+mod error;
+mod schema;
+mod template;
+mod units;
+mod yaml;
+
+pub use error::PlanError;
+pub use schema::json_schema;
+pub use template::{RenderContext, Template};
+
+/// Reads and compiles the plan file at `path`. `overrides` are `-D name=value` pairs.
+pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
+    let name = path.display().to_string();
+    let text = std::fs::read(path).map_err(|e| {
+        let msg = match e.kind() {
+            std::io::ErrorKind::NotFound => "the plan file does not exist; expected a path to a YAML plan".to_string(),
+            _ => format!("cannot read the plan file: {e}"),
+        };
+        PlanError::plain(&name, "", msg)
+    })?;
+    let text = String::from_utf8(text).map_err(|e| {
+        PlanError::plain(&name, "", format!("the plan file is not UTF-8 text (invalid byte at offset {}); expected UTF-8 YAML", e.utf8_error().valid_up_to()))
+    })?;
+    let base_dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    load_str(&name, &text, &base_dir, overrides)
+}
+
+/// Compiles plan `text`. `source_name` is used in messages and as [`Plan::source`]; `base_dir`
+/// is where `body_file:` paths are resolved. Environment variables come from the process.
+pub fn load_str(source_name: &str, text: &str, base_dir: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
+    load_str_with_env(source_name, text, base_dir, overrides, &|name| std::env::var(name).ok())
+}
+
+/// Like [`load_str`], with environment variables read through `env` instead of the process
+/// environment (for tests and embedding).
+pub fn load_str_with_env(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Plan, PlanError> {
+    compile::compile(source_name, text, base_dir, overrides, env)
+}
+
+/// A compiled plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Path as given.
+    pub source: PathBuf,
+    /// File stem, used for the default results dir.
+    pub name: String,
+    pub target: Target,
+    /// Plan-level defaults.
+    pub http: HttpSettings,
+    pub scenarios: Vec<Scenario>,
+    /// Final values after `-D` overrides (for the record in summary.json).
+    pub vars: BTreeMap<String, String>,
+}
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `target: builtin`: the engine starts its built-in server on 127.0.0.1 with a free port.
+    Builtin,
+    Url(TargetUrl),
+}
+
+/// `http://host:port[/base]`
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TargetUrl {
+    pub scheme: Scheme,
+    /// Host name or IP address; IPv6 without brackets.
+    pub host: String,
+    pub port: u16,
+    /// `""` or e.g. `"/api"` (no trailing slash).
+    pub base_path: String,
+}
+
+impl TargetUrl {
+    /// `host:port` as written in a `Host:` header (IPv6 in brackets; port omitted when default).
+    pub fn authority(&self) -> String {
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        if self.port == self.scheme.default_port() {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+impl std::fmt::Display for TargetUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        write!(f, "{}://{host}:{}{}", self.scheme.as_str(), self.port, self.base_path)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    Http,
+    /// Accepted by the parser; the engine rejects it until TLS exists.
+    Https,
+}
+
+impl Scheme {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+    pub fn default_port(&self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
+/// `http:` settings (plan level, merged per scenario).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// Per-request timeout; default 30s.
+    pub timeout: Duration,
+    pub connections: ConnectionScope,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings { timeout: Duration::from_secs(30), connections: ConnectionScope::PerVu }
+    }
+}
+
+/// How long a connection lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConnectionScope {
+    /// `per_vu` (default): each VU keeps its connection alive across iterations.
+    #[default]
+    PerVu,
+    /// `per_iteration`: a new connection for each iteration.
+    PerIteration,
+    /// `per_request`: a new connection for each request.
+    PerRequest,
+}
+
+impl ConnectionScope {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ConnectionScope::PerVu => "per_vu",
+            ConnectionScope::PerIteration => "per_iteration",
+            ConnectionScope::PerRequest => "per_request",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub load: LoadModel,
+    /// Plan-level merged with scenario-level `http:`.
+    pub http: HttpSettings,
+    pub steps: Vec<Step>,
+    /// One per distinct metric name in this scenario, in first-appearance order;
+    /// [`RequestStep::metric`] indexes this.
+    pub metrics: Vec<StepInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepInfo {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadModel {
+    /// `vus` + `iterations` (per VU), optional `ramp_up`: VU k (0-based) starts at k*ramp_up/vus.
+    ClosedIterations { vus: u32, iterations: u64, ramp_up: Duration },
+    /// `vus` + `duration` (+ `ramp_up`), or `stages: [{vus, over}]`: the VU count follows linear ramps
+    /// starting from `start_vus`. vus+duration+ramp_up normalises to start_vus 0,
+    /// stages [{vus, ramp_up}, {vus, duration - ramp_up}]; without ramp_up: start_vus = vus, [{vus, duration}].
+    ClosedStages { start_vus: u32, stages: Vec<VuStage> },
+    /// `rate` + `duration`, or `stages: [{rate, over}]` (optional `start_rate`, default 0; with `rate`
+    /// and no stages, start_rate = rate and stages = [{rate, duration}]). Always `max_vus`.
+    Open { start_rate: f64, stages: Vec<RateStage>, max_vus: u32 },
+}
+
+impl LoadModel {
+    /// The most VUs this model can use at once.
+    pub fn max_vus(&self) -> u32 {
+        match self {
+            LoadModel::ClosedIterations { vus, .. } => *vus,
+            LoadModel::ClosedStages { start_vus, stages } => stages.iter().map(|s| s.vus).fold(*start_vus, u32::max),
+            LoadModel::Open { max_vus, .. } => *max_vus,
+        }
+    }
+
+    /// Planned duration, when the model has one (`ClosedIterations` runs until the iterations are done).
+    pub fn duration(&self) -> Option<Duration> {
+        match self {
+            LoadModel::ClosedIterations { .. } => None,
+            LoadModel::ClosedStages { stages, .. } => Some(stages.iter().map(|s| s.over).sum()),
+            LoadModel::Open { stages, .. } => Some(stages.iter().map(|s| s.over).sum()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VuStage {
+    pub vus: u32,
+    pub over: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateStage {
+    pub per_second: f64,
+    pub over: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Request(RequestStep),
+    /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
+    Think { min: Duration, max: Duration },
+    Loop { count: u64, steps: Vec<Step> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// Upper case: GET POST PUT PATCH DELETE HEAD OPTIONS.
+    pub method: String,
+    /// Some when the step gives an absolute URL (host not templated).
+    pub target: Option<TargetUrl>,
+    /// Origin-form path + query, always starts with '/', base_path already prefixed.
+    pub path: Template,
+    pub headers: Vec<(String, Template)>,
+    pub body: Body,
+    /// Overrides `http.timeout`.
+    pub timeout: Option<Duration>,
+    /// None: status >= 400 is a failure.
+    pub expect_status: Option<Vec<u16>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    None,
+    Inline(Template),
+    /// Resolved against the plan's directory, checked to exist at load.
+    File(PathBuf),
+}

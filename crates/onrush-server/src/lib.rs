@@ -1,1 +1,161 @@
-//! onrush-server
+//! The built-in target server that onrush load tests, self-benchmarks and demos hit
+//! (`onrush serve`, `target: builtin`).
+//!
+//! It exists so that onrush can be tried, tested and benchmarked without any other software:
+//! it must be fast enough never to be the bottleneck when onrush measures itself, and it must
+//! offer the awkward behaviours a load-testing client has to cope with (huge and chunked bodies,
+//! delays, arbitrary status codes, periodic stalls). Endpoints: `/`, `/bytes/N[?chunked=1]`,
+//! `/delay/MS`, `/status/CODE`, `/echo`, `/upload`, `/json`, `/html`, `/xml`,
+//! `/stall?every=MS&for=MS` and `/stats`; the crate README describes each.
+//!
+//! Design: `threads` OS threads, each running its own tokio `current_thread` runtime and
+//! accepting on its own listener, all bound to the same address with `SO_REUSEPORT` so the
+//! kernel spreads connections over the threads without any cross-thread hand-off. HTTP/1.1 is
+//! served by hyper (keep-alive, `Connection: close`, HEAD and chunked handled by it).
+//!
+//! ```no_run
+//! let server = onrush_server::start(onrush_server::ServerConfig {
+//!     addr: "127.0.0.1:0".parse().unwrap(),
+//!     threads: 1,
+//! })?;
+//! println!("listening on http://{}", server.local_addr());
+//! // ... run a load test against it ...
+//! println!("{:?}", server.stats());
+//! server.shutdown();
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod body;
+mod listen;
+mod routes;
+mod samples;
+mod stats;
+mod worker;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio::sync::watch;
+
+pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
+pub use stats::Stats;
+
+use stats::Shared;
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on; port 0 picks a free port (see [`ServerHandle::local_addr`]).
+    pub addr: SocketAddr,
+    /// Number of OS threads, each with its own runtime and listener. 0 means one per
+    /// available core.
+    pub threads: usize,
+}
+
+/// A running server. Dropping it shuts the server down, like [`ServerHandle::shutdown`]: a
+/// server nobody can stop any more would outlive tests and leak ports.
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The address actually bound (the real port when the config asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The same numbers as `GET /stats` (see [`Stats`] for what is counted).
+    pub fn stats(&self) -> Stats {
+        self.shared.totals()
+    }
+
+    /// TCP connections accepted since start, counting every one, including connections that
+    /// only carried `/stats` requests or no request at all (the `accepted` field of `/stats`).
+    pub fn accepted_connections(&self) -> u64 {
+        self.shared.accepted()
+    }
+
+    /// Stops every thread and joins it. Connections in progress (a long `/delay`, a huge
+    /// `/bytes`) are dropped, not drained, so this returns within milliseconds.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        // Each worker selects on this channel next to its accept loop; when it fires the
+        // worker leaves `block_on` and drops its runtime, which drops every connection task.
+        let _ = self.stop.send(true);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("local_addr", &self.local_addr)
+            .field("threads", &self.threads.len())
+            .finish()
+    }
+}
+
+/// Binds the listeners (an error if the address is in use), spawns the threads and returns once
+/// every thread runs its accept loop. The listeners are listening before this returns, so a
+/// client may connect right away.
+pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let listeners = listen::bind_group(config.addr, threads)?;
+    let local_addr = listeners[0].local_addr()?;
+    let shared = Arc::new(Shared::new(threads));
+    let (stop, stop_rx) = watch::channel(false);
+    let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
+
+    let mut handle = ServerHandle {
+        local_addr,
+        shared: shared.clone(),
+        stop,
+        threads: Vec::with_capacity(threads),
+    };
+    for (index, listener) in listeners.into_iter().enumerate() {
+        let ctx = worker::Worker {
+            index,
+            listener,
+            shared: shared.clone(),
+            stop: stop_rx.clone(),
+        };
+        let ready = ready_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("onrush-server-{index}"))
+            .spawn(move || worker::run(ctx, ready));
+        match spawned {
+            Ok(t) => handle.threads.push(t),
+            // Dropping the handle stops the threads already started.
+            Err(e) => return Err(e),
+        }
+    }
+    drop(ready_tx);
+    for _ in 0..threads {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(io::Error::other("a server thread died while starting")),
+        }
+    }
+    Ok(handle)
+}

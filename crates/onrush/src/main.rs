@@ -1,1 +1,18 @@
-fn main() {}
+//! `onrush`: the command-line entry point. Commands only parse flags and delegate.
+
+mod cli;
+mod engine;
+mod protocol;
+mod signals;
+mod status;
+mod sys;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let code = cli::dispatch(cli);
+    ExitCode::from(code as u8)
+}

@@ -1,0 +1,307 @@
+//! The connection: buffers, the send/receive loop, and mapping I/O failures to [`ErrorKind`]s.
+//!
+//! Generic over the byte stream (`AsyncRead + AsyncWrite + Unpin`) so that TLS can become a
+//! transport beneath it later; `TcpStream` is the default and what [`connect`] returns.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+use crate::decode::Decoder;
+use crate::encode;
+use crate::error::Op;
+use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
+
+/// Read buffer size: a typical response (head + small body) arrives in one read, and a large
+/// body streams through in 16 KiB reads. Grown once to [`MAX_HEAD_BYTES`] only when a response
+/// head does not fit; 16 KiB rather than 64 KiB because a run may hold tens of thousands of
+/// connections.
+const READ_BUF: usize = 16 * 1024;
+
+/// File bodies are read and sent in pieces of this size, through the reused write buffer.
+const FILE_CHUNK: usize = 64 * 1024;
+
+/// In-memory bodies up to this size are copied behind the head so that head and body leave in
+/// one write syscall; larger ones are written from the caller's slice, after the head.
+const COALESCE_BODY: usize = 16 * 1024;
+
+/// Options for [`connect`].
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// Set TCP_NODELAY, so that a request leaves at once instead of waiting for the ACK of the
+    /// previous segment (Nagle): the default, as every load tool does.
+    pub nodelay: bool,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions { nodelay: true }
+    }
+}
+
+/// Opens a TCP connection to `addr`. The caller wraps it in a timeout and measures connect time.
+///
+/// Errors: [`ErrorKind::ConnectRefused`], [`ErrorKind::AddrNotAvailable`] (EADDRNOTAVAIL: out
+/// of local ports), else [`ErrorKind::ConnectOther`].
+pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connection, Error> {
+    // TcpSocket rather than TcpStream::connect: the place where binding a local address
+    // (to spread over source IPs) will go.
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(|e| Error::connect(e, addr))?;
+    if opts.nodelay {
+        socket.set_nodelay(true).map_err(|e| Error::connect(e, addr))?;
+    }
+    let stream = socket.connect(addr).await.map_err(|e| Error::connect(e, addr))?;
+    Ok(Connection::new(stream))
+}
+
+/// One HTTP/1.1 client connection, carrying requests one after the other (no pipelining).
+///
+/// Owns one read buffer and one write buffer, both reused for every request, so that a request
+/// on a kept-alive connection allocates nothing.
+#[derive(Debug)]
+pub struct Connection<S = TcpStream> {
+    io: S,
+    /// Read buffer; `rbuf[start..end]` holds received bytes not yet consumed (a partial head,
+    /// or the start of a next response the server sent unasked).
+    rbuf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    wbuf: Vec<u8>,
+    requests: u64,
+    /// False once a response said the connection won't carry another, after any error, and
+    /// while a send is in progress (so a send cancelled by a timeout poisons the connection).
+    reusable: bool,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// Wraps an established byte stream (a TcpStream, later a TLS stream).
+    pub fn new(io: S) -> Self {
+        Connection {
+            io,
+            rbuf: vec![0; READ_BUF].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            wbuf: Vec::with_capacity(1024),
+            requests: 0,
+            reusable: true,
+        }
+    }
+
+    /// Requests started on this connection: a value above zero before a send means the
+    /// connection is being reused.
+    pub fn requests_sent(&self) -> u64 {
+        self.requests
+    }
+
+    /// Whether another request may be sent: the last response kept the connection alive and
+    /// no error or cancelled send happened.
+    pub fn is_reusable(&self) -> bool {
+        self.reusable
+    }
+
+    /// The underlying stream.
+    pub fn get_ref(&self) -> &S {
+        &self.io
+    }
+
+    /// Sends `req`, reads the response head (skipping interim 1xx responses), and passes the
+    /// body to `sink` until its end. The connection is then ready for the next request if the
+    /// response says `keep_alive`; otherwise, or after an error, drop it.
+    ///
+    /// A `RequestBody::File` is read from disk in 64 KiB pieces through the reused write
+    /// buffer, so memory does not grow with the file. Those reads are blocking `std::fs` reads
+    /// on the worker thread, on purpose: `tokio::fs` would hand every 64 KiB read to the
+    /// blocking thread pool and back (two thread switches each), costing more CPU than the read
+    /// itself when the file sits in the page cache, as a repeatedly uploaded payload does.
+    pub async fn send(
+        &mut self,
+        req: &Request<'_>,
+        sink: &mut impl BodySink,
+    ) -> Result<Response, Error> {
+        if !self.reusable {
+            return Err(Error::new(
+                ErrorKind::Io,
+                "this connection can't carry another request (closed by the server, or an \
+                 earlier request failed or was cancelled)",
+            ));
+        }
+        let reused = self.requests > 0;
+        self.reusable = false;
+        self.requests += 1;
+        let mut first_byte_at = None;
+        match self.exchange(req, sink, &mut first_byte_at).await {
+            Ok(resp) => {
+                self.reusable = resp.keep_alive;
+                Ok(resp)
+            }
+            Err(mut e) => {
+                let peer_went_away = matches!(e.kind(), ErrorKind::Reset | ErrorKind::ClosedEarly);
+                if reused && first_byte_at.is_none() && peer_went_away {
+                    e.mark_stale();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn exchange(
+        &mut self,
+        req: &Request<'_>,
+        sink: &mut impl BodySink,
+        first_byte_at: &mut Option<Instant>,
+    ) -> Result<Response, Error> {
+        let bytes_out = self.write_request(req).await?;
+        // A no-op for TcpStream; a TLS transport needs it to push its last record out.
+        self.io.flush().await.map_err(|e| Error::io(e, Op::Sending))?;
+        if self.start < self.end {
+            // Bytes that arrived before we asked (a server pipelining ahead): they are the
+            // start of this response.
+            *first_byte_at = Some(Instant::now());
+        }
+        let mut dec = Decoder::new(req.method == "HEAD", req.close);
+        self.read_response(&mut dec, sink, first_byte_at).await?;
+        Ok(Response {
+            status: dec.status,
+            head_bytes: dec.head_bytes,
+            body_bytes: dec.body_bytes,
+            keep_alive: dec.keep_alive,
+            first_byte_at: first_byte_at.unwrap_or_else(Instant::now),
+            bytes_out,
+            bytes_in: dec.bytes_in,
+        })
+    }
+
+    /// Writes the head, and the body if any. Head and a small body go out in one write.
+    async fn write_request(&mut self, req: &Request<'_>) -> Result<u64, Error> {
+        encode::validate(req).map_err(Error::invalid_request)?;
+        self.wbuf.clear();
+        match req.body {
+            RequestBody::Empty => {
+                encode::write_head(&mut self.wbuf, req, encode::content_length(req, 0));
+                self.write_wbuf().await?;
+                Ok(self.wbuf.len() as u64)
+            }
+            RequestBody::Bytes(body) => {
+                encode::write_head(&mut self.wbuf, req, Some(body.len() as u64));
+                let head = self.wbuf.len() as u64;
+                if body.len() <= COALESCE_BODY {
+                    self.wbuf.extend_from_slice(body);
+                    self.write_wbuf().await?;
+                } else {
+                    self.write_wbuf().await?;
+                    write_all(&mut self.io, body).await?;
+                }
+                Ok(head + body.len() as u64)
+            }
+            RequestBody::File(path) => self.write_file_request(req, path).await,
+        }
+    }
+
+    async fn write_file_request(
+        &mut self,
+        req: &Request<'_>,
+        path: &std::path::Path,
+    ) -> Result<u64, Error> {
+        let open_err = |e: std::io::Error| {
+            Error::new(
+                ErrorKind::Io,
+                format!("could not read the request body file {}: {e}", path.display()),
+            )
+        };
+        let mut file = std::fs::File::open(path).map_err(open_err)?;
+        let len = file.metadata().map_err(open_err)?.len();
+        encode::write_head(&mut self.wbuf, req, Some(len));
+        let mut sent = 0u64;
+        let mut remaining = len;
+        // The first piece of the file rides with the head; the buffer never holds more than
+        // the head plus FILE_CHUNK bytes.
+        loop {
+            let n = remaining.min(FILE_CHUNK as u64) as usize;
+            let base = self.wbuf.len();
+            self.wbuf.resize(base + n, 0);
+            file.read_exact(&mut self.wbuf[base..])
+                .map_err(|e| Error::io(e, Op::ReadingFile))?;
+            remaining -= n as u64;
+            self.write_wbuf().await?;
+            sent += self.wbuf.len() as u64;
+            self.wbuf.clear();
+            if remaining == 0 {
+                return Ok(sent);
+            }
+        }
+    }
+
+    async fn write_wbuf(&mut self) -> Result<(), Error> {
+        write_all(&mut self.io, &self.wbuf).await
+    }
+
+    /// Reads until the decoder says the response is complete. Body bytes are consumed as they
+    /// arrive, so the buffer empties after every read in the body phase and each read starts at
+    /// offset 0; only a partial head is kept (moved to the front) while waiting for the rest.
+    async fn read_response(
+        &mut self,
+        dec: &mut Decoder,
+        sink: &mut impl BodySink,
+        first_byte_at: &mut Option<Instant>,
+    ) -> Result<(), Error> {
+        loop {
+            if self.start < self.end {
+                let (n, done) = dec.feed(&self.rbuf[self.start..self.end], sink)?;
+                self.start += n;
+                if done {
+                    if self.start == self.end {
+                        self.start = 0;
+                        self.end = 0;
+                    }
+                    return Ok(());
+                }
+            }
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+            } else if self.start > 0 {
+                // A partial head: move it to the front so the rest can follow it.
+                self.rbuf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.rbuf.len() {
+                // A head larger than the buffer: grow once, to the head limit. (At the limit,
+                // the decoder has already reported the head as too large.)
+                debug_assert!(self.rbuf.len() < MAX_HEAD_BYTES);
+                let mut bigger = vec![0; MAX_HEAD_BYTES].into_boxed_slice();
+                bigger[..self.end].copy_from_slice(&self.rbuf[..self.end]);
+                self.rbuf = bigger;
+            }
+            let n = match self.io.read(&mut self.rbuf[self.end..]).await {
+                Ok(n) => n,
+                Err(e) => return Err(Error::io(e, Op::Reading)),
+            };
+            if n == 0 {
+                return dec.eof(self.end - self.start);
+            }
+            if first_byte_at.is_none() {
+                *first_byte_at = Some(Instant::now());
+            }
+            self.end += n;
+        }
+    }
+}
+
+async fn write_all<S: AsyncWrite + Unpin>(io: &mut S, bytes: &[u8]) -> Result<(), Error> {
+    io.write_all(bytes)
+        .await
+        .map_err(|e| Error::io(e, Op::Sending))
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

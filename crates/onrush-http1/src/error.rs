@@ -1,0 +1,202 @@
+//! Errors of a connection, classified the way the engine reports failures.
+//!
+//! Messages are mostly `&'static str` so that a failure storm (a target that is down, a port
+//! range exhausted) does not turn into an allocation storm in the load tool; only errors that
+//! name a path or an address format a `String`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+
+/// What went wrong, coarse enough to be counted per class in the results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The target refused the TCP connection (ECONNREFUSED): nothing listens on that port.
+    ConnectRefused,
+    /// EADDRNOTAVAIL on connect: this machine ran out of local ports (or the bind address is wrong).
+    AddrNotAvailable,
+    /// Any other failure to open the connection.
+    ConnectOther,
+    /// The peer reset the connection (ECONNRESET, EPIPE, ECONNABORTED).
+    Reset,
+    /// The peer closed the connection (EOF) before the response ended.
+    ClosedEarly,
+    /// The response violates HTTP/1.1 framing: unparseable head, bad chunk, head over 64 KiB.
+    BadResponse,
+    /// Any other I/O failure, including a request that could not be sent as given (a body file
+    /// that can't be read, a target containing CR/LF).
+    Io,
+}
+
+/// An error of [`connect`](crate::connect) or [`Connection::send`](crate::Connection::send).
+///
+/// `Display` says what happened in plain words, including the OS error when there is one.
+#[derive(Debug, thiserror::Error)]
+#[error("{msg}{}", IoSuffix(.io.as_ref()))]
+pub struct Error {
+    kind: ErrorKind,
+    stale: bool,
+    msg: Cow<'static, str>,
+    io: Option<io::Error>,
+}
+
+/// Appends ": <os error>" to the message when there is one. The io::Error is part of the
+/// message rather than `source()` so that printing with `{}` alone is already complete.
+struct IoSuffix<'a>(Option<&'a io::Error>);
+
+impl fmt::Display for IoSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(e) => write!(f, ": {e}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Error {
+    /// The class of the failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// True when the connection had already carried a request (it was reused) and the peer
+    /// closed or reset it before a single byte of this response arrived: the classic race
+    /// with a server's keep-alive timeout. The request may not have been processed at all,
+    /// so the caller may retry it once on a fresh connection.
+    pub fn is_stale_reuse(&self) -> bool {
+        self.stale
+    }
+
+    /// The underlying OS error, when the failure came from one.
+    pub fn io_error(&self) -> Option<&io::Error> {
+        self.io.as_ref()
+    }
+
+    pub(crate) fn new(kind: ErrorKind, msg: impl Into<Cow<'static, str>>) -> Self {
+        Error {
+            kind,
+            stale: false,
+            msg: msg.into(),
+            io: None,
+        }
+    }
+
+    pub(crate) fn bad(msg: impl Into<Cow<'static, str>>) -> Self {
+        Error::new(ErrorKind::BadResponse, msg)
+    }
+
+    pub(crate) fn closed_early(msg: impl Into<Cow<'static, str>>) -> Self {
+        Error::new(ErrorKind::ClosedEarly, msg)
+    }
+
+    pub(crate) fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// An I/O error while connecting to `addr`.
+    pub(crate) fn connect(e: io::Error, addr: SocketAddr) -> Self {
+        let (kind, what) = match e.kind() {
+            io::ErrorKind::ConnectionRefused => (ErrorKind::ConnectRefused, "connection refused"),
+            io::ErrorKind::AddrNotAvailable => (
+                ErrorKind::AddrNotAvailable,
+                "no local address available (out of local ports?)",
+            ),
+            _ => (ErrorKind::ConnectOther, "could not connect"),
+        };
+        Error {
+            kind,
+            stale: false,
+            msg: Cow::Owned(format!("{what} connecting to {addr}")),
+            io: Some(e),
+        }
+    }
+
+    /// An I/O error on an open connection; `op` says what we were doing. Resets and broken pipes are classified as [`ErrorKind::Reset`], an
+    /// unexpected EOF as [`ErrorKind::ClosedEarly`].
+    pub(crate) fn io(e: io::Error, op: Op) -> Self {
+        let (kind, msg) = match e.kind() {
+            // A file problem is never the server's fault, whatever its io kind.
+            _ if op == Op::ReadingFile => (ErrorKind::Io, file_message(e.kind())),
+            io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted => (ErrorKind::Reset, reset_message(op)),
+            io::ErrorKind::UnexpectedEof => (ErrorKind::ClosedEarly, closed_message(op)),
+            _ => (ErrorKind::Io, io_message(op)),
+        };
+        Error {
+            kind,
+            stale: false,
+            msg: Cow::Borrowed(msg),
+            io: Some(e),
+        }
+    }
+
+    /// A request that can't be sent as given (the caller's input, not the network).
+    pub(crate) fn invalid_request(msg: &'static str) -> Self {
+        Error::new(ErrorKind::Io, msg)
+    }
+}
+
+/// What the connection was doing when an I/O error happened; picks the (static) message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Sending,
+    Reading,
+    ReadingFile,
+}
+
+fn file_message(kind: io::ErrorKind) -> &'static str {
+    match kind {
+        io::ErrorKind::UnexpectedEof => {
+            "the request body file ended before its announced size (did it shrink?)"
+        }
+        _ => "could not read the request body file",
+    }
+}
+
+fn reset_message(op: Op) -> &'static str {
+    match op {
+        Op::Reading => "the server reset the connection while the response was being read",
+        _ => "the server reset the connection while the request was being sent",
+    }
+}
+
+fn closed_message(op: Op) -> &'static str {
+    match op {
+        Op::Reading => "the connection closed before the response ended",
+        _ => "the connection closed while the request was being sent",
+    }
+}
+
+fn io_message(op: Op) -> &'static str {
+    match op {
+        Op::Reading => "I/O error while reading the response",
+        _ => "I/O error while sending the request",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_io_errors() {
+        let e = Error::io(io::Error::from(io::ErrorKind::ConnectionReset), Op::Reading);
+        assert_eq!(e.kind(), ErrorKind::Reset);
+        let e = Error::io(io::Error::from(io::ErrorKind::BrokenPipe), Op::Sending);
+        assert_eq!(e.kind(), ErrorKind::Reset);
+        assert!(e.to_string().starts_with("the server reset the connection while the request"));
+        let e = Error::io(io::Error::from(io::ErrorKind::UnexpectedEof), Op::Reading);
+        assert_eq!(e.kind(), ErrorKind::ClosedEarly);
+        let e = Error::io(io::Error::from(io::ErrorKind::PermissionDenied), Op::Reading);
+        assert_eq!(e.kind(), ErrorKind::Io);
+        let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let e = Error::connect(io::Error::from(io::ErrorKind::ConnectionRefused), addr);
+        assert_eq!(e.kind(), ErrorKind::ConnectRefused);
+        assert!(e.to_string().starts_with("connection refused connecting to 127.0.0.1:1: "));
+        let e = Error::connect(io::Error::from_raw_os_error(99), addr); // EADDRNOTAVAIL on Linux
+        assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
+        assert!(!e.is_stale_reuse());
+    }
+}

@@ -1,0 +1,208 @@
+//! Why a request failed, as a small closed set of classes with plain-language hints.
+
+use std::fmt;
+use std::io;
+use std::str::FromStr;
+
+/// The class of a failed request. Counted per step; `as_str()` is the name used in the
+/// result files, `hint()` the advice printed in the end-of-run summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureClass {
+    /// The target refused the TCP connection (nothing listens there).
+    ConnectRefused,
+    /// The TCP handshake did not complete in time.
+    ConnectTimeout,
+    /// No local address/port was available for a new connection (EADDRNOTAVAIL).
+    AddrNotAvailable,
+    /// The peer reset the connection.
+    Reset,
+    /// No (complete) response within the request timeout.
+    Timeout,
+    /// The connection was closed before a complete response arrived.
+    ClosedEarly,
+    /// The response was not valid HTTP.
+    BadResponse,
+    /// Status 400..=499 (when the step has no `expect_status`).
+    Http4xx,
+    /// Status 500..=599 (when the step has no `expect_status`).
+    Http5xx,
+    /// Status not in the step's `expect_status`.
+    UnexpectedStatus,
+    /// Any other I/O error.
+    Io,
+}
+
+impl FailureClass {
+    /// Number of classes; `index()` is below this.
+    pub const COUNT: usize = 11;
+
+    /// Every class, in index order.
+    pub const ALL: [FailureClass; FailureClass::COUNT] = [
+        FailureClass::ConnectRefused,
+        FailureClass::ConnectTimeout,
+        FailureClass::AddrNotAvailable,
+        FailureClass::Reset,
+        FailureClass::Timeout,
+        FailureClass::ClosedEarly,
+        FailureClass::BadResponse,
+        FailureClass::Http4xx,
+        FailureClass::Http5xx,
+        FailureClass::UnexpectedStatus,
+        FailureClass::Io,
+    ];
+
+    /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// snake_case name used in `summary.json` and `intervals.jsonl`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FailureClass::ConnectRefused => "connect_refused",
+            FailureClass::ConnectTimeout => "connect_timeout",
+            FailureClass::AddrNotAvailable => "addr_not_available",
+            FailureClass::Reset => "reset",
+            FailureClass::Timeout => "timeout",
+            FailureClass::ClosedEarly => "closed_early",
+            FailureClass::BadResponse => "bad_response",
+            FailureClass::Http4xx => "http_4xx",
+            FailureClass::Http5xx => "http_5xx",
+            FailureClass::UnexpectedStatus => "unexpected_status",
+            FailureClass::Io => "io",
+        }
+    }
+
+    /// A plain-language explanation with the usual fixes.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            FailureClass::ConnectRefused => {
+                "nothing listens on the target address: is the server up and the port right?"
+            }
+            FailureClass::ConnectTimeout => {
+                "the TCP handshake did not finish in time: the server's accept queue may be full \
+                 (raise its listen backlog and net.core.somaxconn), a firewall may drop SYNs, or \
+                 the host is unreachable"
+            }
+            FailureClass::AddrNotAvailable => {
+                "out of local ports: the client opens connections faster than TIME_WAIT frees \
+                 them; widen net.ipv4.ip_local_port_range (e.g. 1024 65535), set \
+                 net.ipv4.tcp_tw_reuse=1, or keep connections alive (http.connections: per_vu)"
+            }
+            FailureClass::Reset => {
+                "the server reset the connection (RST): it crashed, hit its connection limit, or \
+                 dropped idle keep-alive connections; check its logs and its max-connections and \
+                 keep-alive settings"
+            }
+            FailureClass::Timeout => {
+                "the target did not answer within http.timeout: it is overloaded or stuck; lower \
+                 the load or raise http.timeout"
+            }
+            FailureClass::ClosedEarly => {
+                "the server closed the connection before a complete response: often a keep-alive \
+                 connection it had just closed as idle (its keep-alive timeout is shorter than the \
+                 pause between requests), or a crash mid-response"
+            }
+            FailureClass::BadResponse => {
+                "the response was not valid HTTP/1.1 (status line, headers or framing): is an \
+                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)?"
+            }
+            FailureClass::Http4xx => {
+                "the server rejected the request (4xx): check the step's path, method, headers, \
+                 body and credentials; set expect_status if this status is intended"
+            }
+            FailureClass::Http5xx => {
+                "the server failed (5xx): it is overloaded or erroring; check its logs and lower \
+                 the rate to find its capacity"
+            }
+            FailureClass::UnexpectedStatus => {
+                "the status was not one of the step's expect_status codes: see status codes below"
+            }
+            FailureClass::Io => {
+                "a local I/O error, often too many open files: raise the limit (ulimit -n) or use \
+                 fewer connections"
+            }
+        }
+    }
+
+    /// The class for a response status when the step has no `expect_status`:
+    /// 4xx and 5xx are failures, anything else is not.
+    pub fn for_status(status: u16) -> Option<FailureClass> {
+        match status {
+            400..=499 => Some(FailureClass::Http4xx),
+            500..=599 => Some(FailureClass::Http5xx),
+            _ => None,
+        }
+    }
+
+    /// The class of an I/O error; `connecting` tells whether it happened while opening the
+    /// connection (a time-out there is `ConnectTimeout`, not `Timeout`).
+    pub fn from_io_error(e: &io::Error, connecting: bool) -> FailureClass {
+        use io::ErrorKind as K;
+        match e.kind() {
+            K::ConnectionRefused => FailureClass::ConnectRefused,
+            K::AddrNotAvailable => FailureClass::AddrNotAvailable,
+            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => FailureClass::Reset,
+            K::TimedOut | K::WouldBlock if connecting => FailureClass::ConnectTimeout,
+            K::TimedOut => FailureClass::Timeout,
+            K::UnexpectedEof => FailureClass::ClosedEarly,
+            K::InvalidData => FailureClass::BadResponse,
+            _ => FailureClass::Io,
+        }
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error of [`FailureClass::from_str`]: the name is not one of the classes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown failure class {0:?}")]
+pub struct UnknownFailureClass(pub String);
+
+impl FromStr for FailureClass {
+    type Err = UnknownFailureClass;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        FailureClass::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownFailureClass(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_indexes_are_dense() {
+        for (i, c) in FailureClass::ALL.iter().enumerate() {
+            assert_eq!(c.index(), i);
+            assert_eq!(c.as_str().parse::<FailureClass>().unwrap(), *c);
+            assert!(!c.hint().is_empty());
+        }
+        assert!("nope".parse::<FailureClass>().is_err());
+    }
+
+    #[test]
+    fn io_errors_map_to_classes() {
+        let e = io::Error::from(io::ErrorKind::AddrNotAvailable);
+        assert_eq!(
+            FailureClass::from_io_error(&e, true),
+            FailureClass::AddrNotAvailable
+        );
+        let e = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(
+            FailureClass::from_io_error(&e, true),
+            FailureClass::ConnectTimeout
+        );
+        assert_eq!(FailureClass::from_io_error(&e, false), FailureClass::Timeout);
+        assert_eq!(FailureClass::for_status(503), Some(FailureClass::Http5xx));
+        assert_eq!(FailureClass::for_status(302), None);
+    }
+}

@@ -1,0 +1,260 @@
+//! The line format of `intervals.jsonl` and writing the result files.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::failure::FailureClass;
+use crate::hist::{decode_hist, Encoder, SIGNIFICANT_DIGITS};
+use crate::record::{Layout, ScenarioLayout};
+use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
+use crate::summary::Summary;
+
+/// Version of the result-file format (`onrush_results` in the header line).
+pub const RESULTS_FORMAT_VERSION: u32 = 1;
+/// File name of the per-second data.
+pub const INTERVALS_FILE: &str = "intervals.jsonl";
+/// File name of the summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// `histograms.encoding` in the header line.
+pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+
+/// One line of `intervals.jsonl`, tagged by `"kind"`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Line {
+    Header(Header),
+    Step(StepLine),
+    Scenario(ScenarioLine),
+}
+
+/// First line: makes the file self-describing.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Header {
+    pub onrush_results: u32,
+    pub onrush_version: String,
+    pub plan: String,
+    pub start_unix_ms: u64,
+    pub duration_s: f64,
+    pub interval_s: u32,
+    pub histograms: HistFormat,
+    pub layout: Vec<LayoutScenario>,
+    /// Set on a merged file: the directories merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct HistFormat {
+    pub encoding: String,
+    pub unit: String,
+    pub significant_digits: u8,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct LayoutScenario {
+    pub scenario: String,
+    pub steps: Vec<String>,
+}
+
+impl Header {
+    pub fn new(
+        plan: &str,
+        start_unix_ms: u64,
+        duration_s: f64,
+        layout: &Layout,
+        merged_from: Option<Vec<String>>,
+    ) -> Header {
+        Header {
+            onrush_results: RESULTS_FORMAT_VERSION,
+            onrush_version: crate::ONRUSH_VERSION.to_string(),
+            plan: plan.to_string(),
+            start_unix_ms,
+            duration_s,
+            interval_s: 1,
+            histograms: HistFormat {
+                encoding: HISTOGRAM_ENCODING.to_string(),
+                unit: "us".to_string(),
+                significant_digits: SIGNIFICANT_DIGITS,
+            },
+            layout: layout
+                .scenarios
+                .iter()
+                .map(|s| LayoutScenario {
+                    scenario: s.name.clone(),
+                    steps: s.steps.clone(),
+                })
+                .collect(),
+            merged_from,
+        }
+    }
+
+    pub fn layout(&self) -> Layout {
+        Layout {
+            scenarios: self
+                .layout
+                .iter()
+                .map(|s| ScenarioLayout {
+                    name: s.scenario.clone(),
+                    steps: s.steps.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One step's second.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct StepLine {
+    pub t: u64,
+    pub scenario: String,
+    pub step: String,
+    pub requests: u64,
+    pub failures: u64,
+    #[serde(default)]
+    pub failures_by_class: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub status_codes: BTreeMap<u16, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<String>,
+}
+
+/// One scenario's second.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct ScenarioLine {
+    pub t: u64,
+    pub scenario: String,
+    pub iterations: u64,
+    pub dropped_iterations: u64,
+    pub connections_opened: u64,
+    pub active_vus: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag: Option<String>,
+}
+
+impl StepLine {
+    pub fn from_interval(
+        t: u64,
+        scenario: &str,
+        step: &str,
+        d: &StepInterval,
+        enc: &mut Encoder,
+    ) -> StepLine {
+        let c = &d.counters;
+        StepLine {
+            t,
+            scenario: scenario.to_string(),
+            step: step.to_string(),
+            requests: c.requests,
+            failures: c.failures,
+            failures_by_class: c.failures_by_class_map(),
+            status_codes: c.status_codes.clone(),
+            bytes_in: c.bytes_in,
+            bytes_out: c.bytes_out,
+            latency: d.latency.as_ref().map(|h| enc.encode(h)),
+            service: d.service.as_ref().map(|h| enc.encode(h)),
+            connect: d.connect.as_ref().map(|h| enc.encode(h)),
+            ttfb: d.ttfb.as_ref().map(|h| enc.encode(h)),
+        }
+    }
+
+    /// Decodes the histograms; the error names the field.
+    pub fn to_interval(&self) -> Result<StepInterval, String> {
+        let mut by_class = [0u64; FailureClass::COUNT];
+        for (name, &n) in &self.failures_by_class {
+            let c: FailureClass = name
+                .parse()
+                .map_err(|e| format!("failures_by_class: {e}"))?;
+            by_class[c.index()] += n;
+        }
+        let h = |field: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(decode_hist)
+                .transpose()
+                .map_err(|e| format!("{field}: {e}"))
+        };
+        Ok(StepInterval {
+            counters: StepCounters {
+                requests: self.requests,
+                failures: self.failures,
+                failures_by_class: by_class,
+                status_codes: self.status_codes.clone(),
+                bytes_in: self.bytes_in,
+                bytes_out: self.bytes_out,
+            },
+            latency: h("latency", &self.latency)?,
+            service: h("service", &self.service)?,
+            connect: h("connect", &self.connect)?,
+            ttfb: h("ttfb", &self.ttfb)?,
+        })
+    }
+}
+
+impl ScenarioLine {
+    pub fn from_interval(
+        t: u64,
+        scenario: &str,
+        d: &ScenarioInterval,
+        enc: &mut Encoder,
+    ) -> ScenarioLine {
+        ScenarioLine {
+            t,
+            scenario: scenario.to_string(),
+            iterations: d.iterations,
+            dropped_iterations: d.dropped_iterations,
+            connections_opened: d.connections_opened,
+            active_vus: d.active_vus,
+            schedule_lag: d.schedule_lag.as_ref().map(|h| enc.encode(h)),
+        }
+    }
+
+    pub fn to_interval(&self) -> Result<ScenarioInterval, String> {
+        Ok(ScenarioInterval {
+            iterations: self.iterations,
+            dropped_iterations: self.dropped_iterations,
+            connections_opened: self.connections_opened,
+            active_vus: self.active_vus,
+            schedule_lag: self
+                .schedule_lag
+                .as_deref()
+                .map(decode_hist)
+                .transpose()
+                .map_err(|e| format!("schedule_lag: {e}"))?,
+        })
+    }
+}
+
+pub(crate) fn to_json_line(line: &Line) -> String {
+    serde_json::to_string(line).expect("interval lines always serialise")
+}
+
+/// Writes `summary.json` and `intervals.jsonl` (header, then `lines` as given) into `dir`,
+/// creating it when missing.
+pub(crate) fn write_dir<'a>(
+    dir: &Path,
+    header: &Header,
+    lines: impl Iterator<Item = &'a str>,
+    summary: &Summary,
+) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let path = dir.join(INTERVALS_FILE);
+    let mut w = BufWriter::new(File::create(&path)?);
+    writeln!(w, "{}", to_json_line(&Line::Header(header.clone())))?;
+    for l in lines {
+        w.write_all(l.as_bytes())?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    summary.write_to(&dir.join(SUMMARY_FILE))
+}

@@ -1,0 +1,288 @@
+//! The hot path: per-worker recording of requests, iterations and gauges.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::failure::FailureClass;
+use crate::hist::{new_hist, record, Hist};
+use crate::snapshot::{ScenarioInterval, Snapshot, StepCounters, StepInterval};
+
+/// What one request measured. Times are in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// From the intended start (open model) or the actual start (closed model) to the end of
+    /// the response (or the failure).
+    pub latency_us: u64,
+    /// From the actual send start (== `latency_us` in the closed model).
+    pub service_us: u64,
+    /// `Some` when this request opened a connection: the time to open it.
+    pub connect_us: Option<u64>,
+    /// From send start to the first response byte; `None` when no byte came.
+    pub ttfb_us: Option<u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Response status; 0 when there was no response (not counted in status codes).
+    pub status: u16,
+    pub failure: Option<FailureClass>,
+}
+
+/// Names of the scenarios and their steps (metric names), fixed at start. Indexes into it are
+/// the `scenario` and `step` arguments of the recording calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub scenarios: Vec<ScenarioLayout>,
+}
+
+/// One scenario of a [`Layout`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScenarioLayout {
+    pub name: String,
+    pub steps: Vec<String>,
+}
+
+impl Layout {
+    /// Convenience constructor: `Layout::new([("browse", ["home", "search"])])`.
+    pub fn new<S, N, I, T>(scenarios: S) -> Layout
+    where
+        S: IntoIterator<Item = (N, I)>,
+        N: Into<String>,
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        Layout {
+            scenarios: scenarios
+                .into_iter()
+                .map(|(name, steps)| ScenarioLayout {
+                    name: name.into(),
+                    steps: steps.into_iter().map(Into::into).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Status codes are counted in a flat array indexed by status; 1000 covers every 3-digit
+/// code (larger values are counted as 999).
+const STATUS_SLOTS: usize = 1000;
+
+struct WorkerStep {
+    requests: u64,
+    failures: u64,
+    by_class: [u64; FailureClass::COUNT],
+    status: Box<[u64; STATUS_SLOTS]>,
+    bytes_in: u64,
+    bytes_out: u64,
+    latency: Hist,
+    service: Hist,
+    connect: Hist,
+    ttfb: Hist,
+}
+
+impl WorkerStep {
+    fn new() -> Self {
+        WorkerStep {
+            requests: 0,
+            failures: 0,
+            by_class: [0; FailureClass::COUNT],
+            status: Box::new([0; STATUS_SLOTS]),
+            bytes_in: 0,
+            bytes_out: 0,
+            latency: new_hist(),
+            service: new_hist(),
+            connect: new_hist(),
+            ttfb: new_hist(),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.requests == 0
+            && self.latency.is_empty()
+            && self.service.is_empty()
+            && self.connect.is_empty()
+            && self.ttfb.is_empty()
+    }
+
+    fn take(&mut self) -> Option<StepInterval> {
+        if self.is_idle() {
+            return None;
+        }
+        let mut status_codes = BTreeMap::new();
+        for (code, n) in self.status.iter_mut().enumerate() {
+            if *n > 0 {
+                status_codes.insert(code as u16, *n);
+                *n = 0;
+            }
+        }
+        let counters = StepCounters {
+            requests: std::mem::take(&mut self.requests),
+            failures: std::mem::take(&mut self.failures),
+            failures_by_class: std::mem::take(&mut self.by_class),
+            status_codes,
+            bytes_in: std::mem::take(&mut self.bytes_in),
+            bytes_out: std::mem::take(&mut self.bytes_out),
+        };
+        Some(StepInterval {
+            counters,
+            latency: take_hist(&mut self.latency),
+            service: take_hist(&mut self.service),
+            connect: take_hist(&mut self.connect),
+            ttfb: take_hist(&mut self.ttfb),
+        })
+    }
+}
+
+/// Moves a non-empty histogram out, leaving an empty one of the same size behind, so the worker
+/// keeps its grown capacity and the hot path does not resize again.
+fn take_hist(h: &mut Hist) -> Option<Hist> {
+    if h.is_empty() {
+        return None;
+    }
+    let fresh = Hist::new_from(h);
+    Some(std::mem::replace(h, fresh))
+}
+
+struct WorkerScenario {
+    iterations: u64,
+    dropped_iterations: u64,
+    connections_opened: u64,
+    active_vus: u32,
+    schedule_lag: Hist,
+}
+
+static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Metrics of one worker thread. Owned by that thread, never shared or locked; once a second
+/// the worker calls [`take_snapshot`](Self::take_snapshot) and sends the result to the
+/// collector.
+///
+/// The recording calls panic on a `scenario` or `step` index outside the [`Layout`].
+pub struct WorkerMetrics {
+    id: u64,
+    steps: Vec<Vec<WorkerStep>>,
+    scenarios: Vec<WorkerScenario>,
+}
+
+impl WorkerMetrics {
+    /// Allocates the counters and histograms for every step of `layout`.
+    pub fn new(layout: &Layout) -> Self {
+        WorkerMetrics {
+            id: NEXT_WORKER_ID.fetch_add(1, Ordering::Relaxed),
+            steps: layout
+                .scenarios
+                .iter()
+                .map(|s| s.steps.iter().map(|_| WorkerStep::new()).collect())
+                .collect(),
+            scenarios: layout
+                .scenarios
+                .iter()
+                .map(|_| WorkerScenario {
+                    iterations: 0,
+                    dropped_iterations: 0,
+                    connections_opened: 0,
+                    active_vus: 0,
+                    schedule_lag: new_hist(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Process-unique id of this worker's metrics (also in its snapshots).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Records one request of `step` of `scenario`: counter increments and histogram records
+    /// only. Allocates only when a histogram first sees a value beyond its current range
+    /// (at most ~21 times per histogram over the worker's life).
+    #[inline]
+    pub fn record_request(&mut self, scenario: usize, step: usize, r: &RequestRecord) {
+        let s = &mut self.steps[scenario][step];
+        s.requests += 1;
+        if let Some(f) = r.failure {
+            s.failures += 1;
+            s.by_class[f.index()] += 1;
+        }
+        if r.status != 0 {
+            s.status[(r.status as usize).min(STATUS_SLOTS - 1)] += 1;
+        }
+        s.bytes_in += r.bytes_in;
+        s.bytes_out += r.bytes_out;
+        record(&mut s.latency, r.latency_us);
+        record(&mut s.service, r.service_us);
+        if let Some(c) = r.connect_us {
+            record(&mut s.connect, c);
+        }
+        if let Some(t) = r.ttfb_us {
+            record(&mut s.ttfb, t);
+        }
+    }
+
+    /// One iteration of `scenario` completed.
+    #[inline]
+    pub fn record_iteration(&mut self, scenario: usize) {
+        self.scenarios[scenario].iterations += 1;
+    }
+
+    /// The open model could not start an iteration on time (no free VU) and dropped it.
+    #[inline]
+    pub fn record_dropped_iteration(&mut self, scenario: usize) {
+        self.scenarios[scenario].dropped_iterations += 1;
+    }
+
+    /// How late an iteration started against its schedule, in µs.
+    #[inline]
+    pub fn record_schedule_lag(&mut self, scenario: usize, lag_us: u64) {
+        record(&mut self.scenarios[scenario].schedule_lag, lag_us);
+    }
+
+    /// A new connection was opened for `scenario`.
+    #[inline]
+    pub fn record_connection_opened(&mut self, scenario: usize) {
+        self.scenarios[scenario].connections_opened += 1;
+    }
+
+    /// Gauge: the VUs of `scenario` active on this worker now (kept across snapshots).
+    #[inline]
+    pub fn set_active_vus(&mut self, scenario: usize, n: u32) {
+        self.scenarios[scenario].active_vus = n;
+    }
+
+    /// Everything recorded since the previous snapshot; resets the counters and histograms
+    /// (the active-VU gauge keeps its value).
+    pub fn take_snapshot(&mut self) -> Snapshot {
+        Snapshot {
+            worker: self.id,
+            steps: self
+                .steps
+                .iter_mut()
+                .map(|steps| steps.iter_mut().map(WorkerStep::take).collect())
+                .collect(),
+            scenarios: self
+                .scenarios
+                .iter_mut()
+                .map(|s| ScenarioInterval {
+                    iterations: std::mem::take(&mut s.iterations),
+                    dropped_iterations: std::mem::take(&mut s.dropped_iterations),
+                    connections_opened: std::mem::take(&mut s.connections_opened),
+                    active_vus: u64::from(s.active_vus),
+                    schedule_lag: take_hist(&mut s.schedule_lag),
+                })
+                .collect(),
+        }
+    }
+
+    /// Bytes held by this worker's histograms now (for sizing; not the hot path).
+    pub fn histogram_bytes(&self) -> usize {
+        let h = |h: &Hist| h.distinct_values() * std::mem::size_of::<u64>();
+        self.steps
+            .iter()
+            .flatten()
+            .map(|s| h(&s.latency) + h(&s.service) + h(&s.connect) + h(&s.ttfb))
+            .sum::<usize>()
+            + self
+                .scenarios
+                .iter()
+                .map(|s| h(&s.schedule_lag))
+                .sum::<usize>()
+    }
+}

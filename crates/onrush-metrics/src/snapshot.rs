@@ -1,0 +1,145 @@
+//! What one worker measured in one interval, and the per-step / per-scenario interval data
+//! shared by the collector, the result files and merge.
+
+use std::collections::BTreeMap;
+
+use crate::failure::FailureClass;
+use crate::hist::{merge_opt, Hist};
+
+/// Counters of one step over some span (an interval, or the whole run).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct StepCounters {
+    pub requests: u64,
+    pub failures: u64,
+    pub failures_by_class: [u64; FailureClass::COUNT],
+    /// Exact status → count; status 0 (no response) is not counted.
+    pub status_codes: BTreeMap<u16, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+impl StepCounters {
+    pub fn add(&mut self, o: &StepCounters) {
+        self.requests += o.requests;
+        self.failures += o.failures;
+        for (a, b) in self.failures_by_class.iter_mut().zip(o.failures_by_class) {
+            *a += b;
+        }
+        for (&code, &n) in &o.status_codes {
+            *self.status_codes.entry(code).or_insert(0) += n;
+        }
+        self.bytes_in += o.bytes_in;
+        self.bytes_out += o.bytes_out;
+    }
+
+    /// Non-zero failure classes by name.
+    pub fn failures_by_class_map(&self) -> BTreeMap<String, u64> {
+        FailureClass::ALL
+            .iter()
+            .filter(|c| self.failures_by_class[c.index()] > 0)
+            .map(|c| (c.as_str().to_string(), self.failures_by_class[c.index()]))
+            .collect()
+    }
+}
+
+/// One step's data for one interval (of one worker, or merged). Histograms are `None` when
+/// nothing was recorded in them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StepInterval {
+    pub counters: StepCounters,
+    pub latency: Option<Hist>,
+    pub service: Option<Hist>,
+    pub connect: Option<Hist>,
+    pub ttfb: Option<Hist>,
+}
+
+impl StepInterval {
+    /// Merges `o` into `self` exactly (counters summed, histograms added).
+    pub fn merge(&mut self, o: StepInterval) {
+        self.counters.add(&o.counters);
+        merge_opt(&mut self.latency, o.latency);
+        merge_opt(&mut self.service, o.service);
+        merge_opt(&mut self.connect, o.connect);
+        merge_opt(&mut self.ttfb, o.ttfb);
+    }
+}
+
+/// One scenario's data for one interval.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ScenarioInterval {
+    pub iterations: u64,
+    pub dropped_iterations: u64,
+    pub connections_opened: u64,
+    /// Gauge: active VUs at the end of the interval (summed over workers / runs).
+    pub active_vus: u64,
+    pub schedule_lag: Option<Hist>,
+}
+
+impl ScenarioInterval {
+    /// Merges `o` into `self`; the VU gauges add up (they count different VUs).
+    pub fn merge(&mut self, o: ScenarioInterval) {
+        self.iterations += o.iterations;
+        self.dropped_iterations += o.dropped_iterations;
+        self.connections_opened += o.connections_opened;
+        self.active_vus += o.active_vus;
+        merge_opt(&mut self.schedule_lag, o.schedule_lag);
+    }
+}
+
+/// Everything one worker recorded since its previous snapshot: per-step counters and
+/// histograms, per-scenario counters, the schedule-lag histogram and the active-VU gauge.
+/// Produced by [`WorkerMetrics::take_snapshot`](crate::WorkerMetrics::take_snapshot), sent to
+/// the collector thread, consumed by [`Collector::add`](crate::Collector::add).
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub(crate) worker: u64,
+    /// `steps[scenario][step]`, `None` when the step had no activity.
+    pub(crate) steps: Vec<Vec<Option<StepInterval>>>,
+    pub(crate) scenarios: Vec<ScenarioInterval>,
+}
+
+impl Snapshot {
+    /// Process-unique id of the [`WorkerMetrics`](crate::WorkerMetrics) that produced it.
+    pub fn worker_id(&self) -> u64 {
+        self.worker
+    }
+
+    /// Requests recorded in this snapshot, over all steps.
+    pub fn requests(&self) -> u64 {
+        self.steps
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|s| s.counters.requests)
+            .sum()
+    }
+
+    /// Requests of one step (0 for an unknown step).
+    pub fn step_requests(&self, scenario: usize, step: usize) -> u64 {
+        self.step(scenario, step).map_or(0, |s| s.counters.requests)
+    }
+
+    /// Failures of one step (0 for an unknown step).
+    pub fn step_failures(&self, scenario: usize, step: usize) -> u64 {
+        self.step(scenario, step).map_or(0, |s| s.counters.failures)
+    }
+
+    /// Latency histogram (µs) of one step, `None` when nothing was recorded.
+    pub fn step_latency(&self, scenario: usize, step: usize) -> Option<&Hist> {
+        self.step(scenario, step).and_then(|s| s.latency.as_ref())
+    }
+
+    /// Iterations of a scenario in this snapshot.
+    pub fn iterations(&self, scenario: usize) -> u64 {
+        self.scenarios.get(scenario).map_or(0, |s| s.iterations)
+    }
+
+    /// Active VUs of a scenario when the snapshot was taken.
+    pub fn active_vus(&self, scenario: usize) -> u64 {
+        self.scenarios.get(scenario).map_or(0, |s| s.active_vus)
+    }
+
+    pub(crate) fn step(&self, scenario: usize, step: usize) -> Option<&StepInterval> {
+        self.steps.get(scenario)?.get(step)?.as_ref()
+    }
+}

@@ -1,0 +1,60 @@
+//! Binding one listener per thread on the same address with `SO_REUSEPORT`.
+//!
+//! `SO_REUSEPORT` lets the kernel spread incoming connections over the threads' listeners, so no
+//! thread ever hands a socket to another. Its catch: a second process of the same user that also
+//! sets it could bind the same port and silently take half the connections. A probe bind without
+//! `SO_REUSEPORT` comes first, so "port in use" is reported as an error as a user expects.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Listen backlog: deep enough for the connection bursts a load test makes at its start.
+const BACKLOG: i32 = 4096;
+
+/// Binds `count` listeners on `addr`. With port 0 the first listener picks the port (the kernel
+/// never picks a port already shared through `SO_REUSEPORT`) and the others join it.
+pub(crate) fn bind_group(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
+    let count = count.max(1);
+    if addr.port() != 0 {
+        probe_free(addr)?;
+    }
+    let first = bind_one(addr, count > 1)?;
+    let bound = first.local_addr()?;
+    let mut listeners = Vec::with_capacity(count);
+    listeners.push(first);
+    for _ in 1..count {
+        listeners.push(bind_one(bound, true)?);
+    }
+    Ok(listeners)
+}
+
+/// Fails with `AddrInUse` when any socket already listens on `addr`: a bind without
+/// `SO_REUSEPORT` conflicts with every listener, whatever options that one set.
+fn probe_free(addr: SocketAddr) -> io::Result<()> {
+    let probe = new_socket(addr)?;
+    probe.bind(&addr.into()).map_err(|e| with_addr(e, addr))
+}
+
+fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
+    let socket = new_socket(addr)?;
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    socket.bind(&addr.into()).map_err(|e| with_addr(e, addr))?;
+    socket.listen(BACKLOG)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // Like every server: restart at once even while old connections sit in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    Ok(socket)
+}
+
+fn with_addr(e: io::Error, addr: SocketAddr) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
+}

@@ -1,0 +1,338 @@
+//! Request routing and the endpoint handlers.
+//!
+//! Every method is accepted on every endpoint (a load test may POST to `/`); request bodies the
+//! endpoint does not need are read and discarded so the connection stays usable for keep-alive.
+//! Bad input gets a 400 with a sentence saying what was expected, never a panic.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Incoming};
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use sha2::{Digest, Sha256};
+
+use crate::body::ResponseBody;
+use crate::samples;
+use crate::stats::{ConnCounter, Shared};
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+const XML: HeaderValue = HeaderValue::from_static("application/xml");
+const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
+
+const HELLO: &[u8] = b"Hello from onrush\n";
+
+/// Defaults of `/stall`: a 300 ms pause every second.
+const STALL_EVERY_MS: u64 = 1000;
+const STALL_FOR_MS: u64 = 300;
+
+/// What a connection's service needs: the server's shared state and the connection's counter.
+pub(crate) struct Conn {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) counter: ConnCounter,
+}
+
+type Resp = Response<ResponseBody>;
+
+/// Routes one request. `/stats` is answered without being counted (see [`crate::Stats`]).
+pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
+    if req.uri().path() == "/stats" {
+        drain(req.into_body()).await;
+        return stats(&conn.shared);
+    }
+    conn.counter.count_request(&conn.shared);
+    let is_head = req.method() == Method::HEAD;
+    let resp = route(req, &conn.shared).await;
+    if is_head {
+        head_only(resp)
+    } else {
+        resp
+    }
+}
+
+async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path();
+    let query = parts.uri.query();
+    let (name, arg) = match path[1..].split_once('/') {
+        Some((name, arg)) => (name, Some(arg)),
+        None => (&path[1..], None),
+    };
+    // Endpoints that read the body take it; for all others it is drained first.
+    match (name, arg) {
+        ("echo", None) => return echo(&parts, body).await,
+        ("upload", None) => return upload(body).await,
+        _ => drain(body).await,
+    }
+    match (name, arg) {
+        ("", None) => ok(TEXT, ResponseBody::from_static(HELLO)),
+        ("bytes", Some(n)) => {
+            let chunked = query_param(query, "chunked").is_some_and(|v| v == "1" || v == "true");
+            bytes(n, chunked)
+        }
+        ("delay", Some(ms)) => delay(ms).await,
+        ("status", Some(code)) => status(code),
+        ("stall", None) => stall(query, shared).await,
+        ("json", None) => ok(JSON, ResponseBody::from_static(samples::JSON.as_bytes())),
+        ("html", None) => ok(HTML, ResponseBody::from_static(samples::HTML.as_bytes())),
+        ("xml", None) => ok(XML, ResponseBody::from_static(samples::XML.as_bytes())),
+        ("bytes" | "delay" | "status", None) => bad_request(format!(
+            "{path} needs an argument: /bytes/N, /delay/MS or /status/CODE\n"
+        )),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "not found: {path}\nendpoints: / /bytes/N /delay/MS /status/CODE /echo /upload \
+                 /json /html /xml /stall /stats\n"
+            ),
+        ),
+    }
+}
+
+/// `/bytes/N`: N pattern bytes streamed from a static buffer, with Content-Length or chunked.
+fn bytes(n: &str, chunked: bool) -> Resp {
+    let Ok(len) = n.parse::<u64>() else {
+        return bad_request(format!(
+            "bad byte count {n:?} in /bytes/N: expected a non-negative integer\n"
+        ));
+    };
+    let mut resp = ok(OCTETS, ResponseBody::pattern(len, chunked));
+    if !chunked {
+        resp.headers_mut().insert(CONTENT_LENGTH, len.into());
+    }
+    resp
+}
+
+/// `/delay/MS`: answers after MS milliseconds, without blocking the thread.
+async fn delay(ms: &str) -> Resp {
+    let Ok(ms) = ms.parse::<u64>() else {
+        return bad_request(format!(
+            "bad delay {ms:?} in /delay/MS: expected milliseconds as a non-negative integer\n"
+        ));
+    };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    text(StatusCode::OK, format!("delayed {ms} ms\n"))
+}
+
+/// `/status/CODE`: a response with that final status code (200..=599).
+fn status(code: &str) -> Resp {
+    let parsed = code.parse::<u16>().ok();
+    let Some(status) = parsed
+        .filter(|c| (200..=599).contains(c))
+        .and_then(|c| StatusCode::from_u16(c).ok())
+    else {
+        let why = match parsed {
+            Some(100..=199) => "1xx codes are informational and cannot be a final response",
+            _ => "expected an integer from 200 to 599",
+        };
+        return bad_request(format!("bad status {code:?} in /status/CODE: {why}\n"));
+    };
+    if matches!(status.as_u16(), 204 | 205 | 304) {
+        // These responses must not carry content (RFC 9110 15.3.5, 15.3.6, 15.4.5).
+        let mut resp = Response::new(ResponseBody::empty());
+        *resp.status_mut() = status;
+        return resp;
+    }
+    let reason = status.canonical_reason().unwrap_or("");
+    text(status, format!("{} {reason}\n", status.as_u16()))
+}
+
+/// `/stall?every=MS&for=MS`: emulates periodic pauses (a GC, a checkpoint). Window k covers
+/// `[k*every, k*every+for)` ms after the server's start; a request arriving inside a window is
+/// answered when the window ends, any other at once. Aligning to the server start (not to the
+/// request) makes every client see the same pauses, as with a real stalled server.
+async fn stall(query: Option<&str>, shared: &Shared) -> Resp {
+    let every = match param_ms(query, "every", STALL_EVERY_MS) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
+    let pause = match param_ms(query, "for", STALL_FOR_MS) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
+    if every == 0 || pause >= every {
+        return bad_request(format!(
+            "bad /stall parameters every={every} for={pause}: need 0 <= for < every\n"
+        ));
+    }
+    let (every_ns, pause_ns) = (u128::from(every) * 1_000_000, u128::from(pause) * 1_000_000);
+    let since_start = shared.started.elapsed().as_nanos();
+    let window_start = since_start / every_ns * every_ns;
+    let waited = if since_start - window_start < pause_ns {
+        let end = window_start + pause_ns;
+        let deadline = shared.started + Duration::from_nanos(end as u64);
+        tokio::time::sleep_until(deadline.into()).await;
+        Duration::from_nanos((end - since_start) as u64)
+    } else {
+        Duration::ZERO
+    };
+    text(
+        StatusCode::OK,
+        format!("stalled {} ms\n", waited.as_millis()),
+    )
+}
+
+fn param_ms(query: Option<&str>, name: &str, default: u64) -> Result<u64, Resp> {
+    match query_param(query, name) {
+        None => Ok(default),
+        Some(v) => v.parse().map_err(|_| {
+            bad_request(format!(
+                "bad /stall parameter {name}={v:?}: expected milliseconds as a non-negative integer\n"
+            ))
+        }),
+    }
+}
+
+/// `/echo`: describes the request as JSON; the body is hashed while streaming, never buffered.
+async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
+    let mut headers: BTreeMap<&str, String> = BTreeMap::new();
+    for (name, value) in &parts.headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers
+            .entry(name.as_str())
+            .and_modify(|v| {
+                v.push_str(", ");
+                v.push_str(&value);
+            })
+            .or_insert_with(|| value.into_owned());
+    }
+    let (length, sha256) = match consume(body).await {
+        Ok(digest) => digest,
+        Err(resp) => return resp,
+    };
+    let doc = serde_json::json!({
+        "method": parts.method.as_str(),
+        "path": parts.uri.path(),
+        "query": parts.uri.query().unwrap_or(""),
+        "headers": headers,
+        "body_length": length,
+        "body_sha256": sha256,
+    });
+    json(&doc)
+}
+
+/// `/upload`: consumes the body (Content-Length or chunked) and reports its length and hash.
+async fn upload(body: Incoming) -> Resp {
+    match consume(body).await {
+        Ok((length, sha256)) => json(&serde_json::json!({ "length": length, "sha256": sha256 })),
+        Err(resp) => resp,
+    }
+}
+
+fn stats(shared: &Shared) -> Resp {
+    let s = shared.totals();
+    json(&serde_json::json!({
+        "requests": s.requests,
+        "connections": s.connections,
+        "accepted": shared.accepted(),
+        "uptime_ms": shared.started.elapsed().as_millis() as u64,
+    }))
+}
+
+/// Reads the whole body frame by frame, hashing as it goes: memory stays constant whatever the
+/// upload size.
+async fn consume(mut body: Incoming) -> Result<(u64, String), Resp> {
+    let mut hasher = Sha256::new();
+    let mut length = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| bad_request(format!("cannot read request body: {e}\n")))?;
+        if let Ok(data) = frame.into_data() {
+            length += data.len() as u64;
+            hasher.update(&data);
+        }
+    }
+    Ok((length, hex(&hasher.finalize())))
+}
+
+/// Discards a request body the endpoint does not need, so hyper can reuse the connection.
+async fn drain(mut body: Incoming) {
+    if body.is_end_stream() {
+        return;
+    }
+    while let Some(Ok(_)) = body.frame().await {}
+}
+
+/// A HEAD response: the GET response's headers (with its length when known), no content.
+fn head_only(resp: Resp) -> Resp {
+    let (mut parts, body) = resp.into_parts();
+    if let Some(len) = body.size_hint().exact() {
+        if !parts.headers.contains_key(CONTENT_LENGTH) && parts.status != StatusCode::NO_CONTENT {
+            parts.headers.insert(CONTENT_LENGTH, len.into());
+        }
+    }
+    Response::from_parts(parts, ResponseBody::empty())
+}
+
+fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+    query?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == name).then_some(v)
+    })
+}
+
+fn ok(content_type: HeaderValue, body: ResponseBody) -> Resp {
+    let mut resp = Response::new(body);
+    resp.headers_mut().insert(CONTENT_TYPE, content_type);
+    resp
+}
+
+fn text(status: StatusCode, msg: String) -> Resp {
+    let mut resp = ok(TEXT, ResponseBody::bytes(Bytes::from(msg)));
+    *resp.status_mut() = status;
+    resp
+}
+
+fn bad_request(msg: String) -> Resp {
+    text(StatusCode::BAD_REQUEST, msg)
+}
+
+fn json(doc: &serde_json::Value) -> Resp {
+    let mut out = serde_json::to_vec(doc).unwrap_or_default();
+    out.push(b'\n');
+    ok(JSON, ResponseBody::bytes(Bytes::from(out)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_params() {
+        assert_eq!(query_param(Some("a=1&chunked=1"), "chunked"), Some("1"));
+        assert_eq!(query_param(Some("chunked"), "chunked"), Some(""));
+        assert_eq!(query_param(Some("every=5"), "for"), None);
+        assert_eq!(query_param(None, "for"), None);
+    }
+
+    #[test]
+    fn hex_of_sha256_of_nothing() {
+        assert_eq!(
+            hex(&Sha256::digest(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+
+    #[test]
+    fn status_validation() {
+        assert_eq!(status("418").status(), StatusCode::IM_A_TEAPOT);
+        assert_eq!(status("204").body().size_hint().exact(), Some(0));
+        for bad in ["100", "199", "600", "abc", "", "-1", "99999"] {
+            assert_eq!(status(bad).status(), StatusCode::BAD_REQUEST, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Command-line interface: flag parsing and dispatch. Each command lives in its own module and
+//! only wires flags to the libraries.
+
+mod merge;
+mod quick;
+mod run;
+mod serve;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit codes (documented in README.md).
+pub mod exit {
+    /// The run completed (target failures, if any, are in the results).
+    pub const OK: i32 = 0;
+    /// Bad usage or a bad plan.
+    pub const USAGE: i32 = 2;
+    /// The run could not be carried out (results directory, built-in server, ...).
+    pub const RUNTIME: i32 = 3;
+    /// The run completed but not a single request succeeded (target down or wrong).
+    pub const ALL_FAILED: i32 = 4;
+    /// Interrupted by Ctrl-C / SIGTERM; the results gathered so far were written.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Parser)]
+#[command(
+    name = "onrush",
+    version,
+    about = "Load testing where the system under test slows down, never the load tool",
+    after_help = "Exit codes: 0 run completed, 2 bad usage or plan, 3 run could not be carried out, \
+                  4 no request succeeded, 130 interrupted (results still written)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a plan file.
+    Run(RunArgs),
+    /// Check a plan file without running it.
+    Validate(ValidateArgs),
+    /// Print the JSON Schema of the plan format (for editor completion).
+    Schema,
+    /// Run an ad-hoc test against one URL, without a plan file (like wrk, hey or oha).
+    Quick(quick::QuickArgs),
+    /// Start the built-in target server.
+    Serve(serve::ServeArgs),
+    /// Merge result directories (e.g. from several machines) into one, with exact percentiles.
+    Merge(merge::MergeArgs),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The plan file (YAML).
+    plan: PathBuf,
+    /// Override a plan variable: -D vus=100 (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    define: Vec<(String, String)>,
+    #[command(flatten)]
+    common: CommonRunArgs,
+}
+
+#[derive(Args)]
+pub struct CommonRunArgs {
+    /// Results directory [default: results/<plan>-<timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No live status line.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Worker threads [default: one per core].
+    #[arg(long, short = 't', value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct ValidateArgs {
+    /// The plan file (YAML).
+    plan: PathBuf,
+    /// Override a plan variable: -D vus=100 (repeatable).
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    define: Vec<(String, String)>,
+}
+
+fn parse_define(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("expected NAME=VALUE, got {s:?}")),
+    }
+}
+
+pub fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(args) => run::run_plan_file(&args.plan, &args.define, &args.common),
+        Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
+            Ok(plan) => {
+                println!(
+                    "{}: ok ({} scenario{})",
+                    args.plan.display(),
+                    plan.scenarios.len(),
+                    if plan.scenarios.len() == 1 { "" } else { "s" }
+                );
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                exit::USAGE
+            }
+        },
+        Command::Schema => {
+            let schema = onrush_plan::json_schema();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).expect("a JSON value serialises")
+            );
+            exit::OK
+        }
+        Command::Quick(args) => quick::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Merge(args) => merge::run(args),
+    }
+}

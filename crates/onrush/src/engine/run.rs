@@ -1,0 +1,165 @@
+//! Starts the workers, gathers their snapshots second by second, shows live status, and stops on
+//! time or on a signal.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use onrush_metrics::{Collector, RunInfo};
+use tokio::sync::watch;
+
+use super::prepare::Prepared;
+use super::worker::{Message, Worker};
+use crate::signals;
+use crate::status::Status;
+
+pub struct RunOptions {
+    pub threads: usize,
+    pub quiet: bool,
+    /// Planned length, when known (closed iteration counts make it open-ended), for the status line.
+    pub planned: Option<Duration>,
+    pub run_info: RunInfo,
+}
+
+pub struct RunOutcome {
+    pub collector: Collector,
+    pub interrupted: bool,
+    pub elapsed: Duration,
+}
+
+/// Runs `prepared` to completion (or until SIGINT/SIGTERM) and returns the filled collector.
+pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
+    let prepared = Arc::new(prepared);
+    let workers = options.threads.max(1);
+    let mut collector = Collector::new(prepared.layout.clone(), options.run_info);
+    let (tx, rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let start = Instant::now();
+    let handles: Vec<_> = (0..workers)
+        .map(|index| {
+            let worker = Worker {
+                index,
+                count: workers,
+                start,
+                prepared: prepared.clone(),
+                messages: tx.clone(),
+                stop: stop_rx.clone(),
+            };
+            thread::Builder::new()
+                .name(format!("onrush-worker-{index}"))
+                .spawn(move || worker.run())
+                .expect("spawning a worker thread")
+        })
+        .collect();
+    drop(tx);
+
+    let mut status = Status::new(options.quiet, options.planned);
+    let mut seconds = SecondTracker::new(workers);
+    let mut interrupted = false;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Message::Snapshot {
+                worker,
+                second,
+                snapshot,
+            }) => {
+                collector.add(second, snapshot);
+                seconds.received(worker, second, false);
+            }
+            Ok(Message::Done {
+                worker,
+                second,
+                snapshot,
+            }) => {
+                collector.add(second, snapshot);
+                seconds.received(worker, second, true);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        while let Some(second) = seconds.next_complete() {
+            let view = collector.close_second(second);
+            status.second(second, &view, start.elapsed());
+        }
+        if !interrupted && signals::interrupted() {
+            interrupted = true;
+            status.note("interrupted: stopping and writing results (press Ctrl-C again to exit at once)");
+            let _ = stop_tx.send(true);
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    while let Some(second) = seconds.flush() {
+        let view = collector.close_second(second);
+        status.second(second, &view, start.elapsed());
+    }
+    status.finish();
+    RunOutcome {
+        collector,
+        interrupted,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Knows when every worker has delivered a given second.
+struct SecondTracker {
+    /// Per second (index - base): how many workers delivered it.
+    counts: Vec<usize>,
+    /// The second each finished worker ended in.
+    done_at: Vec<Option<u64>>,
+    next: u64,
+}
+
+impl SecondTracker {
+    fn new(workers: usize) -> Self {
+        SecondTracker {
+            counts: Vec::new(),
+            done_at: vec![None; workers],
+            next: 0,
+        }
+    }
+
+    fn received(&mut self, worker: usize, second: u64, done: bool) {
+        let i = second as usize;
+        if self.counts.len() <= i {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+        if done {
+            self.done_at[worker] = Some(second);
+        }
+    }
+
+    /// The next second that every worker has delivered (a finished worker delivers nothing
+    /// after the second it ended in).
+    fn next_complete(&mut self) -> Option<u64> {
+        let s = self.next;
+        let finished_before = self
+            .done_at
+            .iter()
+            .filter(|d| matches!(d, Some(d) if *d < s))
+            .count();
+        let got = self.counts.get(s as usize).copied().unwrap_or(0);
+        if finished_before == self.done_at.len() {
+            return None;
+        }
+        if got + finished_before == self.done_at.len() {
+            self.next += 1;
+            Some(s)
+        } else {
+            None
+        }
+    }
+
+    /// After all workers ended: the seconds not closed yet.
+    fn flush(&mut self) -> Option<u64> {
+        if (self.next as usize) < self.counts.len() {
+            self.next += 1;
+            Some(self.next - 1)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! One worker thread: a `current_thread` runtime running this worker's share of every scenario.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use onrush_metrics::{Snapshot, WorkerMetrics};
+use onrush_plan::LoadModel;
+use tokio::sync::{watch, Notify};
+use tokio::task::{spawn_local, JoinHandle, LocalSet};
+use tokio::time::sleep_until;
+
+use super::prepare::{Prepared, ScenarioRun};
+use super::schedule::{Arrivals, VuRamp};
+use super::vu::Vu;
+
+/// After a scenario's time is up, iterations in flight may finish for this long before they are
+/// cancelled (k6 calls it gracefulStop).
+const GRACEFUL_STOP: Duration = Duration::from_secs(30);
+
+/// Arrivals are dispatched at the timer tick nearest their intended time: tokio's timer has
+/// millisecond ticks, so waking half a tick early keeps the lag within ±0.5 ms instead of 0..1 ms.
+const TIMER_SLACK: Duration = Duration::from_micros(500);
+
+pub enum Message {
+    /// The snapshot of `second` from `worker`.
+    Snapshot { worker: usize, second: u64, snapshot: Snapshot },
+    /// The worker's last snapshot (its `second` is partial); nothing follows from it.
+    Done { worker: usize, second: u64, snapshot: Snapshot },
+}
+
+pub struct Worker {
+    pub index: usize,
+    pub count: usize,
+    pub start: Instant,
+    pub prepared: Arc<Prepared>,
+    pub messages: Sender<Message>,
+    pub stop: watch::Receiver<bool>,
+}
+
+/// Shared state of the scenario drivers of one worker.
+struct Shared {
+    worker: usize,
+    workers: usize,
+    start: Instant,
+    prepared: Arc<Prepared>,
+    metrics: Rc<RefCell<WorkerMetrics>>,
+}
+
+impl Worker {
+    pub fn run(mut self) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current_thread runtime builds");
+        let metrics = Rc::new(RefCell::new(WorkerMetrics::new(&self.prepared.layout)));
+        let next_second = Rc::new(Cell::new(0u64));
+        let shared = Rc::new(Shared {
+            worker: self.index,
+            workers: self.count,
+            start: self.start,
+            prepared: self.prepared.clone(),
+            metrics: metrics.clone(),
+        });
+        let local = LocalSet::new();
+        local.block_on(&runtime, async {
+            let ticker = spawn_local(ticker(
+                self.index,
+                self.start,
+                metrics.clone(),
+                next_second.clone(),
+                self.messages.clone(),
+            ));
+            let drivers: Vec<JoinHandle<()>> = (0..self.prepared.scenarios.len())
+                .map(|s| spawn_local(drive(shared.clone(), s)))
+                .collect();
+            let all_done = async {
+                for d in drivers {
+                    let _ = d.await;
+                }
+            };
+            let stop = self.stop.wait_for(|stop| *stop);
+            tokio::select! {
+                _ = all_done => {}
+                _ = stop => {}
+            }
+            ticker.abort();
+        });
+        // Dropping the LocalSet cancels every VU still running (interrupted requests are not
+        // recorded: they have no outcome).
+        drop(local);
+        let snapshot = metrics.borrow_mut().take_snapshot();
+        let _ = self.messages.send(Message::Done {
+            worker: self.index,
+            second: next_second.get(),
+            snapshot,
+        });
+    }
+}
+
+/// Sends a snapshot at every whole second since the start.
+async fn ticker(
+    worker: usize,
+    start: Instant,
+    metrics: Rc<RefCell<WorkerMetrics>>,
+    next_second: Rc<Cell<u64>>,
+    messages: Sender<Message>,
+) {
+    loop {
+        let second = next_second.get();
+        sleep_until((start + Duration::from_secs(second + 1)).into()).await;
+        let snapshot = metrics.borrow_mut().take_snapshot();
+        next_second.set(second + 1);
+        if messages
+            .send(Message::Snapshot {
+                worker,
+                second,
+                snapshot,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+async fn drive(shared: Rc<Shared>, s: usize) {
+    let scenario = &shared.prepared.scenarios[s];
+    match &scenario.load {
+        LoadModel::ClosedIterations {
+            vus,
+            iterations,
+            ramp_up,
+        } => closed_iterations(&shared, s, *vus, *iterations, *ramp_up).await,
+        LoadModel::ClosedStages { start_vus, stages } => {
+            closed_stages(&shared, s, VuRamp::new(*start_vus, stages)).await
+        }
+        LoadModel::Open {
+            start_rate,
+            stages,
+            max_vus,
+        } => open(&shared, s, Arrivals::new(*start_rate, stages), *max_vus).await,
+    }
+}
+
+/// Counts this worker's active VUs of one scenario and reports the gauge on change.
+struct ActiveVus {
+    count: Cell<u32>,
+}
+
+impl ActiveVus {
+    fn change(&self, shared: &Shared, s: usize, up: bool) {
+        let n = if up {
+            self.count.get() + 1
+        } else {
+            self.count.get() - 1
+        };
+        self.count.set(n);
+        shared.metrics.borrow_mut().set_active_vus(s, n);
+    }
+}
+
+/// Fixed VUs, each running `iterations`; VU k starts at k × ramp_up / vus.
+async fn closed_iterations(shared: &Rc<Shared>, s: usize, vus: u32, iterations: u64, ramp_up: Duration) {
+    let active = Rc::new(ActiveVus { count: Cell::new(0) });
+    let mut handles = Vec::new();
+    for k in (shared.worker as u32..vus).step_by(shared.workers) {
+        let shared = shared.clone();
+        let active = active.clone();
+        handles.push(spawn_local(async move {
+            let delay = ramp_up.mul_f64(k as f64 / vus as f64);
+            sleep_until((shared.start + delay).into()).await;
+            let scenario = &shared.prepared.scenarios[s];
+            let mut vu = Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots);
+            active.change(&shared, s, true);
+            for _ in 0..iterations {
+                vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
+                    .await;
+            }
+            active.change(&shared, s, false);
+        }));
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+}
+
+/// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
+/// when the ramp drops below it.
+async fn closed_stages(shared: &Rc<Shared>, s: usize, ramp: VuRamp) {
+    let active = Rc::new(ActiveVus { count: Cell::new(0) });
+    let end = shared.start + ramp.duration();
+    let mut handles = Vec::new();
+    for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
+        let shared = shared.clone();
+        let active = active.clone();
+        let ramp = ramp.clone();
+        handles.push(spawn_local(async move {
+            let scenario = &shared.prepared.scenarios[s];
+            let mut vu: Option<Vu> = None;
+            loop {
+                let now = Instant::now();
+                if now >= end {
+                    break;
+                }
+                let at = now - shared.start;
+                if ramp.vus_at(at) > k {
+                    let vu = vu.get_or_insert_with(|| {
+                        active.change(&shared, s, true);
+                        Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots)
+                    });
+                    vu.run_iteration(s, scenario, now, &shared.metrics).await;
+                } else {
+                    if vu.take().is_some() {
+                        active.change(&shared, s, false);
+                    }
+                    match ramp.next_active(k, at) {
+                        Some(next) => sleep_until((shared.start + next).into()).await,
+                        None => break,
+                    }
+                }
+            }
+            if vu.is_some() {
+                active.change(&shared, s, false);
+            }
+        }));
+    }
+    finish(handles, end + GRACEFUL_STOP).await;
+}
+
+/// Open model: arrivals follow the schedule whatever the target does. An arrival that finds all
+/// of this worker's VUs busy is counted as dropped, never delayed.
+async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
+    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
+    let workers = shared.workers.min(max_vus.max(1) as usize);
+    if shared.worker >= workers {
+        return;
+    }
+    let my_max = max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
+    let scenario_len = arrivals.duration();
+    let idle: Rc<RefCell<Vec<Vu>>> = Rc::new(RefCell::new(Vec::new()));
+    let in_flight = Rc::new(Cell::new(0u32));
+    let all_idle = Rc::new(Notify::new());
+    let mut created = 0u32;
+    let mut cursor = 0;
+    let mut i = shared.worker as u64;
+    while let Some(offset) = arrivals.time_of(i, &mut cursor) {
+        i += workers as u64;
+        let intended = shared.start + offset;
+        if intended > Instant::now() + TIMER_SLACK {
+            sleep_until((intended - TIMER_SLACK).into()).await;
+        }
+        let scenario = &shared.prepared.scenarios[s];
+        let vu = match idle.borrow_mut().pop() {
+            Some(vu) => vu,
+            None if created < my_max => {
+                created += 1;
+                let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+                Vu::new(id, scenario, shared.prepared.target_slots)
+            }
+            None => {
+                shared.metrics.borrow_mut().record_dropped_iteration(s);
+                continue;
+            }
+        };
+        let lag = Instant::now().saturating_duration_since(intended);
+        shared
+            .metrics
+            .borrow_mut()
+            .record_schedule_lag(s, lag.as_micros() as u64);
+        in_flight.set(in_flight.get() + 1);
+        shared.metrics.borrow_mut().set_active_vus(s, in_flight.get());
+        let (shared2, idle, in_flight, all_idle) =
+            (shared.clone(), idle.clone(), in_flight.clone(), all_idle.clone());
+        spawn_local(async move {
+            let mut vu = vu;
+            let scenario = &shared2.prepared.scenarios[s];
+            vu.run_iteration(s, scenario, intended, &shared2.metrics).await;
+            idle.borrow_mut().push(vu);
+            in_flight.set(in_flight.get() - 1);
+            shared2.metrics.borrow_mut().set_active_vus(s, in_flight.get());
+            if in_flight.get() == 0 {
+                all_idle.notify_one();
+            }
+        });
+    }
+    let deadline = shared.start + scenario_len + GRACEFUL_STOP;
+    while in_flight.get() > 0 {
+        if tokio::time::timeout_at(deadline.into(), all_idle.notified())
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// Waits for VU tasks, cancelling those still running at `deadline`.
+async fn finish(handles: Vec<JoinHandle<()>>, deadline: Instant) {
+    for h in handles {
+        let abort = h.abort_handle();
+        if tokio::time::timeout_at(deadline.into(), h).await.is_err() {
+            abort.abort();
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Ctrl-C and SIGTERM: the first asks the run to stop and write its results; the second exits
+//! at once. The handler only touches an atomic (async-signal-safe) or calls `_exit`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Installs the handlers for SIGINT and SIGTERM.
+pub fn install() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only does async-signal-safe things; sigaction is given a valid,
+        // zero-initialised struct.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether a stop was asked for.
+pub fn interrupted() -> bool {
+    SIGNALS.load(Ordering::SeqCst) > 0
+}

@@ -1,0 +1,100 @@
+//! Helpers shared by the end-to-end tests: run the real `onrush` binary against the built-in
+//! server started in the test process, and read what it wrote.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn onrush() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_onrush"))
+}
+
+pub struct Server(pub Option<onrush_server::ServerHandle>);
+
+impl Server {
+    pub fn start() -> Self {
+        let handle = onrush_server::start(onrush_server::ServerConfig {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            threads: 1,
+        })
+        .expect("the built-in server starts");
+        Server(Some(handle))
+    }
+    pub fn port(&self) -> u16 {
+        self.0.as_ref().unwrap().local_addr().port()
+    }
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port())
+    }
+    pub fn stats(&self) -> onrush_server::Stats {
+        self.0.as_ref().unwrap().stats()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            s.shutdown();
+        }
+    }
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("onrush-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn write_plan(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("plan.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn summary(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+pub fn step<'a>(summary: &'a Value, scenario: &str, name: &str) -> &'a Value {
+    summary["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scenario"] == scenario && s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {scenario}/{name} in {summary:#}"))
+}
+
+pub fn scenario<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    summary["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no scenario {name} in {summary:#}"))
+}
+
+pub fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+pub fn u64_at(v: &Value, pointer: &str) -> u64 {
+    v.pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no integer at {pointer} in {v:#}"))
+}
+
+pub fn f64_at(v: &Value, pointer: &str) -> f64 {
+    v.pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no number at {pointer} in {v:#}"))
+}

@@ -1,0 +1,105 @@
+//! End to end: plan files run against the built-in server, counts cross-checked with the server.
+
+mod common;
+use common::*;
+
+#[test]
+fn example_plan_counts_agree_with_the_server() {
+    let server = Server::start();
+    let out = temp_dir("example");
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/basic.yaml");
+    let output = onrush()
+        .args(["run", example, "--quiet", "--out"])
+        .arg(&out)
+        .env("PORT", server.port().to_string())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let s = summary(&out);
+    let closed = scenario(&s, "closed");
+    assert_eq!(u64_at(closed, "/requests"), 300, "4 VUs x 25 iterations x 3 steps");
+    assert_eq!(u64_at(closed, "/iterations"), 100);
+    for name in ["home", "bytes", "echo"] {
+        assert_eq!(u64_at(step(&s, "closed", name), "/requests"), 100);
+    }
+    // per_vu (the default) keeps one connection per VU for the whole test.
+    assert_eq!(u64_at(closed, "/connections_opened"), 4);
+    let open = scenario(&s, "open");
+    let open_iterations = u64_at(open, "/iterations");
+    assert!((980..=1000).contains(&open_iterations), "200/s for 5 s: {open_iterations}");
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    let total = u64_at(&s, "/totals/requests");
+    assert_eq!(total, 300 + open_iterations);
+    assert_eq!(server.stats().requests, total, "the server saw every request the summary counts");
+    // Unnamed steps are named after their method and unrendered path.
+    assert_eq!(u64_at(step(&s, "open", "GET /delay/5"), "/requests"), open_iterations);
+    assert!(out.join("intervals.jsonl").exists());
+}
+
+#[test]
+fn connection_scopes_open_the_connections_they_promise() {
+    for (scope, expected) in [("per_vu", 5), ("per_iteration", 50), ("per_request", 100)] {
+        let server = Server::start();
+        let dir = temp_dir(&format!("scope-{scope}"));
+        let plan = write_plan(
+            &dir,
+            &format!(
+                "target: http://127.0.0.1:{port}\nhttp: {{ connections: {scope} }}\nscenarios:\n  - name: s\n    load: {{ vus: 5, iterations: 10 }}\n    steps:\n      - get: /\n      - get: /bytes/10\n",
+                port = server.port()
+            ),
+        );
+        let output = onrush()
+            .args(["run", "--quiet", "--out"])
+            .arg(dir.join("out"))
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        let s = summary(&dir.join("out"));
+        assert_eq!(u64_at(&s, "/totals/requests"), 100);
+        assert_eq!(server.stats().connections, expected, "{scope}: server-side count");
+        assert_eq!(u64_at(&s, "/totals/connections_opened"), expected, "{scope}: our count");
+    }
+}
+
+#[test]
+fn loops_think_and_ramps_run() {
+    let server = Server::start();
+    let dir = temp_dir("loops");
+    let plan = write_plan(
+        &dir,
+        &format!(
+            r#"target: http://127.0.0.1:{port}
+scenarios:
+  - name: looped
+    load: {{ vus: 2, iterations: 3, ramp_up: 200ms }}
+    steps:
+      - loop:
+          count: 4
+          steps:
+            - {{ name: inner, get: "/bytes/${{iteration}}" }}
+            - {{ think: 1ms..3ms }}
+      - {{ name: after, get: / }}
+  - name: staged
+    load: {{ stages: [ {{ vus: 4, over: 1s }}, {{ vus: 0, over: 1s }} ] }}
+    steps:
+      - {{ get: /delay/20 }}
+"#,
+            port = server.port()
+        ),
+    );
+    let output = onrush()
+        .args(["run", "--quiet", "--out"])
+        .arg(dir.join("out"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let s = summary(&dir.join("out"));
+    assert_eq!(u64_at(step(&s, "looped", "inner"), "/requests"), 2 * 3 * 4);
+    assert_eq!(u64_at(step(&s, "looped", "after"), "/requests"), 2 * 3);
+    let staged = u64_at(scenario(&s, "staged"), "/iterations");
+    // Ramping 0→4→0 over 2 s is on average 2 VUs for 2 s at ~20 ms per iteration: ~200.
+    assert!((60..=260).contains(&staged), "staged iterations {staged}");
+    assert_eq!(u64_at(&s, "/totals/failures"), 0);
+}
