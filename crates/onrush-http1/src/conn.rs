@@ -56,9 +56,14 @@ pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connecti
     }
     .map_err(|e| Error::connect(e, addr))?;
     if opts.nodelay {
-        socket.set_nodelay(true).map_err(|e| Error::connect(e, addr))?;
+        socket
+            .set_nodelay(true)
+            .map_err(|e| Error::connect(e, addr))?;
     }
-    let stream = socket.connect(addr).await.map_err(|e| Error::connect(e, addr))?;
+    let stream = socket
+        .connect(addr)
+        .await
+        .map_err(|e| Error::connect(e, addr))?;
     Ok(Connection::new(stream))
 }
 
@@ -160,7 +165,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     ) -> Result<Response, Error> {
         let bytes_out = self.write_request(req).await?;
         // A no-op for TcpStream; a TLS transport needs it to push its last record out.
-        self.io.flush().await.map_err(|e| Error::io(e, Op::Sending))?;
+        self.io
+            .flush()
+            .await
+            .map_err(|e| Error::io(e, Op::Sending))?;
         if self.start < self.end {
             // Bytes that arrived before we asked (a server pipelining ahead): they are the
             // start of this response.
@@ -213,7 +221,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let open_err = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Io,
-                format!("could not read the request body file {}: {e}", path.display()),
+                format!(
+                    "could not read the request body file {}: {e}",
+                    path.display()
+                ),
             )
         };
         let mut file = std::fs::File::open(path).map_err(open_err)?;

@@ -146,7 +146,10 @@ mod tests {
             (b"X", b"v\nEvil: 1"),
             (b"X", b"v\0"),
         ] {
-            assert!(push_header(&mut b, name, value).is_err(), "{name:?} {value:?}");
+            assert!(
+                push_header(&mut b, name, value).is_err(),
+                "{name:?} {value:?}"
+            );
         }
         assert_eq!(b, b"X-Id: a b\tc\r\n", "buffer unchanged on error");
         let e = push_header(&mut b, b"X", b"\r").unwrap_err();

@@ -186,15 +186,22 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Reset);
         let e = Error::io(io::Error::from(io::ErrorKind::BrokenPipe), Op::Sending);
         assert_eq!(e.kind(), ErrorKind::Reset);
-        assert!(e.to_string().starts_with("the server reset the connection while the request"));
+        assert!(e
+            .to_string()
+            .starts_with("the server reset the connection while the request"));
         let e = Error::io(io::Error::from(io::ErrorKind::UnexpectedEof), Op::Reading);
         assert_eq!(e.kind(), ErrorKind::ClosedEarly);
-        let e = Error::io(io::Error::from(io::ErrorKind::PermissionDenied), Op::Reading);
+        let e = Error::io(
+            io::Error::from(io::ErrorKind::PermissionDenied),
+            Op::Reading,
+        );
         assert_eq!(e.kind(), ErrorKind::Io);
         let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let e = Error::connect(io::Error::from(io::ErrorKind::ConnectionRefused), addr);
         assert_eq!(e.kind(), ErrorKind::ConnectRefused);
-        assert!(e.to_string().starts_with("connection refused connecting to 127.0.0.1:1: "));
+        assert!(e
+            .to_string()
+            .starts_with("connection refused connecting to 127.0.0.1:1: "));
         let e = Error::connect(io::Error::from_raw_os_error(99), addr); // EADDRNOTAVAIL on Linux
         assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
         assert!(!e.is_stale_reuse());

@@ -4,7 +4,7 @@
 //! a tokio `current_thread` + `httparse` loop costs ~3,200 user instructions per keep-alive
 //! request against hyper's ~14,400 (see `shared/stack.md`); onrush promises that the load tool
 //! spends almost no CPU per request. The price is that framing is ours to get right, hence the
-//! sans-I/O [`decode`] module, tested with every split of the input, and the differential tests
+//! sans-I/O `decode` module, tested with every split of the input, and the differential tests
 //! against hyper's server.
 //!
 //! Steady-state cost per request on a kept-alive connection: no heap allocation, one `write`

@@ -108,7 +108,9 @@ impl Chunked {
                 }
                 (St::Ext, b'\r') => St::SizeLf,
                 (St::Ext, b'\n') => {
-                    return Err(bad("bad chunked body: a chunk extension contains a bare LF"));
+                    return Err(bad(
+                        "bad chunked body: a chunk extension contains a bare LF",
+                    ));
                 }
                 (St::Ext, _) => {
                     self.skipped += 1;

@@ -17,7 +17,7 @@
 
 mod chunked;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::mem::MaybeUninit;
 

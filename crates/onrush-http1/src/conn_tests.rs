@@ -1,0 +1,347 @@
+//! The real `Connection::send` over a scripted in-memory stream: reads delivered in whatever
+//! pieces the test chooses, writes recorded, errors injected.
+
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::*;
+use crate::decode::tests::Rng;
+use crate::Discard;
+
+enum Step {
+    Data(Vec<u8>),
+    Err(io::ErrorKind),
+}
+
+/// Scripted stream. After the script: EOF, or never-ready when `hang` is set.
+#[derive(Default)]
+struct Mock {
+    reads: VecDeque<Step>,
+    hang: bool,
+    written: Vec<u8>,
+    writes: usize,
+    write_err: Option<io::ErrorKind>,
+}
+
+impl Mock {
+    fn with_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        Mock {
+            reads: pieces.into_iter().map(|p| Step::Data(p.to_vec())).collect(),
+            ..Mock::default()
+        }
+    }
+}
+
+impl AsyncRead for Mock {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        match this.reads.front_mut() {
+            None if this.hang => Poll::Pending,
+            None => Poll::Ready(Ok(())),
+            Some(Step::Err(k)) => {
+                let k = *k;
+                this.reads.pop_front();
+                Poll::Ready(Err(k.into()))
+            }
+            Some(Step::Data(d)) => {
+                let n = d.len().min(buf.remaining());
+                buf.put_slice(&d[..n]);
+                d.drain(..n);
+                if d.is_empty() {
+                    this.reads.pop_front();
+                }
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Mock {
+    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if let Some(k) = this.write_err {
+            return Poll::Ready(Err(k.into()));
+        }
+        this.writes += 1;
+        this.written.extend_from_slice(b);
+        Poll::Ready(Ok(b.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn get(method: &str) -> Request<'_> {
+    Request {
+        method,
+        target: b"/x",
+        host: b"h",
+        headers: b"",
+        body: RequestBody::Empty,
+        close: false,
+    }
+}
+
+const OK2: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// A random response: its wire bytes, status and body.
+fn random_response(rng: &mut Rng) -> (Vec<u8>, u16, Vec<u8>) {
+    let len = if rng.below(3) == 0 {
+        rng.below(40_000)
+    } else {
+        rng.below(300)
+    };
+    let mut body: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    let mut wire = Vec::new();
+    if rng.below(5) == 0 {
+        wire.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+    }
+    let status = match rng.below(4) {
+        0 => {
+            wire.extend_from_slice(b"HTTP/1.1 204 No Content\r\nX: y\r\n\r\n");
+            body.clear();
+            204
+        }
+        1 => {
+            wire.extend_from_slice(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+            for piece in body.chunks(1 + rng.below(5000)) {
+                wire.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                wire.extend_from_slice(piece);
+                wire.extend_from_slice(b"\r\n");
+            }
+            wire.extend_from_slice(b"0\r\nT: 1\r\n\r\n");
+            200
+        }
+        _ => {
+            let head = format!("HTTP/1.1 201 Created\r\nContent-Length: {len}\r\n\r\n");
+            wire.extend_from_slice(head.as_bytes());
+            wire.extend_from_slice(&body);
+            201
+        }
+    };
+    (wire, status, body)
+}
+
+#[tokio::test]
+async fn many_responses_in_random_pieces_on_one_connection() {
+    for seed in 0..20 {
+        let mut rng = Rng::new(seed);
+        let responses: Vec<_> = (0..30).map(|_| random_response(&mut rng)).collect();
+        let wire: Vec<u8> = responses.iter().flat_map(|r| r.0.clone()).collect();
+        let mut pieces = Vec::new();
+        let mut rest = &wire[..];
+        while !rest.is_empty() {
+            let n = match rng.below(4) {
+                0 => 1,
+                1 => rng.below(20),
+                _ => rng.below(30_000),
+            }
+            .clamp(1, rest.len());
+            pieces.push(&rest[..n]);
+            rest = &rest[n..];
+        }
+        let mut conn = Connection::new(Mock::with_pieces(pieces));
+        for (i, (wire, status, body)) in responses.iter().enumerate() {
+            let mut got = Vec::new();
+            let r = conn.send(&get("GET"), &mut got).await.unwrap();
+            assert_eq!(
+                (r.status, &got, r.keep_alive),
+                (*status, body, true),
+                "seed {seed} #{i}"
+            );
+            assert_eq!(r.bytes_in, wire.len() as u64);
+            assert_eq!(r.body_bytes, body.len() as u64);
+            assert!(
+                conn.rbuf.len() == READ_BUF,
+                "no head needed a bigger buffer"
+            );
+        }
+        assert_eq!(conn.requests_sent(), 30);
+        // The script is over: the server "closed" the idle connection.
+        let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ClosedEarly);
+        assert!(e.is_stale_reuse());
+    }
+}
+
+#[tokio::test]
+async fn byte_by_byte_with_head_request_and_leftover() {
+    let mut wire = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    wire.extend_from_slice(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n",
+    );
+    wire.extend_from_slice(OK2);
+    let mut conn = Connection::new(Mock::with_pieces(wire.chunks(1)));
+    let r = conn.send(&get("HEAD"), &mut Discard).await.unwrap();
+    assert_eq!((r.status, r.body_bytes, r.keep_alive), (200, 0, true));
+    let mut body = Vec::new();
+    conn.send(&get("GET"), &mut body).await.unwrap();
+    assert_eq!(body, b"abc");
+    body.clear();
+    conn.send(&get("GET"), &mut body).await.unwrap();
+    assert_eq!(body, b"ok");
+    assert_eq!(
+        conn.io.written.len(),
+        3 * b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n".len() + 1
+    );
+}
+
+#[tokio::test]
+async fn pipelined_bytes_arriving_early_are_the_next_response() {
+    let mut both = OK2.to_vec();
+    both.extend_from_slice(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+    let mut conn = Connection::new(Mock::with_pieces([&both[..]]));
+    assert_eq!(
+        conn.send(&get("GET"), &mut Discard).await.unwrap().status,
+        200
+    );
+    assert_eq!(
+        conn.send(&get("GET"), &mut Discard).await.unwrap().status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn big_heads_grow_the_buffer_once_and_too_big_fails() {
+    let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..40 {
+        head.extend_from_slice(format!("X-{i}: {}\r\n", "v".repeat(1000)).as_bytes());
+    }
+    head.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+    let (a, b) = head.split_at(10_000);
+    let mut conn = Connection::new(Mock::with_pieces([a, b, OK2]));
+    let r = conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!((r.status, r.body_bytes), (200, 2));
+    assert_eq!(conn.rbuf.len(), MAX_HEAD_BYTES);
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+
+    let mut huge = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..60 {
+        huge.extend_from_slice(format!("X-{i}: {}\r\n", "v".repeat(1200)).as_bytes());
+    }
+    let mut conn = Connection::new(Mock::with_pieces(huge.chunks(5000)));
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadResponse, "{e}");
+    assert!(!conn.is_reusable());
+    assert!(conn.send(&get("GET"), &mut Discard).await.is_err());
+}
+
+#[tokio::test]
+async fn stale_reuse_is_only_reported_for_reused_connections_before_any_byte() {
+    // Reset instead of EOF on the reused connection.
+    let mut m = Mock::with_pieces([OK2]);
+    m.reads.push_back(Step::Err(io::ErrorKind::ConnectionReset));
+    let mut conn = Connection::new(m);
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Reset);
+    assert!(e.is_stale_reuse());
+
+    // A fresh connection closed without a response is not the keep-alive race.
+    let mut conn = Connection::new(Mock::default());
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClosedEarly);
+    assert!(!e.is_stale_reuse());
+
+    // Reused, but a byte of the response arrived: the server did process the request.
+    let mut conn = Connection::new(Mock::with_pieces([OK2, b"HTTP/1.1 2"]));
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClosedEarly);
+    assert!(!e.is_stale_reuse());
+
+    // Broken pipe while writing on a reused connection.
+    let mut conn = Connection::new(Mock::with_pieces([OK2]));
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    conn.io.write_err = Some(io::ErrorKind::BrokenPipe);
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Reset);
+    assert!(e.is_stale_reuse());
+}
+
+#[tokio::test]
+async fn close_and_cancel_make_the_connection_unusable() {
+    let mut conn = Connection::new(Mock::with_pieces([
+        &b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"[..],
+        OK2,
+    ]));
+    let r = conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert!(!r.keep_alive && !conn.is_reusable());
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert!(e.to_string().contains("can't carry another request"), "{e}");
+
+    let mut m = Mock::with_pieces([&b"HTTP/1.1 200 OK\r\n"[..]]);
+    m.hang = true;
+    let mut conn = Connection::new(m);
+    let req = get("GET");
+    let t = tokio::time::timeout(Duration::from_millis(20), conn.send(&req, &mut Discard)).await;
+    assert!(t.is_err(), "timed out");
+    assert!(
+        !conn.is_reusable(),
+        "a cancelled send leaves the connection in an unknown state"
+    );
+}
+
+#[tokio::test]
+async fn writes_are_coalesced() {
+    let mut conn = Connection::new(Mock::with_pieces([OK2, OK2, OK2, OK2]));
+    let mut req = get("POST");
+    req.body = RequestBody::Bytes(b"hello");
+    let r = conn.send(&req, &mut Discard).await.unwrap();
+    assert_eq!(conn.io.writes, 1, "head and small body in one write");
+    assert_eq!(r.bytes_out, conn.io.written.len() as u64);
+    assert!(conn.io.written.ends_with(b"Content-Length: 5\r\n\r\nhello"));
+
+    let big = vec![7u8; 100_000];
+    req.body = RequestBody::Bytes(&big);
+    conn.io.written.clear();
+    let r = conn.send(&req, &mut Discard).await.unwrap();
+    assert_eq!(r.bytes_out, conn.io.written.len() as u64);
+    assert!(conn.io.written.ends_with(&big));
+    assert!(
+        conn.wbuf.capacity() < 4096,
+        "a big in-memory body is not copied"
+    );
+
+    // A body file: the first piece rides with the head; the buffer stays bounded.
+    let path = std::env::temp_dir().join(format!("onrush-http1-unit-{}", std::process::id()));
+    let content: Vec<u8> = (0..150_000u32).map(|i| (i * 7) as u8).collect();
+    std::fs::write(&path, &content).unwrap();
+    req.body = RequestBody::File(&path);
+    conn.io.written.clear();
+    conn.io.writes = 0;
+    let r = conn.send(&req, &mut Discard).await;
+    std::fs::remove_file(&path).unwrap();
+    let r = r.unwrap();
+    assert_eq!(conn.io.writes, 3, "64 KiB + 64 KiB + rest");
+    assert_eq!(r.bytes_out, conn.io.written.len() as u64);
+    assert!(conn.io.written.ends_with(&content));
+    assert!(conn.wbuf.capacity() < FILE_CHUNK + 4096);
+
+    req.body = RequestBody::File(std::path::Path::new("/nonexistent/onrush/body"));
+    let e = conn.send(&req, &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert!(e.to_string().contains("/nonexistent/onrush/body"), "{e}");
+}
+
+#[tokio::test]
+async fn invalid_requests_are_not_sent() {
+    let mut conn = Connection::new(Mock::with_pieces([OK2]));
+    let mut req = get("GET");
+    req.target = b"/a\r\nX: y";
+    let e = conn.send(&req, &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert!(conn.io.written.is_empty());
+}
