@@ -364,7 +364,7 @@ mod tests {
         let r = window_rates(&per, 12.4, 500);
         assert_eq!(r.max_10s, 50.0);
         assert_eq!(r.min_10s, 40.0); // seconds 2..12: 8 * 50 / 10
-        // a 10 s run measured a hair short still has a full window
+                                     // a 10 s run measured a hair short still has a full window
         let r = window_rates(&per, 9.995, 500);
         assert!(!r.whole_run);
         assert_eq!((r.min_10s, r.max_10s), (50.0, 50.0));

@@ -201,7 +201,10 @@ mod tests {
             FailureClass::from_io_error(&e, true),
             FailureClass::ConnectTimeout
         );
-        assert_eq!(FailureClass::from_io_error(&e, false), FailureClass::Timeout);
+        assert_eq!(
+            FailureClass::from_io_error(&e, false),
+            FailureClass::Timeout
+        );
         assert_eq!(FailureClass::for_status(503), Some(FailureClass::Http5xx));
         assert_eq!(FailureClass::for_status(302), None);
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::failure::FailureClass;
 use crate::hist::{decode_hist, Encoder, SIGNIFICANT_DIGITS};
-use crate::record::{Layout, ScenarioLayout};
+use crate::record::Layout;
 use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
 use crate::summary::Summary;
 
@@ -91,19 +91,6 @@ impl Header {
             merged_from,
         }
     }
-
-    pub fn layout(&self) -> Layout {
-        Layout {
-            scenarios: self
-                .layout
-                .iter()
-                .map(|s| ScenarioLayout {
-                    name: s.scenario.clone(),
-                    steps: s.steps.clone(),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// One step's second.
@@ -116,8 +103,9 @@ pub(crate) struct StepLine {
     pub failures: u64,
     #[serde(default)]
     pub failures_by_class: BTreeMap<String, u64>,
+    /// Keys are status codes as strings (a tagged enum cannot read integer keys back).
     #[serde(default)]
-    pub status_codes: BTreeMap<u16, u64>,
+    pub status_codes: BTreeMap<String, u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,7 +147,11 @@ impl StepLine {
             requests: c.requests,
             failures: c.failures,
             failures_by_class: c.failures_by_class_map(),
-            status_codes: c.status_codes.clone(),
+            status_codes: c
+                .status_codes
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
             bytes_in: c.bytes_in,
             bytes_out: c.bytes_out,
             latency: d.latency.as_ref().map(|h| enc.encode(h)),
@@ -178,6 +170,13 @@ impl StepLine {
                 .map_err(|e| format!("failures_by_class: {e}"))?;
             by_class[c.index()] += n;
         }
+        let mut status_codes = BTreeMap::new();
+        for (code, &n) in &self.status_codes {
+            let code: u16 = code
+                .parse()
+                .map_err(|_| format!("status_codes: {code:?} is not a status code"))?;
+            *status_codes.entry(code).or_insert(0) += n;
+        }
         let h = |field: &str, v: &Option<String>| {
             v.as_deref()
                 .map(decode_hist)
@@ -189,7 +188,7 @@ impl StepLine {
                 requests: self.requests,
                 failures: self.failures,
                 failures_by_class: by_class,
-                status_codes: self.status_codes.clone(),
+                status_codes,
                 bytes_in: self.bytes_in,
                 bytes_out: self.bytes_out,
             },

@@ -1,1 +1,63 @@
-//! onrush-metrics
+//! onrush-metrics: what a load test measured, exactly and mergeably.
+//!
+//! * [`WorkerMetrics`]: one per worker thread, never shared; [`WorkerMetrics::record_request`]
+//!   is the hot path (counter increments and HDR histogram records, no locks, no formatting).
+//! * [`Snapshot`]: a worker's last second, sent once a second to the collector thread.
+//! * [`Collector`]: merges the snapshots second by second ([`IntervalView`] for the live
+//!   status), keeps the totals, writes `summary.json` and `intervals.jsonl`.
+//! * [`merge`]: rebuilds both files from the `intervals.jsonl` of several runs.
+//! * [`print_summary`]: the human end-of-run table.
+//!
+//! Histograms hold microseconds with 3 significant digits and auto-resize (see
+//! [`hist::new_hist`]); intervals store them in the standard HdrHistogram V2 compressed
+//! encoding, base64, so other HdrHistogram tools can read them. The file formats are described
+//! in `docs/results.md` of the repository.
+//!
+//! ```
+//! use onrush_metrics::*;
+//!
+//! let layout = Layout::new([("browse", ["home", "search"])]);
+//! let mut worker = WorkerMetrics::new(&layout); // one per worker thread
+//! let mut collector = Collector::new(layout, RunInfo::new("shop", 1_767_225_600_000));
+//!
+//! worker.record_request(0, 1, &RequestRecord {
+//!     latency_us: 2_150, service_us: 2_150, connect_us: Some(140), ttfb_us: Some(2_010),
+//!     bytes_in: 1_234, bytes_out: 96, status: 200, failure: None,
+//! });
+//! collector.add(0, worker.take_snapshot());
+//! let live = collector.close_second(0);
+//! assert_eq!((live.requests, live.p99_ms), (1, 2.151));
+//!
+//! collector.set_duration(std::time::Duration::from_secs(1));
+//! collector.set_interrupted(false);
+//! let dir = std::env::temp_dir().join(format!("onrush-doc-{}", std::process::id()));
+//! collector.write_results(&dir).unwrap();
+//! let merged = merge(&[dir.clone()], &dir.join("merged")).unwrap();
+//! assert_eq!(merged.totals.latency_ms, collector.summary().totals.latency_ms);
+//! print_summary(&collector.summary(), &mut std::io::sink());
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+mod aggregate;
+mod collector;
+mod failure;
+mod files;
+pub mod hist;
+mod merge;
+mod print;
+mod record;
+mod snapshot;
+mod summary;
+
+pub use collector::{Collector, IntervalView, RunInfo};
+pub use failure::{FailureClass, UnknownFailureClass};
+pub use files::{HISTOGRAM_ENCODING, INTERVALS_FILE, RESULTS_FORMAT_VERSION, SUMMARY_FILE};
+pub use hist::{decode_hist, Hist, MsStats};
+pub use merge::{merge, MergeError};
+pub use print::{print_summary, summary_text, write_summary_text};
+pub use record::{Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
+pub use snapshot::Snapshot;
+pub use summary::{RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
+
+/// Version written as `onrush_version` (the workspace version).
+pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");

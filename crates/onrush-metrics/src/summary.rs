@@ -116,7 +116,8 @@ pub struct StepSummary {
 }
 
 /// Top-level keys of [`Summary`] that `extra` must not use.
-pub(crate) const RESERVED_KEYS: [&str; 5] = ["onrush_version", "run", "totals", "scenarios", "steps"];
+pub(crate) const RESERVED_KEYS: [&str; 5] =
+    ["onrush_version", "run", "totals", "scenarios", "steps"];
 
 impl Summary {
     /// Sets a caller-defined top-level field. Reserved keys (`run`, `totals`, ...) are ignored.
@@ -158,7 +159,10 @@ impl Summary {
     pub fn read_from(path: &Path) -> io::Result<Summary> {
         let text = fs::read_to_string(path)?;
         serde_json::from_str(&text).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
         })
     }
 }

@@ -1,0 +1,364 @@
+//! The collector: merges the workers' snapshots second by second, feeds the live status line,
+//! keeps the cumulative totals and the interval lines, writes the result files.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+use crate::aggregate::{Aggregate, RunMeta};
+use crate::files::{self, Header, Line, ScenarioLine, StepLine};
+use crate::hist::{add_into, new_hist, us_to_ms, Encoder, Hist};
+use crate::record::Layout;
+use crate::snapshot::{ScenarioInterval, Snapshot, StepInterval};
+use crate::summary::{self, Summary};
+
+/// Identity of the run, given to [`Collector::new`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunInfo {
+    /// Plan name (file stem), `run.plan` in `summary.json`.
+    pub plan: String,
+    /// Unix time in ms of the start of second 0.
+    pub start_unix_ms: u64,
+}
+
+impl RunInfo {
+    pub fn new(plan: impl Into<String>, start_unix_ms: u64) -> RunInfo {
+        RunInfo {
+            plan: plan.into(),
+            start_unix_ms,
+        }
+    }
+
+    /// A run of `plan` starting now (system clock).
+    pub fn starting_now(plan: impl Into<String>) -> RunInfo {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        RunInfo::new(plan, ms)
+    }
+}
+
+/// Figures of one closed second for the live status line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IntervalView {
+    /// The second closed (index since start).
+    pub second: u64,
+    /// Requests completed in that second, over all steps.
+    pub requests: u64,
+    pub failures: u64,
+    /// Requests per second in that second (== `requests`: the interval is 1 s).
+    pub rps: f64,
+    /// Latency percentiles of that second over all steps, ms; 0 when no request.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Active VUs, all scenarios and workers, at the end of the second.
+    pub active_vus: u64,
+    pub iterations: u64,
+    pub dropped_iterations: u64,
+    /// Running totals since the start, including this second.
+    pub total_requests: u64,
+    pub total_failures: u64,
+    pub total_dropped_iterations: u64,
+}
+
+#[derive(Clone, Debug)]
+struct SecondAcc {
+    steps: Vec<Vec<Option<StepInterval>>>,
+    scenarios: Vec<ScenarioInterval>,
+}
+
+impl SecondAcc {
+    fn new(layout: &Layout) -> Self {
+        SecondAcc {
+            steps: layout
+                .scenarios
+                .iter()
+                .map(|s| s.steps.iter().map(|_| None).collect())
+                .collect(),
+            scenarios: layout
+                .scenarios
+                .iter()
+                .map(|_| ScenarioInterval::default())
+                .collect(),
+        }
+    }
+
+    fn add(&mut self, snap: Snapshot) {
+        for (acc, steps) in self.steps.iter_mut().zip(snap.steps) {
+            for (a, s) in acc.iter_mut().zip(steps) {
+                match (a.as_mut(), s) {
+                    (_, None) => {}
+                    (None, Some(s)) => *a = Some(s),
+                    (Some(a), Some(s)) => a.merge(s),
+                }
+            }
+        }
+        for (a, mut s) in self.scenarios.iter_mut().zip(snap.scenarios) {
+            s.active_vus = 0; // the gauge is taken per worker at close time
+            a.merge(s);
+        }
+    }
+}
+
+/// Owned by the collector thread. Per second: [`add`](Self::add) each worker's snapshot, then
+/// [`close_second`](Self::close_second). At the end: [`write_results`](Self::write_results).
+#[derive(Clone)]
+pub struct Collector {
+    layout: Layout,
+    run: RunInfo,
+    duration_s: Option<f64>,
+    extra: Map<String, Value>,
+    /// `(scenario, step)` of the layout → indexes in `agg` (equal unless names repeat).
+    index: Vec<(usize, Vec<usize>)>,
+    pending: BTreeMap<u64, SecondAcc>,
+    closed_through: Option<u64>,
+    /// Last active-VU gauge per scenario of every worker seen.
+    worker_vus: BTreeMap<u64, Vec<u64>>,
+    agg: Aggregate,
+    /// `(second, JSON line)` of `intervals.jsonl`, header excluded.
+    lines: Vec<(u64, String)>,
+    second_latency: Hist,
+    total_requests: u64,
+    total_failures: u64,
+    total_dropped: u64,
+    late_snapshots: u64,
+}
+
+impl Clone for Encoder {
+    fn clone(&self) -> Self {
+        Encoder::new()
+    }
+}
+
+impl Collector {
+    pub fn new(layout: Layout, run: RunInfo) -> Self {
+        let mut agg = Aggregate::new(&layout);
+        let index = layout
+            .scenarios
+            .iter()
+            .map(|s| {
+                let si = agg.scenario_index(&s.name);
+                (
+                    si,
+                    s.steps.iter().map(|st| agg.step_index(si, st)).collect(),
+                )
+            })
+            .collect();
+        Collector {
+            layout,
+            run,
+            duration_s: None,
+            extra: Map::new(),
+            index,
+            pending: BTreeMap::new(),
+            closed_through: None,
+            worker_vus: BTreeMap::new(),
+            agg,
+            lines: Vec::new(),
+            second_latency: new_hist(),
+            total_requests: 0,
+            total_failures: 0,
+            total_dropped: 0,
+            late_snapshots: 0,
+        }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn run_info(&self) -> &RunInfo {
+        &self.run
+    }
+
+    /// Adds one worker's snapshot of `second` (index since start). A snapshot for a second
+    /// already closed is counted in the next open second (see [`late_snapshots`](Self::late_snapshots)),
+    /// so totals stay exact.
+    pub fn add(&mut self, second: u64, snap: Snapshot) {
+        self.worker_vus.insert(
+            snap.worker,
+            snap.scenarios.iter().map(|s| s.active_vus).collect(),
+        );
+        let second = match self.closed_through {
+            Some(c) if second <= c => {
+                self.late_snapshots += 1;
+                c + 1
+            }
+            _ => second,
+        };
+        let layout = &self.layout;
+        self.pending
+            .entry(second)
+            .or_insert_with(|| SecondAcc::new(layout))
+            .add(snap);
+    }
+
+    /// Snapshots that arrived after their second was closed.
+    pub fn late_snapshots(&self) -> u64 {
+        self.late_snapshots
+    }
+
+    /// Merges everything added for `second` (and closes any earlier second still open), records
+    /// its interval lines and totals, and returns the figures for the live status. Closing a
+    /// second already closed changes nothing and returns a view with zero interval figures.
+    pub fn close_second(&mut self, second: u64) -> IntervalView {
+        if matches!(self.closed_through, Some(c) if second <= c) {
+            return IntervalView {
+                second,
+                active_vus: self.active_vus_now(),
+                total_requests: self.total_requests,
+                total_failures: self.total_failures,
+                total_dropped_iterations: self.total_dropped,
+                ..IntervalView::default()
+            };
+        }
+        let earlier: Vec<u64> = self.pending.range(..second).map(|(&t, _)| t).collect();
+        for t in earlier {
+            self.close_one(t);
+        }
+        self.close_one(second)
+    }
+
+    /// Closes every second that still has data added.
+    pub fn finish(&mut self) {
+        while let Some((&t, _)) = self.pending.iter().next() {
+            self.close_one(t);
+        }
+    }
+
+    fn active_vus_now(&self) -> u64 {
+        self.worker_vus.values().flatten().sum()
+    }
+
+    fn close_one(&mut self, t: u64) -> IntervalView {
+        let acc = self
+            .pending
+            .remove(&t)
+            .unwrap_or_else(|| SecondAcc::new(&self.layout));
+        let mut enc = Encoder::new();
+        let mut view = IntervalView {
+            second: t,
+            ..IntervalView::default()
+        };
+        self.second_latency.reset();
+        for (si, (steps, mut sc)) in acc.steps.into_iter().zip(acc.scenarios).enumerate() {
+            let scen = &self.layout.scenarios[si];
+            sc.active_vus = self.worker_vus.values().filter_map(|v| v.get(si)).sum();
+            view.active_vus += sc.active_vus;
+            view.iterations += sc.iterations;
+            view.dropped_iterations += sc.dropped_iterations;
+            let line = ScenarioLine::from_interval(t, &scen.name, &sc, &mut enc);
+            self.lines
+                .push((t, files::to_json_line(&Line::Scenario(line))));
+            let (asi, ref steps_idx) = self.index[si];
+            self.agg.add_scenario(t, asi, &sc);
+            for (sti, d) in steps.into_iter().enumerate() {
+                let Some(d) = d else { continue };
+                view.requests += d.counters.requests;
+                view.failures += d.counters.failures;
+                if let Some(h) = &d.latency {
+                    add_into(&mut self.second_latency, h);
+                }
+                let line = StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
+                self.lines.push((t, files::to_json_line(&Line::Step(line))));
+                self.agg.add_step(t, asi, steps_idx[sti], &d);
+            }
+        }
+        self.total_requests += view.requests;
+        self.total_failures += view.failures;
+        self.total_dropped += view.dropped_iterations;
+        view.rps = view.requests as f64;
+        if !self.second_latency.is_empty() {
+            view.p50_ms = us_to_ms(self.second_latency.value_at_quantile(0.50));
+            view.p99_ms = us_to_ms(self.second_latency.value_at_quantile(0.99));
+        }
+        view.total_requests = self.total_requests;
+        view.total_failures = self.total_failures;
+        view.total_dropped_iterations = self.total_dropped;
+        self.closed_through = Some(self.closed_through.map_or(t, |c| c.max(t)));
+        view
+    }
+
+    /// The run's length for the rates (`run.duration_s`). Without it, the number of seconds
+    /// closed is used. Set it to the measured elapsed time at the end of the run.
+    pub fn set_duration(&mut self, d: Duration) {
+        self.duration_s = Some(d.as_secs_f64());
+    }
+
+    /// Top-level `"interrupted"` in `summary.json`.
+    pub fn set_interrupted(&mut self, interrupted: bool) {
+        self.set_extra("interrupted", Value::Bool(interrupted));
+    }
+
+    /// Top-level `"vars"` in `summary.json`.
+    pub fn set_vars(&mut self, vars: &BTreeMap<String, String>) {
+        self.set_extra("vars", summary::vars_value(vars));
+    }
+
+    /// Any caller-defined top-level field of `summary.json` (reserved keys are ignored).
+    pub fn set_extra(&mut self, key: impl Into<String>, value: Value) {
+        summary::set_extra(&mut self.extra, key.into(), value);
+    }
+
+    fn finalized(&self) -> Cow<'_, Collector> {
+        if self.pending.is_empty() {
+            Cow::Borrowed(self)
+        } else {
+            let mut c = self.clone();
+            c.finish();
+            Cow::Owned(c)
+        }
+    }
+
+    fn meta(&self) -> RunMeta {
+        RunMeta {
+            plan: self.run.plan.clone(),
+            start_unix_ms: self.run.start_unix_ms,
+            duration_s: self.duration_s,
+            merged_from: None,
+        }
+    }
+
+    /// The summary, as `summary.json` holds it. Seconds added but not closed are included.
+    pub fn summary(&self) -> Summary {
+        let c = self.finalized();
+        c.agg.summary(&c.meta(), &c.extra)
+    }
+
+    /// Writes `summary.json` and `intervals.jsonl` into `dir` (created when missing).
+    pub fn write_results(&self, dir: &Path) -> io::Result<()> {
+        let c = self.finalized();
+        let summary = c.agg.summary(&c.meta(), &c.extra);
+        c.write_files(dir, &summary)
+    }
+
+    /// Like [`write_results`](Self::write_results), but writes `summary` as `summary.json`:
+    /// for a caller that took [`summary`](Self::summary) and added fields to it
+    /// (`set_interrupted`, `set_vars`, `set_extra`). `intervals.jsonl` is this collector's.
+    pub fn write_results_with(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        self.finalized().write_files(dir, summary)
+    }
+
+    fn write_files(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        let seconds = self.agg.seconds.len() as f64;
+        let header = Header::new(
+            &self.run.plan,
+            self.run.start_unix_ms,
+            crate::hist::round3(self.duration_s.unwrap_or(seconds)),
+            &self.agg.layout(),
+            None,
+        );
+        let mut order: Vec<usize> = (0..self.lines.len()).collect();
+        order.sort_by_key(|&i| self.lines[i].0); // stable: keeps the order within a second
+        files::write_dir(
+            dir,
+            &header,
+            order.iter().map(|&i| self.lines[i].1.as_str()),
+            summary,
+        )
+    }
+}
