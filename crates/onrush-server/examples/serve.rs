@@ -13,7 +13,10 @@ fn main() -> std::io::Result<()> {
         addr: addr.parse().map_err(invalid)?,
         threads,
     })?;
-    println!("listening on http://{} for {seconds} s", server.local_addr());
+    println!(
+        "listening on http://{} for {seconds} s",
+        server.local_addr()
+    );
     std::thread::sleep(Duration::from_secs(seconds));
     println!("{:?}", server.stats());
     server.shutdown();

@@ -13,7 +13,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 /// Listen backlog: deep enough for the connection bursts a load test makes at its start.
 const BACKLOG: i32 = 4096;
 
-/// Binds `count` listeners on `addr`. With port 0 the first listener picks the port (the kernel
+/// Binds `count` listeners on `addr`. Errors are the plain OS errors (`AddrInUse`, ...): the
+/// callers add the address to their message. With port 0 the first listener picks the port (the kernel
 /// never picks a port already shared through `SO_REUSEPORT`) and the others join it.
 pub(crate) fn bind_group(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
     let count = count.max(1);
@@ -34,7 +35,7 @@ pub(crate) fn bind_group(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpLi
 /// `SO_REUSEPORT` conflicts with every listener, whatever options that one set.
 fn probe_free(addr: SocketAddr) -> io::Result<()> {
     let probe = new_socket(addr)?;
-    probe.bind(&addr.into()).map_err(|e| with_addr(e, addr))
+    probe.bind(&addr.into())
 }
 
 fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
@@ -42,7 +43,7 @@ fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
     if reuse_port {
         socket.set_reuse_port(true)?;
     }
-    socket.bind(&addr.into()).map_err(|e| with_addr(e, addr))?;
+    socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
@@ -53,8 +54,4 @@ fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
     // Like every server: restart at once even while old connections sit in TIME_WAIT.
     socket.set_reuse_address(true)?;
     Ok(socket)
-}
-
-fn with_addr(e: io::Error, addr: SocketAddr) -> io::Error {
-    io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
 }

@@ -59,9 +59,14 @@ async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
     let query = parts.uri.query();
-    let (name, arg) = match path[1..].split_once('/') {
+    // Not `path[1..]`: the path of `CONNECT host:port` is empty and of `OPTIONS *` is "*".
+    let Some(rest) = path.strip_prefix('/') else {
+        drain(body).await;
+        return not_found(path);
+    };
+    let (name, arg) = match rest.split_once('/') {
         Some((name, arg)) => (name, Some(arg)),
-        None => (&path[1..], None),
+        None => (rest, None),
     };
     // Endpoints that read the body take it; for all others it is drained first.
     match (name, arg) {
@@ -84,14 +89,18 @@ async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
         ("bytes" | "delay" | "status", None) => bad_request(format!(
             "{path} needs an argument: /bytes/N, /delay/MS or /status/CODE\n"
         )),
-        _ => text(
-            StatusCode::NOT_FOUND,
-            format!(
-                "not found: {path}\nendpoints: / /bytes/N /delay/MS /status/CODE /echo /upload \
-                 /json /html /xml /stall /stats\n"
-            ),
-        ),
+        _ => not_found(path),
     }
+}
+
+fn not_found(path: &str) -> Resp {
+    text(
+        StatusCode::NOT_FOUND,
+        format!(
+            "not found: {path}\nendpoints: / /bytes/N /delay/MS /status/CODE /echo /upload /json \
+             /html /xml /stall /stats\n"
+        ),
+    )
 }
 
 /// `/bytes/N`: N pattern bytes streamed from a static buffer, with Content-Length or chunked.
@@ -147,13 +156,11 @@ fn status(code: &str) -> Resp {
 /// answered when the window ends, any other at once. Aligning to the server start (not to the
 /// request) makes every client see the same pauses, as with a real stalled server.
 async fn stall(query: Option<&str>, shared: &Shared) -> Resp {
-    let every = match param_ms(query, "every", STALL_EVERY_MS) {
+    let params = param_ms(query, "every", STALL_EVERY_MS)
+        .and_then(|every| Ok((every, param_ms(query, "for", STALL_FOR_MS)?)));
+    let (every, pause) = match params {
         Ok(v) => v,
-        Err(resp) => return resp,
-    };
-    let pause = match param_ms(query, "for", STALL_FOR_MS) {
-        Ok(v) => v,
-        Err(resp) => return resp,
+        Err(msg) => return bad_request(msg),
     };
     if every == 0 || pause >= every {
         return bad_request(format!(
@@ -177,13 +184,14 @@ async fn stall(query: Option<&str>, shared: &Shared) -> Resp {
     )
 }
 
-fn param_ms(query: Option<&str>, name: &str, default: u64) -> Result<u64, Resp> {
+/// A `/stall` parameter in milliseconds; the error is the 400 message.
+fn param_ms(query: Option<&str>, name: &str, default: u64) -> Result<u64, String> {
     match query_param(query, name) {
         None => Ok(default),
         Some(v) => v.parse().map_err(|_| {
-            bad_request(format!(
+            format!(
                 "bad /stall parameter {name}={v:?}: expected milliseconds as a non-negative integer\n"
-            ))
+            )
         }),
     }
 }
@@ -203,7 +211,7 @@ async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
     }
     let (length, sha256) = match consume(body).await {
         Ok(digest) => digest,
-        Err(resp) => return resp,
+        Err(msg) => return bad_request(msg),
     };
     let doc = serde_json::json!({
         "method": parts.method.as_str(),
@@ -220,7 +228,7 @@ async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
 async fn upload(body: Incoming) -> Resp {
     match consume(body).await {
         Ok((length, sha256)) => json(&serde_json::json!({ "length": length, "sha256": sha256 })),
-        Err(resp) => resp,
+        Err(msg) => bad_request(msg),
     }
 }
 
@@ -235,12 +243,12 @@ fn stats(shared: &Shared) -> Resp {
 }
 
 /// Reads the whole body frame by frame, hashing as it goes: memory stays constant whatever the
-/// upload size.
-async fn consume(mut body: Incoming) -> Result<(u64, String), Resp> {
+/// upload size. The error is the 400 message (the client will rarely read it: its body broke).
+async fn consume(mut body: Incoming) -> Result<(u64, String), String> {
     let mut hasher = Sha256::new();
     let mut length = 0u64;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| bad_request(format!("cannot read request body: {e}\n")))?;
+        let frame = frame.map_err(|e| format!("cannot read request body: {e}\n"))?;
         if let Ok(data) = frame.into_data() {
             length += data.len() as u64;
             hasher.update(&data);

@@ -71,9 +71,10 @@ async fn accept_loop(listener: &TcpListener, index: usize, shared: &Arc<Shared>)
     http.keep_alive(true)
         // No per-request timer: idle keep-alive connections of a slow load test stay open,
         // and the hot path arms no timer per request.
-        .header_read_timeout(None)
-        // Answers to pipelined requests go out in one write.
-        .pipeline_flush(true);
+        .header_read_timeout(None);
+    // Not `pipeline_flush(true)`: in hyper 1.x it also turns off write back-pressure, and a
+    // `/bytes/4294967296` then buffered the whole 4 GiB in memory (measured; the test
+    // `bytes_huge_is_streamed_in_constant_memory` guards it).
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(conn) => conn,
