@@ -47,7 +47,13 @@ impl PlanError {
     }
 
     /// An error at a byte range of `text`.
-    pub(crate) fn at(source: &str, text: &str, span: Range<usize>, field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn at(
+        source: &str,
+        text: &str,
+        span: Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> Self {
         let (line, column, snippet) = locate(text, span);
         PlanError {
             inner: Box::new(Inner {
@@ -148,7 +154,11 @@ fn locate(text: &str, span: Range<usize>) -> (usize, usize, String) {
     let col = text[line_start..start].chars().count() + 1;
     let end = floor_char(text, span.end.clamp(start, line_end.max(start)));
     let width = text[start..end].trim_end().chars().count().max(1);
-    let shown: String = line_text.chars().map(|c| if c == '\t' { ' ' } else { c }).take(200).collect();
+    let shown: String = line_text
+        .chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .take(200)
+        .collect();
     let caret_col = (col - 1).min(shown.chars().count());
     let width = width.min(200usize.saturating_sub(caret_col).max(1));
     let gutter = line_no.to_string().len();
@@ -169,9 +179,12 @@ fn floor_char(text: &str, mut i: usize) -> usize {
 }
 
 /// "did you mean `x`?" for a close misspelling among `candidates`.
-pub(crate) fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
-    let mut best: Option<(f64, &str)> = None;
+    let mut best: Option<((usize, usize), &str)> = None;
     for c in candidates {
         let d = strsim::damerau_levenshtein(&lower, c);
         let limit = match c.len() {
@@ -179,12 +192,13 @@ pub(crate) fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = 
             4..=6 => 2,
             _ => 3,
         };
-        let score = strsim::jaro_winkler(&lower, c);
-        if d <= limit || score >= 0.9 {
-            let rank = score - d as f64;
-            if best.map_or(true, |(r, _)| rank > r) {
-                best = Some((rank, c));
-            }
+        let close = d <= limit
+            || strsim::jaro_winkler(&lower, c) >= 0.9
+            || (lower.len() >= 3 && c.starts_with(&lower));
+        // Fewest edits first, then the candidate closest in length.
+        let rank = (d, c.len().abs_diff(lower.len()));
+        if close && !matches!(best, Some((r, _)) if r <= rank) {
+            best = Some((rank, c));
         }
     }
     best.map(|(_, c)| c)

@@ -36,13 +36,22 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanErr
     let name = path.display().to_string();
     let text = std::fs::read(path).map_err(|e| {
         let msg = match e.kind() {
-            std::io::ErrorKind::NotFound => "the plan file does not exist; expected a path to a YAML plan".to_string(),
+            std::io::ErrorKind::NotFound => {
+                "the plan file does not exist; expected a path to a YAML plan".to_string()
+            }
             _ => format!("cannot read the plan file: {e}"),
         };
         PlanError::plain(&name, "", msg)
     })?;
     let text = String::from_utf8(text).map_err(|e| {
-        PlanError::plain(&name, "", format!("the plan file is not UTF-8 text (invalid byte at offset {}); expected UTF-8 YAML", e.utf8_error().valid_up_to()))
+        PlanError::plain(
+            &name,
+            "",
+            format!(
+                "the plan file is not UTF-8 text (invalid byte at offset {}); expected UTF-8 YAML",
+                e.utf8_error().valid_up_to()
+            ),
+        )
     })?;
     let base_dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -53,8 +62,15 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanErr
 
 /// Compiles plan `text`. `source_name` is used in messages and as [`Plan::source`]; `base_dir`
 /// is where `body_file:` paths are resolved. Environment variables come from the process.
-pub fn load_str(source_name: &str, text: &str, base_dir: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
-    load_str_with_env(source_name, text, base_dir, overrides, &|name| std::env::var(name).ok())
+pub fn load_str(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+) -> Result<Plan, PlanError> {
+    load_str_with_env(source_name, text, base_dir, overrides, &|name| {
+        std::env::var(name).ok()
+    })
 }
 
 /// Like [`load_str`], with environment variables read through `env` instead of the process
@@ -106,7 +122,11 @@ pub struct TargetUrl {
 impl TargetUrl {
     /// `host:port` as written in a `Host:` header (IPv6 in brackets; port omitted when default).
     pub fn authority(&self) -> String {
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
         if self.port == self.scheme.default_port() {
             host
         } else {
@@ -117,8 +137,18 @@ impl TargetUrl {
 
 impl std::fmt::Display for TargetUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        write!(f, "{}://{host}:{}{}", self.scheme.as_str(), self.port, self.base_path)
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(
+            f,
+            "{}://{host}:{}{}",
+            self.scheme.as_str(),
+            self.port,
+            self.base_path
+        )
     }
 }
 
@@ -154,7 +184,10 @@ pub struct HttpSettings {
 
 impl Default for HttpSettings {
     fn default() -> Self {
-        HttpSettings { timeout: Duration::from_secs(30), connections: ConnectionScope::PerVu }
+        HttpSettings {
+            timeout: Duration::from_secs(30),
+            connections: ConnectionScope::PerVu,
+        }
     }
 }
 
@@ -200,14 +233,25 @@ pub struct StepInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadModel {
     /// `vus` + `iterations` (per VU), optional `ramp_up`: VU k (0-based) starts at k*ramp_up/vus.
-    ClosedIterations { vus: u32, iterations: u64, ramp_up: Duration },
+    ClosedIterations {
+        vus: u32,
+        iterations: u64,
+        ramp_up: Duration,
+    },
     /// `vus` + `duration` (+ `ramp_up`), or `stages: [{vus, over}]`: the VU count follows linear ramps
     /// starting from `start_vus`. vus+duration+ramp_up normalises to start_vus 0,
     /// stages [{vus, ramp_up}, {vus, duration - ramp_up}]; without ramp_up: start_vus = vus, [{vus, duration}].
-    ClosedStages { start_vus: u32, stages: Vec<VuStage> },
+    ClosedStages {
+        start_vus: u32,
+        stages: Vec<VuStage>,
+    },
     /// `rate` + `duration`, or `stages: [{rate, over}]` (optional `start_rate`, default 0; with `rate`
     /// and no stages, start_rate = rate and stages = [{rate, duration}]). Always `max_vus`.
-    Open { start_rate: f64, stages: Vec<RateStage>, max_vus: u32 },
+    Open {
+        start_rate: f64,
+        stages: Vec<RateStage>,
+        max_vus: u32,
+    },
 }
 
 impl LoadModel {
@@ -215,7 +259,9 @@ impl LoadModel {
     pub fn max_vus(&self) -> u32 {
         match self {
             LoadModel::ClosedIterations { vus, .. } => *vus,
-            LoadModel::ClosedStages { start_vus, stages } => stages.iter().map(|s| s.vus).fold(*start_vus, u32::max),
+            LoadModel::ClosedStages { start_vus, stages } => {
+                stages.iter().map(|s| s.vus).fold(*start_vus, u32::max)
+            }
             LoadModel::Open { max_vus, .. } => *max_vus,
         }
     }
@@ -242,12 +288,21 @@ pub struct RateStage {
     pub over: Duration,
 }
 
+// Steps are built once at load and only read on the hot path; the size difference between
+// variants does not matter, and `Request(RequestStep)` is the documented shape.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Request(RequestStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
-    Think { min: Duration, max: Duration },
-    Loop { count: u64, steps: Vec<Step> },
+    Think {
+        min: Duration,
+        max: Duration,
+    },
+    Loop {
+        count: u64,
+        steps: Vec<Step>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,10 @@ pub(crate) const BUILTINS: [&str; 2] = ["vu", "iteration"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seg {
     /// Range into `Template::bytes`.
-    Lit { start: u32, end: u32 },
+    Lit {
+        start: u32,
+        end: u32,
+    },
     Vu,
     Iteration,
 }
@@ -49,9 +52,13 @@ impl Template {
     pub fn render(&self, ctx: &RenderContext, out: &mut Vec<u8>) {
         for seg in self.segs.iter() {
             match *seg {
-                Seg::Lit { start, end } => out.extend_from_slice(&self.bytes[start as usize..end as usize]),
+                Seg::Lit { start, end } => {
+                    out.extend_from_slice(&self.bytes[start as usize..end as usize])
+                }
                 Seg::Vu => out.extend_from_slice(itoa::Buffer::new().format(ctx.vu).as_bytes()),
-                Seg::Iteration => out.extend_from_slice(itoa::Buffer::new().format(ctx.iteration).as_bytes()),
+                Seg::Iteration => {
+                    out.extend_from_slice(itoa::Buffer::new().format(ctx.iteration).as_bytes())
+                }
             }
         }
     }
@@ -90,7 +97,11 @@ impl Template {
 
     /// An upper bound of the rendered length (literals plus 20 digits per slot).
     pub fn max_len_hint(&self) -> usize {
-        let slots = self.segs.iter().filter(|s| !matches!(s, Seg::Lit { .. })).count();
+        let slots = self
+            .segs
+            .iter()
+            .filter(|s| !matches!(s, Seg::Lit { .. }))
+            .count();
         self.bytes.len() + slots * 20
     }
 }
@@ -149,13 +160,12 @@ impl Builder {
         true
     }
 
-    /// The literal text so far (meaningful for templates without slots).
-    pub fn literal_text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes).into_owned()
-    }
-
     pub fn finish(self, source: String) -> Template {
-        Template { source, bytes: self.bytes.into_boxed_slice(), segs: self.segs.into_boxed_slice() }
+        Template {
+            source,
+            bytes: self.bytes.into_boxed_slice(),
+            segs: self.segs.into_boxed_slice(),
+        }
     }
 }
 
@@ -190,9 +200,9 @@ pub(crate) fn split(text: &str) -> Result<Vec<Piece>, PieceError> {
     while let Some(i) = rest.find('$') {
         lit.push_str(&rest[..i]);
         let after = &rest[i..];
-        if after.starts_with("$${") {
+        if let Some(r) = after.strip_prefix("$${") {
             lit.push_str("${");
-            rest = &after[3..];
+            rest = r;
             pos += i + 3;
         } else if after.starts_with("${") {
             let offset = pos + i;
@@ -214,12 +224,21 @@ pub(crate) fn split(text: &str) -> Result<Vec<Piece>, PieceError> {
                 } else {
                     format!("`${{{inner}}}` is not a variable reference; expected `${{name}}` or `${{NAME:-default}}` (names use letters, digits and `_`)")
                 };
-                return Err(PieceError { offset, message, hint: "write `$${` for a literal `${`" });
+                return Err(PieceError {
+                    offset,
+                    message,
+                    hint: "write `$${` for a literal `${`",
+                });
             }
             if !lit.is_empty() {
                 pieces.push(Piece::Lit(std::mem::take(&mut lit)));
             }
-            pieces.push(Piece::Ref { name: name.to_string(), default, offset, len: close + 1 });
+            pieces.push(Piece::Ref {
+                name: name.to_string(),
+                default,
+                offset,
+                len: close + 1,
+            });
             rest = &after[close + 1..];
             pos = offset + close + 1;
         } else {
@@ -253,9 +272,19 @@ mod tests {
             p,
             vec![
                 Piece::Lit("a".into()),
-                Piece::Ref { name: "x".into(), default: None, offset: 1, len: 4 },
+                Piece::Ref {
+                    name: "x".into(),
+                    default: None,
+                    offset: 1,
+                    len: 4
+                },
                 Piece::Lit("b".into()),
-                Piece::Ref { name: "Y".into(), default: Some("d:e".into()), offset: 6, len: 9 },
+                Piece::Ref {
+                    name: "Y".into(),
+                    default: Some("d:e".into()),
+                    offset: 6,
+                    len: 9
+                },
                 Piece::Lit("${z}$".into()),
             ]
         );
@@ -274,6 +303,12 @@ mod tests {
         let t = b.finish("src".into());
         assert_eq!(t.segs.len(), 3);
         assert_eq!(t.to_string(), "/a/b${vu}/c");
-        assert_eq!(t.render_to_vec(&RenderContext { vu: 12, iteration: 0 }), b"/a/b12/c");
+        assert_eq!(
+            t.render_to_vec(&RenderContext {
+                vu: 12,
+                iteration: 0
+            }),
+            b"/a/b12/c"
+        );
     }
 }

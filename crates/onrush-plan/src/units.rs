@@ -10,7 +10,10 @@ pub(crate) struct UnitError {
 }
 
 fn err(message: impl Into<String>, hint: impl Into<String>) -> UnitError {
-    UnitError { message: message.into(), hint: hint.into() }
+    UnitError {
+        message: message.into(),
+        hint: hint.into(),
+    }
 }
 
 const UNITS: [(&str, u128); 7] = [
@@ -31,10 +34,17 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let s = text.trim();
     let expected = "expected a duration such as `250ms`, `5s`, `2m`, `1h` or `1m30s`";
     if s.is_empty() {
-        return Err(err(format!("empty duration; {expected}"), "write e.g. `5s`"));
+        return Err(err(
+            format!("empty duration; {expected}"),
+            "write e.g. `5s`",
+        ));
     }
     if let Ok(n) = s.parse::<f64>() {
-        let shown = if n.fract() == 0.0 { format!("{n:.0}") } else { n.to_string() };
+        let shown = if n.fract() == 0.0 {
+            format!("{n:.0}")
+        } else {
+            n.to_string()
+        };
         return Err(err(
             format!("`{s}` has no unit; {expected}"),
             format!("write `{shown}s` for seconds or `{shown}ms` for milliseconds"),
@@ -43,15 +53,26 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let mut total: u128 = 0;
     let mut rest = s;
     while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if num_len == 0 {
-            return Err(err(format!("`{s}` is not a duration; {expected}"), "write a number followed by a unit, e.g. `30s`"));
+            return Err(err(
+                format!("`{s}` is not a duration; {expected}"),
+                "write a number followed by a unit, e.g. `30s`",
+            ));
         }
         let num = &rest[..num_len];
         rest = &rest[num_len..];
         let Some((unit, nanos)) = UNITS.iter().find(|(u, _)| rest.starts_with(u)) else {
-            let unit: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
-            let hint = if unit.is_empty() {
+            let unit: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphabetic())
+                .collect();
+            let hint = if UNITS.iter().any(|(u, _)| *u == unit) {
+                format!("write `{num}{unit}`, without a space")
+            } else if unit.is_empty() {
                 "units are `us`, `ms`, `s`, `m`, `h`".to_string()
             } else {
                 format!("`{unit}` is not a unit; use `us`, `ms`, `s`, `m` or `h`")
@@ -59,11 +80,18 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
             return Err(err(format!("`{s}` is not a duration; {expected}"), hint));
         };
         rest = &rest[unit.len()..];
-        let value = parse_decimal_nanos(num, *nanos)
-            .ok_or_else(|| err(format!("`{s}` is not a duration; {expected}"), "write a number such as `1.5s` or `1500ms`"))?;
+        let value = parse_decimal_nanos(num, *nanos).ok_or_else(|| {
+            err(
+                format!("`{s}` is not a duration; {expected}"),
+                "write a number such as `1.5s` or `1500ms`",
+            )
+        })?;
         total = total.saturating_add(value);
         if total > MAX_NANOS {
-            return Err(err(format!("`{s}` is longer than a year; expected a shorter duration"), ""));
+            return Err(err(
+                format!("`{s}` is longer than a year; expected a shorter duration"),
+                "",
+            ));
         }
     }
     Ok(Duration::from_nanos(total as u64))
@@ -75,7 +103,8 @@ fn parse_decimal_nanos(num: &str, unit: u128) -> Option<u128> {
         Some((i, f)) => (i, f),
         None => (num, ""),
     };
-    if (int.is_empty() && frac.is_empty()) || frac.contains('.') || int.len() > 12 || frac.len() > 9 {
+    if (int.is_empty() && frac.is_empty()) || frac.contains('.') || int.len() > 12 || frac.len() > 9
+    {
         return None;
     }
     let int_v: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
@@ -110,16 +139,21 @@ pub(crate) fn parse_rate(text: &str) -> Result<f64, UnitError> {
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite() && *v >= 0.0 && !num.starts_with('+'))
-        .ok_or_else(|| err(format!("`{s}` is not a rate; {expected}"), "write the number of iterations per time unit, e.g. `rate: 200/s`"))?;
+        .ok_or_else(|| {
+            err(
+                format!("`{s}` is not a rate; {expected}"),
+                "write the number of iterations per time unit, e.g. `rate: 200/s`",
+            )
+        })?;
     Ok(value / divisor)
 }
 
 /// `1.5s`, `250ms`, `2m30s`: a short human form for messages.
 pub(crate) fn show_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if d.subsec_nanos() % 1_000_000 != 0 {
+    if d.subsec_nanos() != d.subsec_millis() * 1_000_000 {
         format!("{}us", d.as_micros())
-    } else if ms % 1000 != 0 {
+    } else if d.subsec_millis() != 0 {
         format!("{ms}ms")
     } else {
         let s = d.as_secs();
@@ -150,7 +184,14 @@ mod tests {
         let e = parse_duration("5").unwrap_err();
         assert!(e.message.contains("no unit"), "{e:?}");
         assert!(e.hint.contains("5s"), "{e:?}");
-        assert!(parse_duration("5x").unwrap_err().hint.contains("`x` is not a unit"));
+        assert!(parse_duration("5x")
+            .unwrap_err()
+            .hint
+            .contains("`x` is not a unit"));
+        assert!(parse_duration("5 s")
+            .unwrap_err()
+            .hint
+            .contains("write `5s`, without a space"));
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("-5s").is_err());
         assert!(parse_duration("1.2.3s").is_err());

@@ -45,7 +45,9 @@ pub(crate) struct Scalar {
 impl Node {
     pub fn is_null(&self) -> bool {
         match &self.kind {
-            Kind::Scalar(s) => s.plain && matches!(s.text.as_str(), "" | "~" | "null" | "Null" | "NULL"),
+            Kind::Scalar(s) => {
+                s.plain && matches!(s.text.as_str(), "" | "~" | "null" | "Null" | "NULL")
+            }
             _ => false,
         }
     }
@@ -87,12 +89,25 @@ pub(crate) struct SyntaxError {
 }
 
 fn syntax(offset: usize, message: impl Into<String>, hint: Option<&str>) -> SyntaxError {
-    SyntaxError { offset, message: message.into(), hint: hint.map(str::to_string) }
+    SyntaxError {
+        offset,
+        message: message.into(),
+        hint: hint.map(str::to_string),
+    }
 }
 
 enum Frame {
-    Seq { start: usize, anchor: usize, items: Vec<Node> },
-    Map { start: usize, anchor: usize, entries: Vec<(Node, Node)>, key: Option<Node> },
+    Seq {
+        start: usize,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: usize,
+        anchor: usize,
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+    },
 }
 
 /// Parses one YAML document. `Ok(None)` when the text holds no document (empty or only comments).
@@ -100,7 +115,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(syntax(
             0,
-            format!("the plan file is {} bytes; expected at most {MAX_INPUT_BYTES} bytes", text.len()),
+            format!(
+                "the plan file is {} bytes; expected at most {MAX_INPUT_BYTES} bytes",
+                text.len()
+            ),
             Some("put large request bodies in files and use `body_file:`"),
         ));
     }
@@ -133,7 +151,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
             }
             Event::Scalar(value, style, anchor, _tag) => {
                 let node = Node {
-                    kind: Kind::Scalar(Scalar { text: value.into_owned(), plain: style == ScalarStyle::Plain }),
+                    kind: Kind::Scalar(Scalar {
+                        text: value.into_owned(),
+                        plain: style == ScalarStyle::Plain,
+                    }),
                     span: range,
                     depth: 1,
                     count: 1,
@@ -145,7 +166,11 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
             }
             Event::Alias(id) => {
                 let Some(target) = anchors.get(&id) else {
-                    return Err(syntax(range.start, "an alias to an anchor that is not complete here", None));
+                    return Err(syntax(
+                        range.start,
+                        "an alias to an anchor that is not complete here",
+                        None,
+                    ));
                 };
                 nodes += target.count;
                 if nodes > MAX_NODES {
@@ -157,19 +182,34 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
             }
             Event::SequenceStart(_, anchor, _) => {
                 check_depth(&stack, range.start)?;
-                stack.push(Frame::Seq { start: range.start, anchor, items: Vec::new() });
+                stack.push(Frame::Seq {
+                    start: range.start,
+                    anchor,
+                    items: Vec::new(),
+                });
                 continue;
             }
             Event::MappingStart(_, anchor, _) => {
                 check_depth(&stack, range.start)?;
-                stack.push(Frame::Map { start: range.start, anchor, entries: Vec::new(), key: None });
+                stack.push(Frame::Map {
+                    start: range.start,
+                    anchor,
+                    entries: Vec::new(),
+                    key: None,
+                });
                 continue;
             }
             Event::SequenceEnd => {
-                let Some(Frame::Seq { start, anchor, items }) = stack.pop() else {
+                let Some(Frame::Seq {
+                    start,
+                    anchor,
+                    items,
+                }) = stack.pop()
+                else {
                     return Err(syntax(range.start, "unbalanced sequence end", None));
                 };
-                let end = items.last().map_or(range.end, |n| n.span.end).max(start);
+                let end = flow_end(text, &range, "]")
+                    .unwrap_or_else(|| items.last().map_or(range.end, |n| n.span.end).max(start));
                 let node = collection(Kind::Seq(items), start..end);
                 if anchor != 0 {
                     anchors.insert(anchor, node.clone());
@@ -177,11 +217,18 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                 node
             }
             Event::MappingEnd => {
-                let Some(Frame::Map { start, anchor, entries, .. }) = stack.pop() else {
+                let Some(Frame::Map {
+                    start,
+                    anchor,
+                    entries,
+                    ..
+                }) = stack.pop()
+                else {
                     return Err(syntax(range.start, "unbalanced mapping end", None));
                 };
                 let entries = finish_map(entries)?;
-                let end = entries.last().map_or(start, |(_, v)| v.span.end);
+                let end = flow_end(text, &range, "}")
+                    .unwrap_or_else(|| entries.last().map_or(start, |(_, v)| v.span.end));
                 let node = collection(Kind::Map(entries), start..end);
                 if anchor != 0 {
                     anchors.insert(anchor, node.clone());
@@ -189,7 +236,11 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                 node
             }
             Event::UnresolvedAlias(name) => {
-                return Err(syntax(range.start, format!("alias `*{name}` refers to no anchor"), None));
+                return Err(syntax(
+                    range.start,
+                    format!("alias `*{name}` refers to no anchor"),
+                    None,
+                ));
             }
             _ => continue,
         };
@@ -212,7 +263,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                     if node.as_scalar().is_none() {
                         return Err(syntax(
                             node.span.start,
-                            format!("a mapping key is {}; expected a plain name", node.describe()),
+                            format!(
+                                "a mapping key is {}; expected a plain name",
+                                node.describe()
+                            ),
                             Some("keys in a plan file are names such as `target` or `steps`"),
                         ));
                     }
@@ -225,6 +279,11 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     Ok(root)
 }
 
+/// The end of a flow collection (just after its `]` or `}`), when the end event points at one.
+fn flow_end(text: &str, range: &Range<usize>, close: &str) -> Option<usize> {
+    (text.get(range.clone()) == Some(close)).then_some(range.end)
+}
+
 fn collection(kind: Kind, span: Range<usize>) -> Node {
     let (depth, count) = match &kind {
         Kind::Seq(items) => (
@@ -233,16 +292,29 @@ fn collection(kind: Kind, span: Range<usize>) -> Node {
         ),
         Kind::Map(entries) => (
             entries.iter().map(|(_, v)| v.depth).max().unwrap_or(0) + 1,
-            entries.iter().map(|(k, v)| k.count + v.count).sum::<usize>() + 1,
+            entries
+                .iter()
+                .map(|(k, v)| k.count + v.count)
+                .sum::<usize>()
+                + 1,
         ),
         Kind::Scalar(_) => (1, 1),
     };
-    Node { kind, span, depth, count }
+    Node {
+        kind,
+        span,
+        depth,
+        count,
+    }
 }
 
 fn check_depth(stack: &[Frame], offset: usize) -> Result<(), SyntaxError> {
     if stack.len() >= MAX_DEPTH {
-        return Err(syntax(offset, format!("the YAML is nested too deeply; expected at most {MAX_DEPTH} levels"), None));
+        return Err(syntax(
+            offset,
+            format!("the YAML is nested too deeply; expected at most {MAX_DEPTH} levels"),
+            None,
+        ));
     }
     Ok(())
 }
@@ -266,7 +338,10 @@ fn finish_map(entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, SyntaxErr
             merges.push(v);
             continue;
         }
-        if out.iter().any(|(o, _)| o.as_scalar().map(|s| &s.text) == Some(key)) {
+        if out
+            .iter()
+            .any(|(o, _)| o.as_scalar().map(|s| &s.text) == Some(key))
+        {
             return Err(syntax(
                 k.span.start,
                 format!("duplicate key `{key}`; expected each key once in a mapping"),
@@ -280,16 +355,27 @@ fn finish_map(entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, SyntaxErr
             Kind::Map(_) => vec![m],
             Kind::Seq(items) => items,
             Kind::Scalar(_) => {
-                return Err(syntax(m.span.start, "`<<` merges a mapping; expected an alias such as `*defaults`", None))
+                return Err(syntax(
+                    m.span.start,
+                    "`<<` merges a mapping; expected an alias such as `*defaults`",
+                    None,
+                ))
             }
         };
         for src in sources {
             let Kind::Map(src_entries) = src.kind else {
-                return Err(syntax(src.span.start, "`<<` merges a mapping; expected an alias such as `*defaults`", None));
+                return Err(syntax(
+                    src.span.start,
+                    "`<<` merges a mapping; expected an alias such as `*defaults`",
+                    None,
+                ));
             };
             for (k, v) in src_entries {
                 let key = k.as_scalar().map(|s| s.text.clone());
-                if !out.iter().any(|(o, _)| o.as_scalar().map(|s| s.text.clone()) == key) {
+                if !out
+                    .iter()
+                    .any(|(o, _)| o.as_scalar().map(|s| s.text.clone()) == key)
+                {
                     out.push((k, v));
                 }
             }
@@ -300,23 +386,93 @@ fn finish_map(entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, SyntaxErr
 
 fn scan_error(text: &str, e: &granit_parser::ScanError) -> SyntaxError {
     let m = e.marker();
-    let offset = m.byte_offset().unwrap_or_else(|| offset_of(text, m.line(), m.col()));
+    let offset = m
+        .byte_offset()
+        .unwrap_or_else(|| offset_of(text, m.line(), m.col()));
     let info = e.info();
-    let line_text = text.lines().nth(m.line().saturating_sub(1)).unwrap_or("");
-    let hint = if text.lines().any(|l| l.trim_start_matches(' ').starts_with('\t')) {
-        "YAML indentation must use spaces, not tabs"
-    } else if info.contains("flow") || line_text.contains('{') || line_text.contains('[') {
-        "check that every `{` and `[` is closed and that items are separated by commas"
-    } else if info.contains("quote") || line_text.matches('"').count() % 2 == 1 {
-        "check that every quoted string is closed"
+    let unclosed = unclosed_bracket(&text[..offset.min(text.len())]);
+    let at = offset.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_text = text[line_start..].split('\n').next().unwrap_or("");
+    let hint = if info.contains("flow") && unquoted_template(line_text) {
+        "inside `{ }` or `[ ]`, quote values that contain `${...}`: write `vus: \"${vus}\"`, `get: \"/users/${vu}\"`".to_string()
+    } else if info.contains("quoted") {
+        "check that every quoted string is closed: an unclosed quote runs on to the next lines"
+            .to_string()
+    } else if let Some((c, at)) = unclosed.filter(|_| info.contains("flow")) {
+        let (line, col) = line_col(text, at);
+        format!("the `{c}` at line {line} column {col} is not closed, or its items are not separated by commas")
+    } else if info.contains("flow") {
+        "check that every `{` and `[` is closed and that items are separated by commas".to_string()
+    } else if text
+        .lines()
+        .any(|l| l.trim_start_matches(' ').starts_with('\t'))
+        || info.contains("tab")
+    {
+        "YAML indentation must use spaces, not tabs".to_string()
     } else {
-        "check the indentation: keys of one mapping line up, list items start with `- `"
+        "check the indentation: keys of one mapping line up, list items start with `- `".to_string()
     };
     SyntaxError {
         offset,
         message: format!("invalid YAML: {info}; expected well-formed YAML"),
-        hint: Some(hint.to_string()),
+        hint: Some(hint),
     }
+}
+
+/// True when `line` has a `${` that is not inside quotes.
+fn unquoted_template(line: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if (c == '"' || c == '\'') && matches!(prev, ' ' | '{' | '[' | ',' | ':') => {
+                quote = Some(c)
+            }
+            None if c == '$' && line[i..].starts_with("${") => return true,
+            None => {}
+        }
+        prev = c;
+    }
+    false
+}
+
+/// The last `{` or `[` left open in `text` (outside quotes and comments), and its byte offset.
+fn unclosed_bracket(text: &str) -> Option<(char, usize)> {
+    let mut stack: Vec<(char, usize)> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut prev = ' ';
+    for (i, c) in text.char_indices() {
+        if comment {
+            comment = c != '\n';
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else {
+            match c {
+                '"' | '\'' if matches!(prev, ' ' | '{' | '[' | ',' | ':' | '\n') => quote = Some(c),
+                '#' if prev.is_whitespace() => comment = true,
+                '{' | '[' => stack.push((c, i)),
+                '}' | ']' => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    stack.pop()
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
 }
 
 fn offset_of(text: &str, line: usize, col: usize) -> usize {
@@ -328,4 +484,54 @@ fn offset_of(text: &str, line: usize, col: usize) -> usize {
         off += l.len();
     }
     text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(n: &Node) -> &[(Node, Node)] {
+        match &n.kind {
+            Kind::Map(e) => e,
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn spans_and_text() {
+        let text = "a: { b: 0012, c: [1, 2] }\nd: 'x'\n";
+        let root = parse(text).unwrap().unwrap();
+        let e = map(&root);
+        assert_eq!(&text[e[0].1.span.clone()], "{ b: 0012, c: [1, 2] }");
+        let inner = map(&e[0].1);
+        assert_eq!(inner[0].1.as_scalar().unwrap().text, "0012");
+        assert_eq!(&text[inner[1].1.span.clone()], "[1, 2]");
+        assert_eq!(&text[e[1].0.span.clone()], "d");
+        let d = e[1].1.as_scalar().unwrap();
+        assert!(!d.plain);
+        assert_eq!(d.text, "x");
+    }
+
+    #[test]
+    fn empty_duplicates_and_merges() {
+        assert!(parse("").unwrap().is_none());
+        assert!(parse("# c\n").unwrap().is_none());
+        let e = parse("a: 1\na: 2\n").unwrap_err();
+        assert!(e.message.contains("duplicate key `a`"), "{e:?}");
+        assert_eq!(e.offset, 5);
+        let root = parse("base: &b { x: 1, y: 2 }\nm: { <<: *b, y: 3 }\n")
+            .unwrap()
+            .unwrap();
+        let m = map(&map(&root)[1].1);
+        let got: Vec<(&str, &str)> = m
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_scalar().unwrap().text.as_str(),
+                    v.as_scalar().unwrap().text.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(got, [("y", "3"), ("x", "1")]);
+    }
 }

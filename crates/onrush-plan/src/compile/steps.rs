@@ -1,0 +1,544 @@
+//! `steps:` → [`Step`]s: requests (one method key), `think`, `loop`; metric names.
+
+use super::url::split_url;
+use super::{to_template, Ctx, Fields, Part};
+use crate::error::{one_of, PlanError};
+use crate::units::{self, show_duration};
+use crate::yaml::{Kind, Node};
+use crate::{Body, RequestStep, Step, StepInfo, Template};
+
+const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+const REQUEST_KEYS: [&str; 13] = [
+    "get",
+    "post",
+    "put",
+    "patch",
+    "delete",
+    "head",
+    "options",
+    "name",
+    "headers",
+    "body",
+    "body_file",
+    "timeout",
+    "expect_status",
+];
+const STEP_KEYS: [&str; 15] = [
+    "get",
+    "post",
+    "put",
+    "patch",
+    "delete",
+    "head",
+    "options",
+    "name",
+    "headers",
+    "body",
+    "body_file",
+    "timeout",
+    "expect_status",
+    "think",
+    "loop",
+];
+const LOOP_KEYS: [&str; 2] = ["count", "steps"];
+const MAX_LOOP_DEPTH: usize = 8;
+const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }` or `{ loop: { count: 3, steps: [...] } }`";
+
+/// Metric names of one scenario, deduplicated in first-appearance order.
+struct Metrics {
+    infos: Vec<StepInfo>,
+}
+
+impl Metrics {
+    fn id(&mut self, name: String) -> usize {
+        match self.infos.iter().position(|m| m.name == name) {
+            Some(i) => i,
+            None => {
+                self.infos.push(StepInfo { name });
+                self.infos.len() - 1
+            }
+        }
+    }
+}
+
+impl Ctx<'_> {
+    pub(crate) fn scenario_steps(
+        &self,
+        node: &Node,
+        path: &str,
+        base_path: &str,
+    ) -> Result<(Vec<Step>, Vec<StepInfo>), PlanError> {
+        let mut metrics = Metrics { infos: Vec::new() };
+        let steps = self.steps(node, path, base_path, &mut metrics, 0)?;
+        Ok((steps, metrics.infos))
+    }
+
+    fn steps(
+        &self,
+        node: &Node,
+        path: &str,
+        base: &str,
+        m: &mut Metrics,
+        depth: usize,
+    ) -> Result<Vec<Step>, PlanError> {
+        let items = match &node.kind {
+            Kind::Seq(items) if !items.is_empty() => items,
+            Kind::Seq(_) => {
+                return Err(self
+                    .err(node, path, "the list is empty; expected at least one step")
+                    .with_hint("add e.g. `- { get: / }`"))
+            }
+            _ if node.is_null() => {
+                return Err(self
+                    .err(node, path, "missing value; expected a list of steps")
+                    .with_hint("add e.g. `- { get: / }`"))
+            }
+            _ => {
+                return Err(self
+                    .err(
+                        node,
+                        path,
+                        format!("expected a list of steps, found {}", node.describe()),
+                    )
+                    .with_hint("write each step as a list item: `- { get: / }`"))
+            }
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| self.step(item, &format!("{path}[{i}]"), base, m, depth))
+            .collect()
+    }
+
+    fn step(
+        &self,
+        node: &Node,
+        path: &str,
+        base: &str,
+        m: &mut Metrics,
+        depth: usize,
+    ) -> Result<Step, PlanError> {
+        let Kind::Map(entries) = &node.kind else {
+            let hint = match node.as_scalar() {
+                Some(s) if s.text.starts_with('/') => format!("write `- {{ get: {} }}`", s.text),
+                _ => STEP_EXAMPLE.to_string(),
+            };
+            return Err(self
+                .err(
+                    node,
+                    path,
+                    format!("expected a step (a mapping), found {}", node.describe()),
+                )
+                .with_hint(hint));
+        };
+        let key_text = |k: &Node| k.as_scalar().map_or(String::new(), |s| s.text.clone());
+        if entries.iter().any(|(k, _)| key_text(k) == "think") {
+            let f = self.only(node, path, "think")?;
+            return self.think(f.get("think").expect("present"), &f.child("think"));
+        }
+        if entries.iter().any(|(k, _)| key_text(k) == "loop") {
+            let f = self.only(node, path, "loop")?;
+            return self.loop_step(
+                f.get("loop").expect("present"),
+                &f.child("loop"),
+                base,
+                m,
+                depth,
+            );
+        }
+        for (k, _) in entries {
+            let key = key_text(k);
+            if !REQUEST_KEYS.contains(&key.as_str()) {
+                let field = format!("{path}.{key}");
+                let lower = key.to_ascii_lowercase();
+                if METHODS.contains(&lower.as_str()) {
+                    return Err(self
+                        .err(
+                            k,
+                            &field,
+                            format!("unknown key `{key}`; method keys are lower case"),
+                        )
+                        .with_hint(format!("write `{lower}:`")));
+                }
+                if matches!(lower.as_str(), "url" | "path" | "uri")
+                    || strsim::damerau_levenshtein(&lower, "method") <= 2
+                {
+                    return Err(self
+                        .err(k, &field, format!("unknown key `{key}`; expected the method as the key: {}", one_of(&METHODS)))
+                        .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`"));
+                }
+                return Err(self.unknown_key(k, &field, &key, &STEP_KEYS));
+            }
+        }
+        let f = self.map(node, path, &REQUEST_KEYS)?;
+        let methods: Vec<&str> = f.keys().filter(|k| METHODS.contains(k)).collect();
+        match methods.as_slice() {
+            [] => Err(self.err(node, path, format!("the step has no method key; expected one of {}, or `think` / `loop`", one_of(&METHODS))).with_hint(STEP_EXAMPLE)),
+            [method] => Ok(Step::Request(self.request(&f, method, base, m)?)),
+            [first, second, ..] => Err(self
+                .err(f.key(second).expect("present"), &f.child(second), format!("a second method key (`{first}` and `{second}`); expected exactly one per step"))
+                .with_hint("make each request its own step: `- { get: /a }` then `- { post: /b }`")),
+        }
+    }
+
+    /// A step mapping that may hold only `key`.
+    fn only<'n>(&self, node: &'n Node, path: &str, key: &str) -> Result<Fields<'n>, PlanError> {
+        if let Kind::Map(entries) = &node.kind {
+            for (k, _) in entries {
+                let other = k.as_scalar().map_or("", |s| s.text.as_str());
+                if other != key {
+                    return Err(self
+                        .err(k, &format!("{path}.{other}"), format!("unknown key `{other}` in a `{key}` step; expected only `{key}`"))
+                        .with_hint(format!("a `{key}` step has only the `{key}:` key; put other keys in their own steps")));
+                }
+            }
+        }
+        self.map(node, path, &[key])
+    }
+
+    fn think(&self, node: &Node, path: &str) -> Result<Step, PlanError> {
+        let text = self.string(node, path)?;
+        let hint = |e: units::UnitError| {
+            self.err(node, path, e.message).with_hint(format!(
+                "{}; a think time is `500ms` or a range `1s..3s`",
+                e.hint
+            ))
+        };
+        let (min, max) = match text.split_once("..") {
+            Some((a, b)) => (
+                units::parse_duration(a).map_err(hint)?,
+                units::parse_duration(b).map_err(hint)?,
+            ),
+            None => {
+                let d = units::parse_duration(&text).map_err(hint)?;
+                (d, d)
+            }
+        };
+        if min > max {
+            return Err(self
+                .err(
+                    node,
+                    path,
+                    format!(
+                        "the range {}..{} ends before it starts; expected min..max",
+                        show_duration(min),
+                        show_duration(max)
+                    ),
+                )
+                .with_hint(format!(
+                    "write `{}..{}`",
+                    show_duration(max),
+                    show_duration(min)
+                )));
+        }
+        Ok(Step::Think { min, max })
+    }
+
+    fn loop_step(
+        &self,
+        node: &Node,
+        path: &str,
+        base: &str,
+        m: &mut Metrics,
+        depth: usize,
+    ) -> Result<Step, PlanError> {
+        if depth >= MAX_LOOP_DEPTH {
+            return Err(self.err(
+                node,
+                path,
+                format!("loops are nested more than {MAX_LOOP_DEPTH} deep; expected fewer levels"),
+            ));
+        }
+        let f = self.map(node, path, &LOOP_KEYS)?;
+        let count_node = self.required(
+            &f,
+            "count",
+            "how many times to run the steps, e.g. `count: 3`",
+        )?;
+        let count = self.uint(
+            count_node,
+            &f.child("count"),
+            1,
+            u64::MAX,
+            "`count` is how many times the loop runs its steps, at least 1",
+        )?;
+        let steps_node = self.required(&f, "steps", "a list of steps")?;
+        let steps = self.steps(steps_node, &f.child("steps"), base, m, depth + 1)?;
+        Ok(Step::Loop { count, steps })
+    }
+
+    fn request(
+        &self,
+        f: &Fields,
+        method: &str,
+        base: &str,
+        m: &mut Metrics,
+    ) -> Result<RequestStep, PlanError> {
+        let path_field = f.child(method);
+        let node = f.get(method).expect("present");
+        if node.is_null() {
+            return Err(self
+                .err(
+                    node,
+                    &path_field,
+                    "missing value; expected a path such as `/` or a URL",
+                )
+                .with_hint(format!("e.g. `{method}: /`")));
+        }
+        let raw = node.as_scalar().map_or(String::new(), |s| s.text.clone());
+        let (target, path) = self.request_path(node, &path_field, &raw, base)?;
+
+        let name = match f.get("name") {
+            Some(n) => {
+                let name = self.string(n, &f.child("name"))?;
+                if name.trim().is_empty() {
+                    return Err(self
+                        .err(n, &f.child("name"), "empty name; expected a metric name")
+                        .with_hint("remove `name:` to get the default `METHOD /path`"));
+                }
+                name
+            }
+            None => format!("{} {}", method.to_ascii_uppercase(), raw),
+        };
+
+        let headers = match f.get("headers") {
+            Some(h) => self.headers(h, &f.child("headers"))?,
+            None => Vec::new(),
+        };
+
+        let body =
+            match (f.get("body"), f.get("body_file")) {
+                (Some(_), Some(_)) => return Err(self
+                    .err(
+                        f.key("body_file").expect("present"),
+                        &f.child("body_file"),
+                        "`body` and `body_file` are both given; expected one of them",
+                    )
+                    .with_hint(
+                        "keep `body:` for an inline body, or `body_file:` to send a file's content",
+                    )),
+                (Some(b), None) if b.is_null() => Body::None,
+                (Some(b), None) => Body::Inline(self.template(b, &f.child("body"))?),
+                (None, Some(b)) => {
+                    let field = f.child("body_file");
+                    let rel = self.string(b, &field)?;
+                    let resolved = self.base_dir().join(rel.trim());
+                    if !resolved.is_file() {
+                        let what = if resolved.exists() {
+                            "is not a file"
+                        } else {
+                            "does not exist"
+                        };
+                        return Err(self
+                            .err(
+                                b,
+                                &field,
+                                format!(
+                                    "{} {what}; expected a file to send as the body",
+                                    resolved.display()
+                                ),
+                            )
+                            .with_hint(format!(
+                                "body_file paths are relative to the plan file's directory ({})",
+                                self.base_dir().display()
+                            )));
+                    }
+                    Body::File(resolved)
+                }
+                (None, None) => Body::None,
+            };
+
+        let timeout = match f.get("timeout") {
+            Some(t) => {
+                let d = self.duration(t, &f.child("timeout"))?;
+                if d.is_zero() {
+                    return Err(self
+                        .err(
+                            t,
+                            &f.child("timeout"),
+                            "timeout is 0; expected a positive duration",
+                        )
+                        .with_hint("e.g. `timeout: 2s`"));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        let expect_status = match f.get("expect_status") {
+            Some(s) => Some(self.statuses(s, &f.child("expect_status"))?),
+            None => None,
+        };
+        Ok(RequestStep {
+            metric: m.id(name),
+            method: method.to_ascii_uppercase(),
+            target,
+            path,
+            headers,
+            body,
+            timeout,
+            expect_status,
+        })
+    }
+
+    fn headers(&self, node: &Node, path: &str) -> Result<Vec<(String, Template)>, PlanError> {
+        let entries: &[(Node, Node)] = match &node.kind {
+            Kind::Map(e) => e,
+            _ if node.is_null() => &[],
+            _ => {
+                return Err(self
+                    .err(
+                        node,
+                        path,
+                        format!(
+                            "expected a mapping of header names to values, found {}",
+                            node.describe()
+                        ),
+                    )
+                    .with_hint("e.g. `headers: { Accept: application/json }`"))
+            }
+        };
+        let mut out = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            let raw_name = &k.as_scalar().expect("keys are scalars").text;
+            let field = format!("{path}.{raw_name}");
+            let name = self.string(k, &field)?;
+            let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if name.is_empty() || !name.chars().all(token) {
+                return Err(self
+                    .err(
+                        k,
+                        &field,
+                        format!(
+                            "{name:?} is not a valid header name; expected letters, digits and `-`"
+                        ),
+                    )
+                    .with_hint("e.g. `Content-Type`"));
+            }
+            let lower = name.to_ascii_lowercase();
+            if lower == "content-length" || lower == "transfer-encoding" {
+                return Err(self
+                    .err(
+                        k,
+                        &field,
+                        format!("`{name}` is set by onrush from the body; expected other headers"),
+                    )
+                    .with_hint("remove this header"));
+            }
+            if v.is_null() {
+                return Err(self
+                    .err(v, &field, "missing value; expected the header value")
+                    .with_hint(format!(
+                        "e.g. `{name}: value` (an empty value is written `{name}: \"\"`)"
+                    )));
+            }
+            let parts = self.expand(v, &field)?;
+            for p in &parts {
+                if let Part::Lit(l) = p {
+                    if l.contains(['\r', '\n', '\0']) {
+                        return Err(self.err(v, &field, "the header value contains a line break; expected one line").with_hint("header values cannot span lines; use a quoted string without `\\n`"));
+                    }
+                }
+            }
+            out.push((
+                name,
+                to_template(parts, &v.as_scalar().expect("expanded").text),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The path template of a request, and its own target when the step gives an absolute URL.
+    fn request_path(
+        &self,
+        node: &Node,
+        field: &str,
+        raw: &str,
+        base: &str,
+    ) -> Result<(Option<crate::TargetUrl>, Template), PlanError> {
+        let mut parts = self.expand(node, field)?;
+        let lead = match parts.first() {
+            Some(Part::Lit(l)) => l.clone(),
+            _ => String::new(),
+        };
+        let mut target = None;
+        if lead.contains("://") {
+            let after = lead.find("://").map_or(0, |i| i + 3);
+            let end = lead[after..].find(['/', '?', '#']).map(|i| after + i);
+            let end = match end {
+                Some(e) => e,
+                None if parts.len() > 1 => {
+                    return Err(self.err(node, field, "the host of a step URL uses `${vu}` or `${iteration}`; expected a fixed host").with_hint("only the path, query, headers and body can change per request"));
+                }
+                None => lead.len(),
+            };
+            let (url, _) = split_url(&lead[..end])
+                .map_err(|e| self.err(node, field, e.message).with_hint(e.hint))?;
+            target = Some(url);
+            let rest = &lead[end..];
+            let rest = if rest.is_empty() || rest.starts_with('?') {
+                format!("/{rest}")
+            } else {
+                rest.to_string()
+            };
+            parts[0] = Part::Lit(rest);
+        } else if !lead.starts_with('/') {
+            let shown = raw.trim();
+            let hint = if shown.contains('.') && !shown.contains(' ') {
+                format!("write `/{shown}` for a path, or a full URL `http://{shown}`")
+            } else {
+                format!("write `/{}`", shown.trim_start_matches('/'))
+            };
+            return Err(self.err(node, field, format!("the path {shown:?} does not start with `/`; expected `/path` or `http://host:port/path`")).with_hint(hint));
+        } else if !base.is_empty() {
+            parts[0] = Part::Lit(format!("{base}{lead}"));
+        }
+        for p in &parts {
+            if let Part::Lit(l) = p {
+                if let Some(c) = l
+                    .chars()
+                    .find(|c| c.is_whitespace() || c.is_control() || !c.is_ascii())
+                {
+                    return Err(self
+                        .err(node, field, format!("the path contains {c:?}; expected a URL path without spaces or non-ASCII characters"))
+                        .with_hint("percent-encode it, e.g. a space as `%20`"));
+                }
+                if l.contains('#') {
+                    return Err(self
+                        .err(
+                            node,
+                            field,
+                            "the path contains a fragment (`#`); expected a path and query",
+                        )
+                        .with_hint("fragments are never sent to servers; remove the `#...` part"));
+                }
+            }
+        }
+        Ok((target, to_template(parts, raw)))
+    }
+
+    fn statuses(&self, node: &Node, path: &str) -> Result<Vec<u16>, PlanError> {
+        let hint = "HTTP status codes are 100..599, e.g. `expect_status: [200, 201]`";
+        match &node.kind {
+            Kind::Seq(items) if items.is_empty() => Err(self
+                .err(
+                    node,
+                    path,
+                    "the list is empty; expected at least one status code",
+                )
+                .with_hint(hint)),
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Ok(self.uint(s, &format!("{path}[{i}]"), 100, 599, hint)? as u16))
+                .collect(),
+            Kind::Scalar(_) => Ok(vec![self.uint(node, path, 100, 599, hint)? as u16]),
+            Kind::Map(_) => Err(self
+                .err(
+                    node,
+                    path,
+                    "expected a status code or a list of them, found a mapping",
+                )
+                .with_hint(hint)),
+        }
+    }
+}

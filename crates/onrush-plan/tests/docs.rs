@@ -1,0 +1,47 @@
+//! The YAML examples in docs/plan.md load (wrapped into a plan where they are fragments).
+mod common;
+
+use common::load;
+
+#[test]
+fn plan_md_examples_load() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/plan.md"))
+        .unwrap();
+    let mut loaded = 0;
+    for block in doc.split("```yaml\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        if block.contains("{ ... }") || block.contains("[ ... ]") {
+            continue; // an outline, not an example
+        }
+        let first = block.trim_start().split(':').next().unwrap_or("");
+        let indented: String = block.lines().map(|l| format!("    {l}\n")).collect();
+        let text = match first {
+            "target" => block.to_string(),
+            "scenarios" => format!("target: builtin\n{block}"),
+            "vars" | "http" => format!("target: builtin\n{block}scenarios: [{{ name: s, load: {{ vus: 1, iterations: 1 }}, steps: [{{ get: / }}] }}]\n"),
+            "load" => format!("target: builtin\nscenarios:\n  - name: s\n{indented}    steps: [{{ get: / }}]\n"),
+            "steps" => format!("target: builtin\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n{indented}"),
+            _ if block.trim_start().starts_with("- ") => {
+                let steps: String = block.lines().map(|l| format!("  {l}\n")).collect();
+                format!("target: builtin\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n{steps}")
+            }
+            _ => continue,
+        };
+        // One block is a list of `load:` alternatives: load each line on its own.
+        let texts: Vec<String> = if first == "load"
+            && block.lines().filter(|l| l.starts_with("load:")).count() > 1
+        {
+            block.lines().filter(|l| l.starts_with("load:")).map(|l| format!("target: builtin\nscenarios:\n  - name: s\n    {l}\n    steps: [{{ get: / }}]\n")).collect()
+        } else {
+            vec![text]
+        };
+        for text in texts {
+            let text = text.replace("body_file: bodies/avatar.png", "body_file: Cargo.toml");
+            if let Err(e) = load(&text) {
+                panic!("docs/plan.md example does not load:\n{e}\n--- as loaded:\n{text}");
+            }
+            loaded += 1;
+        }
+    }
+    assert!(loaded >= 12, "only {loaded} examples found");
+}
