@@ -238,6 +238,13 @@ pub enum LoadModel {
         iterations: u64,
         ramp_up: Duration,
     },
+    /// `vus` + `shared_iterations` (+ `ramp_up`): `iterations` in total, each taken by whichever
+    /// VU is free next (k6's shared-iterations executor; what `onrush quick -n` uses).
+    SharedIterations {
+        vus: u32,
+        iterations: u64,
+        ramp_up: Duration,
+    },
     /// `vus` + `duration` (+ `ramp_up`), or `stages: [{vus, over}]`: the VU count follows linear ramps
     /// starting from `start_vus`. vus+duration+ramp_up normalises to start_vus 0,
     /// stages [{vus, ramp_up}, {vus, duration - ramp_up}]; without ramp_up: start_vus = vus, [{vus, duration}].
@@ -258,7 +265,7 @@ impl LoadModel {
     /// The most VUs this model can use at once.
     pub fn max_vus(&self) -> u32 {
         match self {
-            LoadModel::ClosedIterations { vus, .. } => *vus,
+            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => *vus,
             LoadModel::ClosedStages { start_vus, stages } => {
                 stages.iter().map(|s| s.vus).fold(*start_vus, u32::max)
             }
@@ -269,7 +276,7 @@ impl LoadModel {
     /// Planned duration, when the model has one (`ClosedIterations` runs until the iterations are done).
     pub fn duration(&self) -> Option<Duration> {
         match self {
-            LoadModel::ClosedIterations { .. } => None,
+            LoadModel::ClosedIterations { .. } | LoadModel::SharedIterations { .. } => None,
             LoadModel::ClosedStages { stages, .. } => Some(stages.iter().map(|s| s.over).sum()),
             LoadModel::Open { stages, .. } => Some(stages.iter().map(|s| s.over).sum()),
         }

@@ -79,6 +79,7 @@ pub fn json_schema() -> Value {
         "properties": {
             "vus": templated_int(1, "Closed model: number of virtual users"),
             "iterations": templated_int(1, "Closed model: iterations per VU"),
+            "shared_iterations": templated_int(1, "Closed model: iterations in total, shared by the VUs"),
             "duration": { "$ref": "#/definitions/duration", "description": "How long the load runs" },
             "ramp_up": { "$ref": "#/definitions/duration", "description": "Closed model: VUs start gradually over this time" },
             "start_vus": templated_int(0, "Closed model with stages: VUs at the start (default 0)"),

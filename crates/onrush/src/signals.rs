@@ -19,7 +19,7 @@ pub fn install() {
         // zero-initialised struct.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as usize;
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
             libc::sigemptyset(&mut action.sa_mask);
             action.sa_flags = libc::SA_RESTART;
             libc::sigaction(signal, &action, std::ptr::null_mut());

@@ -8,9 +8,10 @@ use crate::units::show_duration;
 use crate::yaml::{Kind, Node};
 use crate::{LoadModel, RateStage, VuStage};
 
-const LOAD_KEYS: [&str; 9] = [
+const LOAD_KEYS: [&str; 10] = [
     "vus",
     "iterations",
+    "shared_iterations",
     "duration",
     "ramp_up",
     "stages",
@@ -20,7 +21,7 @@ const LOAD_KEYS: [&str; 9] = [
     "max_vus",
 ];
 const STAGE_KEYS: [&str; 3] = ["vus", "rate", "over"];
-const CLOSED_ONLY: [&str; 4] = ["vus", "iterations", "ramp_up", "start_vus"];
+const CLOSED_ONLY: [&str; 5] = ["vus", "iterations", "shared_iterations", "ramp_up", "start_vus"];
 const OPEN_ONLY: [&str; 3] = ["rate", "start_rate", "max_vus"];
 
 const MODELS: &str = "closed model: `vus` virtual users run iterations back to back (`iterations` per VU, or for a `duration`); \
@@ -45,7 +46,7 @@ impl Ctx<'_> {
                 .with_hint(MODELS));
         }
         if let Some(stages) = f.get("stages") {
-            for k in ["vus", "rate", "iterations", "duration", "ramp_up"] {
+            for k in ["vus", "rate", "iterations", "shared_iterations", "duration", "ramp_up"] {
                 if let Some(key) = f.key(k) {
                     return Err(self
                         .err(key, &f.child(k), format!("`{k}` cannot be combined with `stages`; expected either `stages` or `{}`", if open.is_some() || k == "rate" { "rate` + `duration" } else { "vus` + `iterations`/`duration" }))
@@ -86,6 +87,27 @@ impl Ctx<'_> {
             Some(n) => self.duration(n, &f.child("ramp_up"))?,
             None => Duration::ZERO,
         };
+        if let Some(shared) = f.get("shared_iterations") {
+            for other in ["iterations", "duration"] {
+                if let Some(k) = f.key(other) {
+                    return Err(self
+                        .err(k, &f.child(other), format!("`{other}` cannot be combined with `shared_iterations`; expected one of them"))
+                        .with_hint("`shared_iterations: N` runs N iterations in total, shared by the VUs; `iterations: N` runs N per VU"));
+                }
+            }
+            let iterations = self.uint(
+                shared,
+                &f.child("shared_iterations"),
+                1,
+                u64::MAX,
+                "`shared_iterations` is the total number of iterations the VUs share, at least 1",
+            )?;
+            return Ok(LoadModel::SharedIterations {
+                vus,
+                iterations,
+                ramp_up,
+            });
+        }
         match (f.get("iterations"), f.get("duration")) {
             (Some(_), Some(_)) => {
                 let (second, first) = if self.pos(f, "duration") > self.pos(f, "iterations") {

@@ -66,19 +66,19 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     let (origin, path) = split_url(&args.url)?;
     let method = args.method.to_ascii_lowercase();
     let mut step = serde_json::Map::new();
-    step.insert(method, Value::String(path));
+    step.insert(method, Value::String(literal(&path)));
     if !args.headers.is_empty() {
         let mut headers = serde_json::Map::new();
         for h in &args.headers {
             let (name, value) = h
                 .split_once(':')
                 .ok_or_else(|| format!("-H {h:?}: expected 'Name: value'"))?;
-            headers.insert(name.trim().to_string(), Value::String(value.trim().to_string()));
+            headers.insert(name.trim().to_string(), Value::String(literal(value.trim())));
         }
         step.insert("headers".into(), Value::Object(headers));
     }
     if let Some(body) = &args.body {
-        step.insert("body".into(), Value::String(body.clone()));
+        step.insert("body".into(), Value::String(literal(body)));
     }
     let c = args.connections.max(1);
     let load = match (args.rate, args.requests) {
@@ -97,6 +97,11 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
         "scenarios": [{ "name": "quick", "load": load, "steps": [Value::Object(step)] }],
     });
     Ok(serde_json::to_string_pretty(&plan).expect("JSON serialises"))
+}
+
+/// Command-line values are taken literally: `${` is escaped so it is not read as a template.
+fn literal(s: &str) -> String {
+    s.replace("${", "$${")
 }
 
 /// "http://host:port/path?q" → ("http://host:port", "/path?q").

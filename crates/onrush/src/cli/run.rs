@@ -75,7 +75,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         }
     };
 
-    let run_info = onrush_metrics::RunInfo::new(&plan.name, threads);
+    let run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let outcome = engine::run(
         prepared,
         RunOptions {
@@ -89,10 +89,12 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         server.shutdown();
     }
 
-    let mut summary = outcome.collector.summary();
+    let mut collector = outcome.collector;
+    collector.set_duration(outcome.elapsed);
+    let mut summary = collector.summary();
     summary.set_interrupted(outcome.interrupted);
     summary.set_vars(&plan.vars);
-    if let Err(e) = outcome.collector.write_results_with(&out_dir, &summary) {
+    if let Err(e) = collector.write_results_with(&out_dir, &summary) {
         eprintln!("error: cannot write results to {}: {e}", out_dir.display());
         return exit::RUNTIME;
     }
@@ -111,7 +113,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     }
     if outcome.interrupted {
         exit::INTERRUPTED
-    } else if summary.requests() > 0 && summary.requests() == summary.failures() {
+    } else if summary.totals.requests > 0 && summary.totals.requests == summary.totals.failures {
         eprintln!("no request succeeded: see the failure classes above");
         exit::ALL_FAILED
     } else {
@@ -124,7 +126,7 @@ fn planned_duration(plan: &Plan) -> Option<Duration> {
     let mut longest = Duration::ZERO;
     for scenario in &plan.scenarios {
         let d = match &scenario.load {
-            LoadModel::ClosedIterations { .. } => return None,
+            LoadModel::ClosedIterations { .. } | LoadModel::SharedIterations { .. } => return None,
             LoadModel::ClosedStages { start_vus, stages } => {
                 schedule::VuRamp::new(*start_vus, stages).duration()
             }
@@ -142,7 +144,9 @@ fn needed_connections(plan: &Plan) -> u64 {
     plan.scenarios
         .iter()
         .map(|s| match &s.load {
-            LoadModel::ClosedIterations { vus, .. } => *vus as u64,
+            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
+                *vus as u64
+            }
             LoadModel::ClosedStages { start_vus, stages } => {
                 schedule::VuRamp::new(*start_vus, stages).max_vus() as u64
             }

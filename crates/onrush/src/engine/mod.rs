@@ -4,6 +4,7 @@
 //! connections and its [`WorkerMetrics`]; nothing is locked or sent between threads per request.
 //! Once a second each worker hands a snapshot to the collector running on the calling thread.
 
+mod pacer;
 mod prepare;
 mod program;
 mod run;
@@ -11,5 +12,5 @@ pub mod schedule;
 mod vu;
 mod worker;
 
-pub use prepare::{prepare, Prepared};
-pub use run::{run, RunOptions, RunOutcome};
+pub use prepare::prepare;
+pub use run::{run, RunOptions};

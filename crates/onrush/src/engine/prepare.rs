@@ -19,7 +19,6 @@ pub struct Prepared {
 }
 
 pub struct ScenarioRun {
-    pub name: String,
     pub load: LoadModel,
     pub scope: ConnectionScope,
     pub program: Vec<Op>,
@@ -41,7 +40,6 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
         let mut program = Vec::new();
         flatten(&scenario.steps, &mut program, &mut targets, default_target, scenario.http.timeout)?;
         scenarios.push(ScenarioRun {
-            name: scenario.name.clone(),
             load: scenario.load.clone(),
             scope: scenario.http.connections,
             program,

@@ -12,7 +12,8 @@ use tokio::sync::{watch, Notify};
 use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
 
-use super::prepare::{Prepared, ScenarioRun};
+use super::pacer::PreciseTimer;
+use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::Vu;
 
@@ -20,9 +21,6 @@ use super::vu::Vu;
 /// cancelled (k6 calls it gracefulStop).
 const GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
-/// Arrivals are dispatched at the timer tick nearest their intended time: tokio's timer has
-/// millisecond ticks, so waking half a tick early keeps the lag within ±0.5 ms instead of 0..1 ms.
-const TIMER_SLACK: Duration = Duration::from_micros(500);
 
 pub enum Message {
     /// The snapshot of `second` from `worker`.
@@ -133,7 +131,23 @@ async fn drive(shared: Rc<Shared>, s: usize) {
             vus,
             iterations,
             ramp_up,
-        } => closed_iterations(&shared, s, *vus, *iterations, *ramp_up).await,
+        } => closed_iterations(&shared, s, *vus, Iterations::PerVu(*iterations), *ramp_up).await,
+        LoadModel::SharedIterations {
+            vus,
+            iterations,
+            ramp_up,
+        } => {
+            // Split the total between the workers that have VUs, so VUs share a worker-local
+            // budget and no counter crosses threads.
+            let workers = shared.workers.min(*vus as usize) as u64;
+            let w = shared.worker as u64;
+            if w >= workers {
+                return;
+            }
+            let share = iterations / workers + u64::from(w < iterations % workers);
+            let budget = Rc::new(Cell::new(share));
+            closed_iterations(&shared, s, *vus, Iterations::Shared(budget), *ramp_up).await
+        }
         LoadModel::ClosedStages { start_vus, stages } => {
             closed_stages(&shared, s, VuRamp::new(*start_vus, stages)).await
         }
@@ -162,20 +176,43 @@ impl ActiveVus {
     }
 }
 
-/// Fixed VUs, each running `iterations`; VU k starts at k × ramp_up / vus.
-async fn closed_iterations(shared: &Rc<Shared>, s: usize, vus: u32, iterations: u64, ramp_up: Duration) {
+/// How many iterations the VUs of `closed_iterations` run.
+#[derive(Clone)]
+enum Iterations {
+    PerVu(u64),
+    /// A budget this worker's VUs take from until it is empty.
+    Shared(Rc<Cell<u64>>),
+}
+
+impl Iterations {
+    /// Takes one iteration; `done` is how many this VU ran already.
+    fn take(&self, done: u64) -> bool {
+        match self {
+            Iterations::PerVu(n) => done < *n,
+            Iterations::Shared(left) => {
+                let n = left.get();
+                left.set(n.saturating_sub(1));
+                n > 0
+            }
+        }
+    }
+}
+
+/// Fixed VUs running a number of iterations; VU k starts at k × ramp_up / vus.
+async fn closed_iterations(shared: &Rc<Shared>, s: usize, vus: u32, iterations: Iterations, ramp_up: Duration) {
     let active = Rc::new(ActiveVus { count: Cell::new(0) });
     let mut handles = Vec::new();
     for k in (shared.worker as u32..vus).step_by(shared.workers) {
         let shared = shared.clone();
         let active = active.clone();
+        let iterations = iterations.clone();
         handles.push(spawn_local(async move {
             let delay = ramp_up.mul_f64(k as f64 / vus as f64);
             sleep_until((shared.start + delay).into()).await;
             let scenario = &shared.prepared.scenarios[s];
             let mut vu = Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots);
             active.change(&shared, s, true);
-            for _ in 0..iterations {
+            while iterations.take(vu.iteration) {
                 vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
                     .await;
             }
@@ -243,14 +280,20 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
     let idle: Rc<RefCell<Vec<Vu>>> = Rc::new(RefCell::new(Vec::new()));
     let in_flight = Rc::new(Cell::new(0u32));
     let all_idle = Rc::new(Notify::new());
+    let mut timer = PreciseTimer::new().ok();
     let mut created = 0u32;
     let mut cursor = 0;
     let mut i = shared.worker as u64;
     while let Some(offset) = arrivals.time_of(i, &mut cursor) {
         i += workers as u64;
         let intended = shared.start + offset;
-        if intended > Instant::now() + TIMER_SLACK {
-            sleep_until((intended - TIMER_SLACK).into()).await;
+        match timer.as_mut() {
+            Some(timer) => {
+                if timer.sleep_until(intended).await.is_err() {
+                    sleep_until(intended.into()).await;
+                }
+            }
+            None => sleep_until(intended.into()).await,
         }
         let scenario = &shared.prepared.scenarios[s];
         let vu = match idle.borrow_mut().pop() {

@@ -196,7 +196,7 @@ impl Client for HttpClient {
             match outcome {
                 Ok(Ok(response)) => {
                     record.status = response.status;
-                    record.bytes_in = response.head_bytes + response.body_bytes;
+                    record.bytes_in = response.bytes_in;
                     record.bytes_out = response.bytes_out;
                     record.ttfb_us = Some(micros(
                         response.first_byte_at.saturating_duration_since(started),

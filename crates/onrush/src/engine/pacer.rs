@@ -1,0 +1,126 @@
+//! A precise timer for the open model's arrivals.
+//!
+//! tokio's timer wheel has millisecond ticks and rounds deadlines up, so arrivals paced with it
+//! start 0-2 ms late (measured: schedule lag p50 0.7 ms, p99 1.5 ms at 300/s). A `timerfd` armed
+//! with an absolute CLOCK_MONOTONIC deadline wakes the worker's epoll within microseconds, at the
+//! cost of one `timerfd_settime` and one `read` per wake-up.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Instant;
+
+use tokio::io::unix::AsyncFd;
+
+pub struct PreciseTimer {
+    fd: AsyncFd<OwnedFd>,
+}
+
+impl PreciseTimer {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: plain syscall; the returned descriptor is owned by the OwnedFd.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: an OwnedFd always returns the descriptor it owns, open until it is dropped
+        // together with the AsyncFd.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+            .map_err(io::Error::from)?;
+        Ok(PreciseTimer { fd })
+    }
+
+    /// Sleeps until `deadline` (returns at once if it has passed).
+    pub async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
+        let now = Instant::now();
+        if deadline <= now {
+            return Ok(());
+        }
+        // std's Instant is CLOCK_MONOTONIC on Linux; translate the deadline to that clock.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a local timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let wait = deadline - now;
+        let mut nanos = ts.tv_nsec as u64 + wait.subsec_nanos() as u64;
+        let mut secs = ts.tv_sec as u64 + wait.as_secs();
+        secs += nanos / 1_000_000_000;
+        nanos %= 1_000_000_000;
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: secs as libc::time_t,
+                tv_nsec: nanos as libc::c_long,
+            },
+        };
+        // SAFETY: valid descriptor and pointer to a local itimerspec.
+        let rc = unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        loop {
+            let mut guard = self.fd.readable().await?;
+            let mut expirations = 0u64;
+            // SAFETY: reads 8 bytes into a local u64, as timerfd requires.
+            let n = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    &mut expirations as *mut u64 as *mut libc::c_void,
+                    8,
+                )
+            };
+            if n == 8 {
+                return Ok(());
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::WouldBlock {
+                guard.clear_ready();
+                continue;
+            }
+            return Err(err);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn wakes_close_to_the_deadline() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut timer = PreciseTimer::new().unwrap();
+            let mut late = Vec::new();
+            for i in 1..=20u64 {
+                let deadline = Instant::now() + Duration::from_micros(300 * i);
+                timer.sleep_until(deadline).await.unwrap();
+                let now = Instant::now();
+                assert!(now >= deadline, "woke early");
+                late.push(now - deadline);
+            }
+            late.sort();
+            // The median wake-up is well under tokio's 1 ms tick, even on a busy machine.
+            assert!(late[10] < Duration::from_micros(900), "{late:?}");
+        });
+    }
+}
