@@ -265,7 +265,9 @@ impl LoadModel {
     /// The most VUs this model can use at once.
     pub fn max_vus(&self) -> u32 {
         match self {
-            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => *vus,
+            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
+                *vus
+            }
             LoadModel::ClosedStages { start_vus, stages } => {
                 stages.iter().map(|s| s.vus).fold(*start_vus, u32::max)
             }

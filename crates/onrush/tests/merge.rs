@@ -12,7 +12,16 @@ fn merged_runs_sum_counts_and_merge_histograms() {
         let out = dir.join(format!("run{i}"));
         let path = if i == 0 { "/delay/1" } else { "/bytes/100" };
         let output = onrush()
-            .args(["quick", &server.url(path), "-n", n, "-c", "4", "-q", "--out"])
+            .args([
+                "quick",
+                &server.url(path),
+                "-n",
+                n,
+                "-c",
+                "4",
+                "-q",
+                "--out",
+            ])
             .arg(&out)
             .output()
             .unwrap();
@@ -20,7 +29,13 @@ fn merged_runs_sum_counts_and_merge_histograms() {
         runs.push(out);
     }
     let merged = dir.join("merged");
-    let output = onrush().arg("merge").args(&runs).arg("--out").arg(&merged).output().unwrap();
+    let output = onrush()
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let (a, b, m) = (summary(&runs[0]), summary(&runs[1]), summary(&merged));
     assert_eq!(u64_at(&m, "/totals/requests"), 500);

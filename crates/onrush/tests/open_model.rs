@@ -8,14 +8,28 @@ fn open_model_holds_the_rate() {
     let server = Server::start();
     let out = temp_dir("open-rate");
     let output = onrush()
-        .args(["quick", &server.url("/"), "-r", "500", "-d", "4s", "-c", "50", "--quiet", "--out"])
+        .args([
+            "quick",
+            &server.url("/"),
+            "-r",
+            "500",
+            "-d",
+            "4s",
+            "-c",
+            "50",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let s = summary(&out);
     let iterations = u64_at(&s, "/totals/iterations");
-    assert!((1960..=2040).contains(&iterations), "500/s x 4 s = 2000 ± 2%: {iterations}");
+    assert!(
+        (1960..=2040).contains(&iterations),
+        "500/s x 4 s = 2000 ± 2%: {iterations}"
+    );
     assert_eq!(u64_at(&s, "/totals/dropped_iterations"), 0);
     assert_eq!(server.stats().requests, iterations);
 }
@@ -26,7 +40,18 @@ fn busy_vus_drop_iterations_instead_of_delaying_them() {
     let out = temp_dir("open-drop");
     // 100/s of 200 ms requests need ~20 VUs; with 5, most arrivals find every VU busy.
     let output = onrush()
-        .args(["quick", &server.url("/delay/200"), "-r", "100", "-d", "2s", "-c", "5", "--quiet", "--out"])
+        .args([
+            "quick",
+            &server.url("/delay/200"),
+            "-r",
+            "100",
+            "-d",
+            "2s",
+            "-c",
+            "5",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -34,7 +59,11 @@ fn busy_vus_drop_iterations_instead_of_delaying_them() {
     let s = summary(&out);
     let done = u64_at(&s, "/totals/iterations");
     let dropped = u64_at(&s, "/totals/dropped_iterations");
-    assert_eq!(done + dropped, 200, "every arrival is either run or counted as dropped");
+    assert_eq!(
+        done + dropped,
+        200,
+        "every arrival is either run or counted as dropped"
+    );
     assert!(dropped >= 120, "dropped {dropped}");
 }
 
@@ -64,5 +93,8 @@ fn latency_counts_server_stalls_from_the_intended_start() {
     let p99 = f64_at(&s, "/totals/latency_ms/p99");
     assert!(p99 >= 250.0, "p99 {p99} ms must show the 300 ms stalls");
     let p50 = f64_at(&s, "/totals/latency_ms/p50");
-    assert!(p50 < 100.0, "most requests are outside the stall: p50 {p50}");
+    assert!(
+        p50 < 100.0,
+        "most requests are outside the stall: p50 {p50}"
+    );
 }

@@ -17,7 +17,11 @@ fn example_plan_counts_agree_with_the_server() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let s = summary(&out);
     let closed = scenario(&s, "closed");
-    assert_eq!(u64_at(closed, "/requests"), 300, "4 VUs x 25 iterations x 3 steps");
+    assert_eq!(
+        u64_at(closed, "/requests"),
+        300,
+        "4 VUs x 25 iterations x 3 steps"
+    );
     assert_eq!(u64_at(closed, "/iterations"), 100);
     for name in ["home", "bytes", "echo"] {
         assert_eq!(u64_at(step(&s, "closed", name), "/requests"), 100);
@@ -26,13 +30,23 @@ fn example_plan_counts_agree_with_the_server() {
     assert_eq!(u64_at(closed, "/connections_opened"), 4);
     let open = scenario(&s, "open");
     let open_iterations = u64_at(open, "/iterations");
-    assert!((980..=1000).contains(&open_iterations), "200/s for 5 s: {open_iterations}");
+    assert!(
+        (980..=1000).contains(&open_iterations),
+        "200/s for 5 s: {open_iterations}"
+    );
     assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
     let total = u64_at(&s, "/totals/requests");
     assert_eq!(total, 300 + open_iterations);
-    assert_eq!(server.stats().requests, total, "the server saw every request the summary counts");
+    assert_eq!(
+        server.stats().requests,
+        total,
+        "the server saw every request the summary counts"
+    );
     // Unnamed steps are named after their method and unrendered path.
-    assert_eq!(u64_at(step(&s, "open", "GET /delay/5"), "/requests"), open_iterations);
+    assert_eq!(
+        u64_at(step(&s, "open", "GET /delay/5"), "/requests"),
+        open_iterations
+    );
     assert!(out.join("intervals.jsonl").exists());
 }
 
@@ -57,8 +71,16 @@ fn connection_scopes_open_the_connections_they_promise() {
         assert_eq!(output.status.code(), Some(0), "{}", text(&output));
         let s = summary(&dir.join("out"));
         assert_eq!(u64_at(&s, "/totals/requests"), 100);
-        assert_eq!(server.stats().connections, expected, "{scope}: server-side count");
-        assert_eq!(u64_at(&s, "/totals/connections_opened"), expected, "{scope}: our count");
+        assert_eq!(
+            server.stats().connections,
+            expected,
+            "{scope}: server-side count"
+        );
+        assert_eq!(
+            u64_at(&s, "/totals/connections_opened"),
+            expected,
+            "{scope}: our count"
+        );
     }
 }
 

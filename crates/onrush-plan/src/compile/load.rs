@@ -21,7 +21,13 @@ const LOAD_KEYS: [&str; 10] = [
     "max_vus",
 ];
 const STAGE_KEYS: [&str; 3] = ["vus", "rate", "over"];
-const CLOSED_ONLY: [&str; 5] = ["vus", "iterations", "shared_iterations", "ramp_up", "start_vus"];
+const CLOSED_ONLY: [&str; 5] = [
+    "vus",
+    "iterations",
+    "shared_iterations",
+    "ramp_up",
+    "start_vus",
+];
 const OPEN_ONLY: [&str; 3] = ["rate", "start_rate", "max_vus"];
 
 const MODELS: &str = "closed model: `vus` virtual users run iterations back to back (`iterations` per VU, or for a `duration`); \
@@ -46,7 +52,14 @@ impl Ctx<'_> {
                 .with_hint(MODELS));
         }
         if let Some(stages) = f.get("stages") {
-            for k in ["vus", "rate", "iterations", "shared_iterations", "duration", "ramp_up"] {
+            for k in [
+                "vus",
+                "rate",
+                "iterations",
+                "shared_iterations",
+                "duration",
+                "ramp_up",
+            ] {
                 if let Some(key) = f.key(k) {
                     return Err(self
                         .err(key, &f.child(k), format!("`{k}` cannot be combined with `stages`; expected either `stages` or `{}`", if open.is_some() || k == "rate" { "rate` + `duration" } else { "vus` + `iterations`/`duration" }))

@@ -57,7 +57,11 @@ pub fn run(args: QuickArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let output = if args.json { Output::Json } else { Output::Table };
+    let output = if args.json {
+        Output::Json
+    } else {
+        Output::Table
+    };
     run_plan(&plan, &args.common, output)
 }
 
@@ -73,7 +77,10 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
             let (name, value) = h
                 .split_once(':')
                 .ok_or_else(|| format!("-H {h:?}: expected 'Name: value'"))?;
-            headers.insert(name.trim().to_string(), Value::String(literal(value.trim())));
+            headers.insert(
+                name.trim().to_string(),
+                Value::String(literal(value.trim())),
+            );
         }
         step.insert("headers".into(), Value::Object(headers));
     }
@@ -106,12 +113,14 @@ fn literal(s: &str) -> String {
 
 /// "http://host:port/path?q" → ("http://host:port", "/path?q").
 fn split_url(url: &str) -> Result<(String, String), String> {
-    let rest_at = url
-        .find("://")
-        .ok_or_else(|| format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/"))?
-        + 3;
+    let rest_at = url.find("://").ok_or_else(|| {
+        format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/")
+    })? + 3;
     match url[rest_at..].find('/') {
-        Some(i) => Ok((url[..rest_at + i].to_string(), url[rest_at + i..].to_string())),
+        Some(i) => Ok((
+            url[..rest_at + i].to_string(),
+            url[rest_at + i..].to_string(),
+        )),
         None => Ok((url.to_string(), "/".to_string())),
     }
 }

@@ -45,7 +45,10 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         PathBuf::from("results").join(format!("{}-{}", plan.name, crate::sys::timestamp()))
     });
     if let Err(e) = std::fs::create_dir_all(&out_dir) {
-        eprintln!("error: cannot create results directory {}: {e}", out_dir.display());
+        eprintln!(
+            "error: cannot create results directory {}: {e}",
+            out_dir.display()
+        );
         return exit::RUNTIME;
     }
 
@@ -56,7 +59,10 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         }) {
             Ok(server) => {
                 if !common.quiet {
-                    eprintln!("built-in target listening on http://{}", server.local_addr());
+                    eprintln!(
+                        "built-in target listening on http://{}",
+                        server.local_addr()
+                    );
                 }
                 Some(server)
             }

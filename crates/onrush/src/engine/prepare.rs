@@ -29,8 +29,9 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
     let mut targets = Targets::default();
     let default_target = match &plan.target {
         Target::Builtin => {
-            let addr = builtin_addr.context("the plan's target is builtin but no built-in server runs")?;
-            targets.slot_for_addr(format!("builtin"), addr, addr.to_string())
+            let addr =
+                builtin_addr.context("the plan's target is builtin but no built-in server runs")?;
+            targets.slot_for_addr("builtin".to_string(), addr, addr.to_string())
         }
         Target::Url(url) => targets.slot_for_url(url)?,
     };
@@ -38,7 +39,13 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
     let mut layout = Vec::new();
     for scenario in &plan.scenarios {
         let mut program = Vec::new();
-        flatten(&scenario.steps, &mut program, &mut targets, default_target, scenario.http.timeout)?;
+        flatten(
+            &scenario.steps,
+            &mut program,
+            &mut targets,
+            default_target,
+            scenario.http.timeout,
+        )?;
         scenarios.push(ScenarioRun {
             load: scenario.load.clone(),
             scope: scenario.http.connections,
@@ -71,9 +78,13 @@ fn flatten(
                     None => default_target,
                 };
                 let metric = request.metric;
-                let step = HttpStep::new(request.clone(), slot, targets.list[slot].1.clone(), timeout)
-                    .map_err(anyhow::Error::msg)?;
-                program.push(Op::Request { metric, step });
+                let step =
+                    HttpStep::new(request.clone(), slot, targets.list[slot].1.clone(), timeout)
+                        .map_err(anyhow::Error::msg)?;
+                program.push(Op::Request {
+                    metric,
+                    step: Box::new(step),
+                });
             }
             Step::Think { min, max } => program.push(Op::Think {
                 min: *min,
@@ -81,7 +92,10 @@ fn flatten(
             }),
             Step::Loop { count, steps } => {
                 let start = program.len();
-                program.push(Op::LoopStart { count: *count, end: 0 });
+                program.push(Op::LoopStart {
+                    count: *count,
+                    end: 0,
+                });
                 flatten(steps, program, targets, default_target, timeout)?;
                 let end = program.len();
                 program.push(Op::LoopEnd { start });

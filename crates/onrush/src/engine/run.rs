@@ -84,7 +84,9 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         }
         if !interrupted && signals::interrupted() {
             interrupted = true;
-            status.note("interrupted: stopping and writing results (press Ctrl-C again to exit at once)");
+            status.note(
+                "interrupted: stopping and writing results (press Ctrl-C again to exit at once)",
+            );
             let _ = stop_tx.send(true);
         }
     }

@@ -79,6 +79,9 @@ impl Segment {
     /// Time within the segment at which `k` arrivals have happened:
     /// solves from*x + (to-from)/(2*length) * x^2 = k.
     fn solve(&self, k: f64) -> f64 {
+        if k <= 0.0 {
+            return 0.0;
+        }
         let a = (self.to - self.from) / (2.0 * self.length);
         if a.abs() < 1e-12 {
             return if self.from > 0.0 { k / self.from } else { 0.0 };
@@ -236,13 +239,19 @@ mod next_active_tests {
         };
         let r = VuRamp::new(0, &[stage(10, 10), stage(0, 10), stage(10, 10)]);
         // VU 4 (the 5th) starts when the ramp reaches 5, at 5 s.
-        assert_eq!(r.next_active(4, Duration::ZERO), Some(Duration::from_secs(5)));
+        assert_eq!(
+            r.next_active(4, Duration::ZERO),
+            Some(Duration::from_secs(5))
+        );
         // After the ramp-down passes it, it comes back on the second ramp-up.
         let again = r.next_active(4, Duration::from_secs(16)).unwrap();
         assert!((again.as_secs_f64() - 25.0).abs() < 1e-6, "{again:?}");
         assert_eq!(r.next_active(10, Duration::ZERO), None);
         let fixed = VuRamp::new(3, &[stage(3, 10)]);
-        assert_eq!(fixed.next_active(2, Duration::from_secs(1)), Some(Duration::from_secs(1)));
+        assert_eq!(
+            fixed.next_active(2, Duration::from_secs(1)),
+            Some(Duration::from_secs(1))
+        );
         assert_eq!(fixed.next_active(2, Duration::from_secs(10)), None);
     }
 }

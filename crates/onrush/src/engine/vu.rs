@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use onrush_metrics::WorkerMetrics;
 use onrush_plan::RenderContext;
 
-use super::program::{control, Next, Op};
 use super::prepare::ScenarioRun;
+use super::program::{control, Op};
 use crate::protocol::http::HttpClient;
 use crate::protocol::Client;
 
@@ -67,8 +67,7 @@ impl Vu {
                     pc += 1;
                 }
                 Op::LoopStart { .. } | Op::LoopEnd { .. } => {
-                    let Next::Go(next) = control(ops, pc, &mut self.loop_counters);
-                    pc = next;
+                    pc = control(ops, pc, &mut self.loop_counters);
                 }
             }
         }

@@ -21,12 +21,19 @@ use super::vu::Vu;
 /// cancelled (k6 calls it gracefulStop).
 const GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
-
 pub enum Message {
     /// The snapshot of `second` from `worker`.
-    Snapshot { worker: usize, second: u64, snapshot: Snapshot },
+    Snapshot {
+        worker: usize,
+        second: u64,
+        snapshot: Snapshot,
+    },
     /// The worker's last snapshot (its `second` is partial); nothing follows from it.
-    Done { worker: usize, second: u64, snapshot: Snapshot },
+    Done {
+        worker: usize,
+        second: u64,
+        snapshot: Snapshot,
+    },
 }
 
 pub struct Worker {
@@ -199,8 +206,16 @@ impl Iterations {
 }
 
 /// Fixed VUs running a number of iterations; VU k starts at k × ramp_up / vus.
-async fn closed_iterations(shared: &Rc<Shared>, s: usize, vus: u32, iterations: Iterations, ramp_up: Duration) {
-    let active = Rc::new(ActiveVus { count: Cell::new(0) });
+async fn closed_iterations(
+    shared: &Rc<Shared>,
+    s: usize,
+    vus: u32,
+    iterations: Iterations,
+    ramp_up: Duration,
+) {
+    let active = Rc::new(ActiveVus {
+        count: Cell::new(0),
+    });
     let mut handles = Vec::new();
     for k in (shared.worker as u32..vus).step_by(shared.workers) {
         let shared = shared.clone();
@@ -227,7 +242,9 @@ async fn closed_iterations(shared: &Rc<Shared>, s: usize, vus: u32, iterations: 
 /// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
 /// when the ramp drops below it.
 async fn closed_stages(shared: &Rc<Shared>, s: usize, ramp: VuRamp) {
-    let active = Rc::new(ActiveVus { count: Cell::new(0) });
+    let active = Rc::new(ActiveVus {
+        count: Cell::new(0),
+    });
     let end = shared.start + ramp.duration();
     let mut handles = Vec::new();
     for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
@@ -275,7 +292,8 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
     if shared.worker >= workers {
         return;
     }
-    let my_max = max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
+    let my_max =
+        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
     let scenario_len = arrivals.duration();
     let idle: Rc<RefCell<Vec<Vu>>> = Rc::new(RefCell::new(Vec::new()));
     let in_flight = Rc::new(Cell::new(0u32));
@@ -314,16 +332,27 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
             .borrow_mut()
             .record_schedule_lag(s, lag.as_micros() as u64);
         in_flight.set(in_flight.get() + 1);
-        shared.metrics.borrow_mut().set_active_vus(s, in_flight.get());
-        let (shared2, idle, in_flight, all_idle) =
-            (shared.clone(), idle.clone(), in_flight.clone(), all_idle.clone());
+        shared
+            .metrics
+            .borrow_mut()
+            .set_active_vus(s, in_flight.get());
+        let (shared2, idle, in_flight, all_idle) = (
+            shared.clone(),
+            idle.clone(),
+            in_flight.clone(),
+            all_idle.clone(),
+        );
         spawn_local(async move {
             let mut vu = vu;
             let scenario = &shared2.prepared.scenarios[s];
-            vu.run_iteration(s, scenario, intended, &shared2.metrics).await;
+            vu.run_iteration(s, scenario, intended, &shared2.metrics)
+                .await;
             idle.borrow_mut().push(vu);
             in_flight.set(in_flight.get() - 1);
-            shared2.metrics.borrow_mut().set_active_vus(s, in_flight.get());
+            shared2
+                .metrics
+                .borrow_mut()
+                .set_active_vus(s, in_flight.get());
             if in_flight.get() == 0 {
                 all_idle.notify_one();
             }

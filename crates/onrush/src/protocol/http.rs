@@ -68,7 +68,8 @@ impl HttpStep {
     }
 }
 
-const USER_AGENT: &[u8] = concat!("User-Agent: onrush/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes();
+const USER_AGENT: &[u8] =
+    concat!("User-Agent: onrush/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes();
 
 /// One virtual user's HTTP session.
 pub struct HttpClient {
@@ -127,8 +128,8 @@ impl HttpClient {
             if self.connections[slot].is_none() {
                 let started = Instant::now();
                 self.connecting = true;
-                let conn = http1::connect(step.target.addr, &http1::ConnectOptions::default())
-                    .await;
+                let conn =
+                    http1::connect(step.target.addr, &http1::ConnectOptions::default()).await;
                 self.connecting = false;
                 let conn = conn.map_err(|e| classify(e.kind()))?;
                 record.connect_us = Some(micros(started.elapsed()));
@@ -223,8 +224,8 @@ impl Client for HttpClient {
         }
         let finished = Instant::now();
         record.service_us = micros(finished - started);
-        record.latency_us = micros(finished.saturating_duration_since(intended_start))
-            .max(record.service_us);
+        record.latency_us =
+            micros(finished.saturating_duration_since(intended_start)).max(record.service_us);
         Exchange {
             record,
             opened_connection: opened,
