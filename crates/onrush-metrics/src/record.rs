@@ -146,6 +146,8 @@ struct WorkerScenario {
     dropped_iterations: u64,
     connections_opened: u64,
     active_vus: u32,
+    /// The highest `active_vus` since the last snapshot, so a short burst of VUs shows.
+    active_vus_peak: u32,
     schedule_lag: Hist,
 }
 
@@ -180,6 +182,7 @@ impl WorkerMetrics {
                     dropped_iterations: 0,
                     connections_opened: 0,
                     active_vus: 0,
+                    active_vus_peak: 0,
                     schedule_lag: new_hist(),
                 })
                 .collect(),
@@ -241,10 +244,13 @@ impl WorkerMetrics {
         self.scenarios[scenario].connections_opened += 1;
     }
 
-    /// Gauge: the VUs of `scenario` active on this worker now (kept across snapshots).
+    /// Gauge: the VUs of `scenario` active on this worker now (kept across snapshots). A
+    /// snapshot reports the interval's peak.
     #[inline]
     pub fn set_active_vus(&mut self, scenario: usize, n: u32) {
-        self.scenarios[scenario].active_vus = n;
+        let s = &mut self.scenarios[scenario];
+        s.active_vus = n;
+        s.active_vus_peak = s.active_vus_peak.max(n);
     }
 
     /// Everything recorded since the previous snapshot; resets the counters and histograms
@@ -264,7 +270,7 @@ impl WorkerMetrics {
                     iterations: std::mem::take(&mut s.iterations),
                     dropped_iterations: std::mem::take(&mut s.dropped_iterations),
                     connections_opened: std::mem::take(&mut s.connections_opened),
-                    active_vus: u64::from(s.active_vus),
+                    active_vus: u64::from(std::mem::replace(&mut s.active_vus_peak, s.active_vus)),
                     schedule_lag: take_hist(&mut s.schedule_lag),
                 })
                 .collect(),

@@ -53,7 +53,11 @@ pub fn run(args: QuickArgs) -> i32 {
     let plan = match onrush_plan::load_str("quick", &text, std::path::Path::new("."), &[]) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            // The plan was generated from the flags: name the flag, not the generated text.
+            eprintln!("error: {}: {}", flag_of(e.field()), e.message());
+            if let Some(hint) = e.hint() {
+                eprintln!("  hint: {hint}");
+            }
             return exit::USAGE;
         }
     };
@@ -104,6 +108,23 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
         "scenarios": [{ "name": "quick", "load": load, "steps": [Value::Object(step)] }],
     });
     Ok(serde_json::to_string_pretty(&plan).expect("JSON serialises"))
+}
+
+/// The command-line flag a field of the generated plan comes from.
+fn flag_of(field: &str) -> &'static str {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    match last {
+        "duration" => "-d/--duration",
+        "rate" => "-r/--rate",
+        "vus" | "max_vus" => "-c/--connections",
+        "shared_iterations" => "-n/--requests",
+        "timeout" => "--timeout",
+        "body" => "--body",
+        "target" => "URL",
+        _ if field.contains("headers") => "-H/--header",
+        _ if field.contains("steps") => "URL or -m/--method",
+        _ => "the flags",
+    }
 }
 
 /// Command-line values are taken literally: `${` is escaped so it is not read as a template.
