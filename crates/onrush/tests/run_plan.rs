@@ -54,22 +54,10 @@ fn example_plan_counts_agree_with_the_server() {
 fn connection_scopes_open_the_connections_they_promise() {
     for (scope, expected) in [("per_vu", 5), ("per_iteration", 50), ("per_request", 100)] {
         let server = Server::start();
-        let dir = temp_dir(&format!("scope-{scope}"));
-        let plan = write_plan(
-            &dir,
-            &format!(
-                "target: http://127.0.0.1:{port}\nhttp: {{ connections: {scope} }}\nscenarios:\n  - name: s\n    load: {{ vus: 5, iterations: 10 }}\n    steps:\n      - get: /\n      - get: /bytes/10\n",
-                port = server.port()
-            ),
+        let plan = format!(
+            "target: http://127.0.0.1:{{port}}\nhttp: {{ connections: {scope} }}\nscenarios:\n  - name: s\n    load: {{ vus: 5, iterations: 10 }}\n    steps:\n      - get: /\n      - get: /bytes/10\n"
         );
-        let output = onrush()
-            .args(["run", "--quiet", "--out"])
-            .arg(dir.join("out"))
-            .arg(&plan)
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-        let s = summary(&dir.join("out"));
+        let s = run_plan_text(&server, &format!("scope-{scope}"), &plan, &[]);
         assert_eq!(u64_at(&s, "/totals/requests"), 100);
         assert_eq!(
             server.stats().connections,
@@ -87,41 +75,66 @@ fn connection_scopes_open_the_connections_they_promise() {
 #[test]
 fn loops_think_and_ramps_run() {
     let server = Server::start();
-    let dir = temp_dir("loops");
-    let plan = write_plan(
-        &dir,
-        &format!(
-            r#"target: http://127.0.0.1:{port}
+    let plan = r#"target: http://127.0.0.1:{port}
 scenarios:
   - name: looped
-    load: {{ vus: 2, iterations: 3, ramp_up: 200ms }}
+    load: { vus: 2, iterations: 3, ramp_up: 200ms }
     steps:
       - loop:
           count: 4
           steps:
-            - {{ name: inner, get: "/bytes/${{iteration}}" }}
-            - {{ think: 1ms..3ms }}
-      - {{ name: after, get: / }}
+            - { name: inner, get: "/bytes/${iteration}" }
+            - { think: 1ms..3ms }
+      - { name: after, get: / }
   - name: staged
-    load: {{ stages: [ {{ vus: 4, over: 1s }}, {{ vus: 0, over: 1s }} ] }}
+    load: { stages: [ { vus: 4, over: 1s }, { vus: 0, over: 1s } ] }
     steps:
-      - {{ get: /delay/20 }}
-"#,
-            port = server.port()
-        ),
-    );
-    let output = onrush()
-        .args(["run", "--quiet", "--out"])
-        .arg(dir.join("out"))
-        .arg(&plan)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let s = summary(&dir.join("out"));
+      - { get: /delay/20 }
+"#;
+    let s = run_plan_text(&server, "loops", plan, &[]);
     assert_eq!(u64_at(step(&s, "looped", "inner"), "/requests"), 2 * 3 * 4);
     assert_eq!(u64_at(step(&s, "looped", "after"), "/requests"), 2 * 3);
     let staged = u64_at(scenario(&s, "staged"), "/iterations");
     // Ramping 0→4→0 over 2 s is on average 2 VUs for 2 s at ~20 ms per iteration: ~200.
     assert!((60..=260).contains(&staged), "staged iterations {staged}");
     assert_eq!(u64_at(&s, "/totals/failures"), 0);
+}
+
+#[test]
+fn overrides_and_streamed_body_files() {
+    let server = Server::start();
+    let dir = temp_dir("bodyfile");
+    let blob: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(dir.join("blob.bin"), &blob).unwrap();
+    let plan = write_plan(
+        &dir,
+        &format!(
+            "target: http://127.0.0.1:{}\nvars: {{ vus: 1 }}\nscenarios:\n  - name: up\n    load: {{ vus: \"${{vus}}\", iterations: 2 }}\n    steps:\n      - {{ name: upload, post: /upload, body_file: blob.bin, headers: {{ X-Vu: \"${{vu}}\" }} }}\n",
+            server.port()
+        ),
+    );
+    let s = run_expect(
+        0,
+        &["run", plan.to_str().unwrap(), "-D", "vus=3"],
+        &dir.join("o"),
+    );
+    let upload = step(&s, "up", "upload");
+    assert_eq!(
+        u64_at(upload, "/requests"),
+        6,
+        "-D vus=3 overrides vars: 3 VUs x 2"
+    );
+    assert_eq!(u64_at(upload, "/failures"), 0);
+    assert!(u64_at(upload, "/bytes_out") >= 6 * 3_000_000);
+}
+
+#[test]
+fn schema_and_validate_work_without_a_target() {
+    let output = onrush().arg("schema").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(schema.to_string().contains("max_vus"));
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/basic.yaml");
+    let output = onrush().args(["validate", example]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
 }

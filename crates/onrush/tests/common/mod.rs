@@ -98,3 +98,25 @@ pub fn f64_at(v: &Value, pointer: &str) -> f64 {
         .and_then(Value::as_f64)
         .unwrap_or_else(|| panic!("no number at {pointer} in {v:#}"))
 }
+
+/// Runs `onrush ARGS --quiet --out OUT`, asserts the exit code, and returns summary.json.
+pub fn run_expect(code: i32, args: &[&str], out: &Path) -> Value {
+    let output = onrush()
+        .args(args)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(code), "{}", text(&output));
+    summary(out)
+}
+
+/// Writes `plan` (with `{port}` replaced by the server's) and runs it; returns summary.json.
+pub fn run_plan_text(server: &Server, name: &str, plan: &str, extra: &[&str]) -> Value {
+    let dir = temp_dir(name);
+    let path = write_plan(&dir, &plan.replace("{port}", &server.port().to_string()));
+    let mut args = vec!["run", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run_expect(0, &args, &dir.join("out"))
+}
