@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Installs what building and testing onrush needs on a fresh Debian machine: a Rust toolchain
-# with rustfmt and clippy. Benchmarks need more (wrk, nginx): see bench/README.md.
+# Installs what building and testing onrush needs on a fresh Debian machine: a Rust toolchain with
+# rustfmt and clippy, and the real peers the tests run against (xmllint for the JUnit schema,
+# Prometheus and InfluxDB receivers, Chromium for the HTML report). Benchmarks need more (wrk,
+# nginx): see bench/README.md.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 if ! command -v cargo >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo rustc >/dev/null
-  fi
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo rustc >/dev/null
 fi
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
+for script in crates/*/tests/install-*.sh; do
+  [ -f "$script" ] && bash "$script"
+done
 cargo --version

@@ -4,8 +4,8 @@
 //! transport beneath it later; `TcpStream` is the default and what [`connect`] returns.
 
 use std::io::Read;
-use std::net::SocketAddr;
-use std::time::Instant;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -34,42 +34,120 @@ const FILE_CHUNK: usize = 64 * 1024;
 const COALESCE_BODY: usize = 16 * 1024;
 
 /// Options for [`connect`].
-#[derive(Debug, Clone)]
+///
+/// `ConnectOptions::default()` is a plain connect with TCP_NODELAY: the socket, one setsockopt,
+/// the connect; the other options cost one syscall each, and only when set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectOptions {
     /// Set TCP_NODELAY, so that a request leaves at once instead of waiting for the ACK of the
     /// previous segment (Nagle): the default, as every load tool does.
     pub nodelay: bool,
+    /// Bind the socket to this source address before connecting (`None`: the kernel chooses).
+    ///
+    /// Each (source address, target address, target port) triple has its own range of local
+    /// ports, so spreading connections over several source addresses multiplies the
+    /// connections a client can open, and the new connections per second it can sustain
+    /// while closed ones sit in TIME_WAIT. On loopback every address of 127.0.0.0/8 is local:
+    /// 127.0.0.2..127.0.0.254 can be used without configuring anything (Gatling calls these
+    /// `localAddresses`). For a remote target the addresses must be configured on an interface.
+    ///
+    /// On Linux the socket gets `IP_BIND_ADDRESS_NO_PORT` before `bind`, so the port is only
+    /// chosen at `connect`, from the full 4-tuple: without it `bind` reserves a port for the
+    /// source address alone, and the range runs out as if all targets were one.
+    pub local_addr: Option<IpAddr>,
+    /// Set SO_LINGER to {on, 0 s}: dropping the connection sends RST instead of FIN, so it
+    /// leaves no TIME_WAIT on the client and its port is free at once (`http.close: reset` in a
+    /// plan). The server sees the reset (ECONNRESET on its next read, if any); a response
+    /// already read is complete, so only the orderly goodbye is skipped. Closing never blocks:
+    /// a zero linger aborts immediately.
+    pub linger_reset: bool,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { nodelay: true }
+        ConnectOptions {
+            nodelay: true,
+            local_addr: None,
+            linger_reset: false,
+        }
     }
 }
 
 /// Opens a TCP connection to `addr`. The caller wraps it in a timeout and measures connect time.
 ///
-/// Errors: [`ErrorKind::ConnectRefused`], [`ErrorKind::AddrNotAvailable`] (EADDRNOTAVAIL: out
-/// of local ports), else [`ErrorKind::ConnectOther`].
+/// Errors: [`ErrorKind::ConnectRefused`]; [`ErrorKind::AddrNotAvailable`] when this machine is
+/// out of local ports (EADDRNOTAVAIL from connect, EADDRINUSE or EADDRNOTAVAIL from binding
+/// `opts.local_addr`; the message says which, and names the source address) or
+/// `opts.local_addr` is not an address of this host; else [`ErrorKind::ConnectOther`].
 pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connection, Error> {
-    // TcpSocket rather than TcpStream::connect: the place where binding a local address
-    // (to spread over source IPs) will go.
+    let from = opts.local_addr;
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()
     } else {
         TcpSocket::new_v6()
     }
-    .map_err(|e| Error::connect(e, addr))?;
+    .map_err(|e| Error::connect(e, addr, from))?;
     if opts.nodelay {
         socket
             .set_nodelay(true)
-            .map_err(|e| Error::connect(e, addr))?;
+            .map_err(|e| Error::connect(e, addr, from))?;
+    }
+    if opts.linger_reset {
+        // Through socket2 because tokio deprecates its set_linger: a *non-zero* linger blocks
+        // the thread in close(). A zero linger never blocks: close() sends RST and returns.
+        socket2::SockRef::from(&socket)
+            .set_linger(Some(Duration::ZERO))
+            .map_err(|e| Error::connect(e, addr, from))?;
+    }
+    if let Some(ip) = from {
+        bind_source(&socket, ip, addr)?;
     }
     let stream = socket
         .connect(addr)
         .await
-        .map_err(|e| Error::connect(e, addr))?;
+        .map_err(|e| Error::connect(e, addr, from))?;
     Ok(Connection::new(stream))
+}
+
+/// Binds `socket` to source address `ip`, port chosen later by connect().
+fn bind_source(socket: &TcpSocket, ip: IpAddr, addr: SocketAddr) -> Result<(), Error> {
+    if ip.is_ipv4() != addr.is_ipv4() {
+        return Err(Error::new(
+            ErrorKind::ConnectOther,
+            format!("source address {ip} and target {addr} are not of the same IP version"),
+        ));
+    }
+    // Best effort: a kernel older than 4.2 refuses the option (ENOPROTOOPT), and bind() then
+    // reserves a port per source address, which still works, only with fewer connections.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let _ = set_bind_address_no_port(socket);
+    socket
+        .bind(SocketAddr::new(ip, 0))
+        .map_err(|e| Error::bind(e, ip, addr))
+}
+
+/// `IP_BIND_ADDRESS_NO_PORT` (Linux >= 4.2): bind() to port 0 records the address only, and
+/// connect() picks a port that makes the 4-tuple unique. Applies to IPv6 sockets as well (the
+/// kernel handles SOL_IP options on them).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn set_bind_address_no_port(socket: &TcpSocket) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let one: libc::c_int = 1;
+    // SAFETY: setsockopt on a file descriptor we own, with a pointer to a live c_int and its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// One HTTP/1.1 client connection, carrying requests one after the other (no pipelining).

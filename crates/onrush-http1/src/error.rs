@@ -7,14 +7,15 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// What went wrong, coarse enough to be counted per class in the results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The target refused the TCP connection (ECONNREFUSED): nothing listens on that port.
     ConnectRefused,
-    /// EADDRNOTAVAIL on connect: this machine ran out of local ports (or the bind address is wrong).
+    /// This machine ran out of local ports (EADDRNOTAVAIL from connect, EADDRINUSE from binding
+    /// a source address), or the source address to bind is not one of this host's.
     AddrNotAvailable,
     /// Any other failure to open the connection.
     ConnectOther,
@@ -94,20 +95,66 @@ impl Error {
         self.stale = true;
     }
 
-    /// An I/O error while connecting to `addr`.
-    pub(crate) fn connect(e: io::Error, addr: SocketAddr) -> Self {
-        let (kind, what) = match e.kind() {
-            io::ErrorKind::ConnectionRefused => (ErrorKind::ConnectRefused, "connection refused"),
+    /// An I/O error while connecting to `addr`, from source address `from` if one was bound.
+    pub(crate) fn connect(e: io::Error, addr: SocketAddr, from: Option<IpAddr>) -> Self {
+        let msg = match (e.kind(), from) {
+            (io::ErrorKind::ConnectionRefused, _) => (
+                ErrorKind::ConnectRefused,
+                format!("connection refused connecting to {addr}"),
+            ),
+            // With a bound source address, connect() picks the port and fails with
+            // EADDRNOTAVAIL when none is left for this 4-tuple (EADDRINUSE on kernels without
+            // IP_BIND_ADDRESS_NO_PORT, where bind() picked a port the 4-tuple can't use).
+            (io::ErrorKind::AddrNotAvailable | io::ErrorKind::AddrInUse, Some(ip)) => (
+                ErrorKind::AddrNotAvailable,
+                format!("out of local ports for source address {ip} connecting to {addr}"),
+            ),
+            (io::ErrorKind::AddrNotAvailable, None) => (
+                ErrorKind::AddrNotAvailable,
+                format!("no local address available (out of local ports?) connecting to {addr}"),
+            ),
+            (_, Some(ip)) => (
+                ErrorKind::ConnectOther,
+                format!("could not connect from {ip} to {addr}"),
+            ),
+            (_, None) => (
+                ErrorKind::ConnectOther,
+                format!("could not connect to {addr}"),
+            ),
+        };
+        Error {
+            kind: msg.0,
+            stale: false,
+            msg: Cow::Owned(msg.1),
+            io: Some(e),
+        }
+    }
+
+    /// An I/O error while binding source address `ip` (port 0) before connecting to `addr`.
+    pub(crate) fn bind(e: io::Error, ip: IpAddr, addr: SocketAddr) -> Self {
+        let (kind, msg) = match e.kind() {
+            // Without IP_BIND_ADDRESS_NO_PORT (kernel < 4.2) bind() reserves a port per source
+            // address and says EADDRINUSE when the range is used up.
+            io::ErrorKind::AddrInUse => (
+                ErrorKind::AddrNotAvailable,
+                format!("out of local ports for source address {ip} connecting to {addr}"),
+            ),
             io::ErrorKind::AddrNotAvailable => (
                 ErrorKind::AddrNotAvailable,
-                "no local address available (out of local ports?)",
+                format!(
+                    "source address {ip} is not an address of this host (binding it to connect \
+                     to {addr})"
+                ),
             ),
-            _ => (ErrorKind::ConnectOther, "could not connect"),
+            _ => (
+                ErrorKind::ConnectOther,
+                format!("could not bind source address {ip} to connect to {addr}"),
+            ),
         };
         Error {
             kind,
             stale: false,
-            msg: Cow::Owned(format!("{what} connecting to {addr}")),
+            msg: Cow::Owned(msg),
             io: Some(e),
         }
     }
@@ -197,13 +244,53 @@ mod tests {
         );
         assert_eq!(e.kind(), ErrorKind::Io);
         let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        let e = Error::connect(io::Error::from(io::ErrorKind::ConnectionRefused), addr);
+        let e = Error::connect(
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+            addr,
+            None,
+        );
         assert_eq!(e.kind(), ErrorKind::ConnectRefused);
         assert!(e
             .to_string()
             .starts_with("connection refused connecting to 127.0.0.1:1: "));
-        let e = Error::connect(io::Error::from_raw_os_error(99), addr); // EADDRNOTAVAIL on Linux
+        let e = Error::connect(
+            io::Error::from_raw_os_error(libc::EADDRNOTAVAIL),
+            addr,
+            None,
+        );
         assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
         assert!(!e.is_stale_reuse());
+    }
+
+    #[test]
+    fn kinds_with_a_source_address() {
+        let addr: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let ip: IpAddr = "127.0.0.7".parse().unwrap();
+        // Out of ports at bind() (kernels without IP_BIND_ADDRESS_NO_PORT).
+        let e = Error::bind(io::Error::from_raw_os_error(libc::EADDRINUSE), ip, addr);
+        assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
+        assert!(e.to_string().starts_with(
+            "out of local ports for source address 127.0.0.7 connecting to 127.0.0.1:80: "
+        ));
+        // An address that isn't this host's.
+        let e = Error::bind(io::Error::from_raw_os_error(libc::EADDRNOTAVAIL), ip, addr);
+        assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
+        assert!(e.to_string().contains("not an address of this host"), "{e}");
+        let e = Error::bind(io::Error::from_raw_os_error(libc::EACCES), ip, addr);
+        assert_eq!(e.kind(), ErrorKind::ConnectOther);
+        // Out of ports at connect() for the 4-tuple.
+        for errno in [libc::EADDRNOTAVAIL, libc::EADDRINUSE] {
+            let e = Error::connect(io::Error::from_raw_os_error(errno), addr, Some(ip));
+            assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
+            assert!(e
+                .to_string()
+                .starts_with("out of local ports for source address 127.0.0.7"));
+        }
+        let e = Error::connect(
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+            addr,
+            Some(ip),
+        );
+        assert_eq!(e.kind(), ErrorKind::ConnectRefused);
     }
 }

@@ -13,6 +13,7 @@ use crate::aggregate::{Aggregate, RunMeta};
 use crate::files::{self, Header, Line, ScenarioLine, StepLine};
 use crate::hist::{add_into, new_hist, us_to_ms, Encoder, Hist};
 use crate::record::Layout;
+use crate::second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 use crate::snapshot::{ScenarioInterval, Snapshot, StepInterval};
 use crate::summary::{self, Summary};
 
@@ -126,6 +127,8 @@ pub struct Collector {
     total_failures: u64,
     total_dropped: u64,
     late_snapshots: u64,
+    /// The seconds closed by the latest `close_second` / `finish` call, in detail.
+    closed: Vec<SecondData>,
 }
 
 impl Clone for Encoder {
@@ -164,6 +167,7 @@ impl Collector {
             total_failures: 0,
             total_dropped: 0,
             late_snapshots: 0,
+            closed: Vec::new(),
         }
     }
 
@@ -206,6 +210,7 @@ impl Collector {
     /// its interval lines and totals, and returns the figures for the live status. Closing a
     /// second already closed changes nothing and returns a view with zero interval figures.
     pub fn close_second(&mut self, second: u64) -> IntervalView {
+        self.closed.clear();
         if matches!(self.closed_through, Some(c) if second <= c) {
             return IntervalView {
                 second,
@@ -225,9 +230,35 @@ impl Collector {
 
     /// Closes every second that still has data added.
     pub fn finish(&mut self) {
+        self.closed.clear();
         while let Some((&t, _)) = self.pending.iter().next() {
             self.close_one(t);
         }
+    }
+
+    /// The seconds closed by the latest [`close_second`](Self::close_second) or
+    /// [`finish`](Self::finish) call, oldest first, per step and per scenario with their
+    /// histograms: for live exporters. Usually one second; several when earlier seconds were
+    /// still open; none when the call closed nothing. Call it after each `close_second` to see
+    /// every second exactly once.
+    ///
+    /// ```
+    /// use onrush_metrics::*;
+    /// let layout = Layout::new([("browse", ["home"])]);
+    /// let mut worker = WorkerMetrics::new(&layout);
+    /// let mut collector = Collector::new(layout, RunInfo::new("shop", 1_767_225_600_000));
+    /// worker.record_request(0, 0, &RequestRecord { latency_us: 2_150, ..Default::default() });
+    /// collector.add(0, worker.take_snapshot());
+    /// collector.add(1, worker.take_snapshot());
+    /// collector.close_second(1);
+    /// let seconds = collector.closed_seconds();
+    /// assert_eq!(seconds.len(), 2);
+    /// assert_eq!((seconds[0].unix_ms, seconds[0].steps[0].requests), (1_767_225_600_000, 1));
+    /// assert_eq!(seconds[0].steps[0].latency_stats().p99, 2.151);
+    /// assert!(seconds[1].steps.is_empty());
+    /// ```
+    pub fn closed_seconds(&self) -> &[SecondData] {
+        &self.closed
     }
 
     fn active_vus_now(&self) -> u64 {
@@ -244,6 +275,16 @@ impl Collector {
             second: t,
             ..IntervalView::default()
         };
+        let mut detail = SecondData {
+            second: t,
+            unix_ms: self
+                .run
+                .start_unix_ms
+                .saturating_add(t.saturating_mul(1000)),
+            scenarios: Vec::with_capacity(acc.scenarios.len()),
+            steps: Vec::new(),
+            totals: SecondTotals::default(),
+        };
         self.second_latency.reset();
         for (si, (steps, mut sc)) in acc.steps.into_iter().zip(acc.scenarios).enumerate() {
             let scen = &self.layout.scenarios[si];
@@ -256,16 +297,25 @@ impl Collector {
                 .push((t, files::to_json_line(&Line::Scenario(line))));
             let (asi, ref steps_idx) = self.index[si];
             self.agg.add_scenario(t, asi, &sc);
+            detail.totals.connections_opened += sc.connections_opened;
+            detail
+                .scenarios
+                .push(ScenarioSecond::new(si, &scen.name, sc));
             for (sti, d) in steps.into_iter().enumerate() {
                 let Some(d) = d else { continue };
                 view.requests += d.counters.requests;
                 view.failures += d.counters.failures;
+                detail.totals.bytes_in += d.counters.bytes_in;
+                detail.totals.bytes_out += d.counters.bytes_out;
                 if let Some(h) = &d.latency {
                     add_into(&mut self.second_latency, h);
                 }
                 let line = StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
                 self.lines.push((t, files::to_json_line(&Line::Step(line))));
                 self.agg.add_step(t, asi, steps_idx[sti], &d);
+                detail
+                    .steps
+                    .push(StepSecond::new(si, sti, &scen.name, &scen.steps[sti], d));
             }
         }
         self.total_requests += view.requests;
@@ -279,6 +329,17 @@ impl Collector {
         view.total_requests = self.total_requests;
         view.total_failures = self.total_failures;
         view.total_dropped_iterations = self.total_dropped;
+        let tot = &mut detail.totals;
+        tot.requests = view.requests;
+        tot.failures = view.failures;
+        tot.iterations = view.iterations;
+        tot.dropped_iterations = view.dropped_iterations;
+        tot.active_vus = view.active_vus;
+        tot.latency = (!self.second_latency.is_empty()).then(|| self.second_latency.clone());
+        tot.total_requests = view.total_requests;
+        tot.total_failures = view.total_failures;
+        tot.total_dropped_iterations = view.total_dropped_iterations;
+        self.closed.push(detail);
         self.closed_through = Some(self.closed_through.map_or(t, |c| c.max(t)));
         view
     }

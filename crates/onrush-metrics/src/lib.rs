@@ -4,7 +4,8 @@
 //!   is the hot path (counter increments and HDR histogram records, no locks, no formatting).
 //! * [`Snapshot`]: a worker's last second, sent once a second to the collector thread.
 //! * [`Collector`]: merges the snapshots second by second ([`IntervalView`] for the live
-//!   status), keeps the totals, writes `summary.json` and `intervals.jsonl`.
+//!   status; [`SecondData`] per step for live exporters), keeps the totals, writes
+//!   `summary.json` and `intervals.jsonl`.
 //! * [`merge`]: rebuilds both files from the `intervals.jsonl` of several runs.
 //! * [`print_summary`]: the human end-of-run table.
 //!
@@ -46,6 +47,7 @@ pub mod hist;
 mod merge;
 mod print;
 mod record;
+mod second;
 mod snapshot;
 mod summary;
 
@@ -56,6 +58,7 @@ pub use hist::{decode_hist, Hist, MsStats};
 pub use merge::{merge, MergeError};
 pub use print::{print_summary, summary_text, write_summary_text};
 pub use record::{Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
+pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::Snapshot;
 pub use summary::{RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
 

@@ -232,6 +232,12 @@ impl WorkerMetrics {
         self.scenarios[scenario].dropped_iterations += 1;
     }
 
+    /// `n` iterations dropped at once (arrivals still unstarted when the scenario's time is up).
+    #[inline]
+    pub fn record_dropped_iterations(&mut self, scenario: usize, n: u64) {
+        self.scenarios[scenario].dropped_iterations += n;
+    }
+
     /// How late an iteration started against its schedule, in µs.
     #[inline]
     pub fn record_schedule_lag(&mut self, scenario: usize, lag_us: u64) {

@@ -139,6 +139,30 @@ impl Snapshot {
         self.scenarios.get(scenario).map_or(0, |s| s.active_vus)
     }
 
+    /// Iterations of a scenario that could not start because all its VUs were busy.
+    pub fn dropped_iterations(&self, scenario: usize) -> u64 {
+        self.scenarios
+            .get(scenario)
+            .map_or(0, |s| s.dropped_iterations)
+    }
+
+    /// Connections a scenario opened in this snapshot.
+    pub fn connections_opened(&self, scenario: usize) -> u64 {
+        self.scenarios
+            .get(scenario)
+            .map_or(0, |s| s.connections_opened)
+    }
+
+    /// Schedule lag (µs) of a scenario's iterations, `None` when nothing was recorded.
+    pub fn schedule_lag(&self, scenario: usize) -> Option<&Hist> {
+        self.scenarios.get(scenario)?.schedule_lag.as_ref()
+    }
+
+    /// Number of scenarios in the layout.
+    pub fn scenario_count(&self) -> usize {
+        self.scenarios.len()
+    }
+
     pub(crate) fn step(&self, scenario: usize, step: usize) -> Option<&StepInterval> {
         self.steps.get(scenario)?.get(step)?.as_ref()
     }

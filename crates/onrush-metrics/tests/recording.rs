@@ -204,3 +204,88 @@ fn histogram_memory_auto_resized_vs_full_range() {
     let w = WorkerMetrics::new(&Layout::new([("s", ["a"])]));
     assert_eq!(w.histogram_bytes(), 5 * 16_384);
 }
+
+#[test]
+fn closed_seconds_hold_each_second_per_step_exactly_once() {
+    let layout = Layout::new([("s", vec!["a", "b"]), ("t", vec!["c"])]);
+    let mut w1 = WorkerMetrics::new(&layout);
+    let mut w2 = WorkerMetrics::new(&layout);
+    let mut ref_a = Histogram::<u64>::new(3).unwrap();
+    for v in 1..=300u64 {
+        let w = if v % 2 == 0 { &mut w1 } else { &mut w2 };
+        w.record_request(
+            0,
+            0,
+            &RequestRecord {
+                bytes_in: 10,
+                bytes_out: 3,
+                ..ok(v * 11)
+            },
+        );
+        ref_a.record(v * 11).unwrap();
+    }
+    w1.record_request(
+        1,
+        0,
+        &RequestRecord {
+            status: 503,
+            failure: Some(FailureClass::Http5xx),
+            ..ok(40)
+        },
+    );
+    w1.record_iteration(0);
+    w2.set_active_vus(1, 2);
+    let mut c = Collector::new(layout, RunInfo::new("p", 1_000_000));
+    c.add(0, w1.take_snapshot());
+    c.add(0, w2.take_snapshot());
+    w1.record_request(0, 1, &ok(77));
+    c.add(1, w1.take_snapshot());
+    assert!(c.closed_seconds().is_empty());
+
+    // Closing second 1 closes second 0 too: both are listed, oldest first.
+    let view = c.close_second(1);
+    let secs = c.closed_seconds();
+    assert_eq!(secs.len(), 2);
+    let s0 = &secs[0];
+    assert_eq!((s0.second, s0.unix_ms), (0, 1_000_000));
+    let names: Vec<_> = s0.steps.iter().map(|s| (&*s.scenario, &*s.step)).collect();
+    assert_eq!(names, [("s", "a"), ("t", "c")]);
+    let a = &s0.steps[0];
+    assert_eq!((a.scenario_index, a.step_index), (0, 0));
+    assert_eq!(
+        (a.requests, a.failures, a.bytes_in, a.bytes_out),
+        (300, 0, 3000, 900)
+    );
+    assert_eq!(a.latency.as_ref().unwrap(), &ref_a);
+    assert_eq!(a.latency_stats().p99, ms(ref_a.value_at_quantile(0.99)));
+    let c0 = &s0.steps[1];
+    assert_eq!((c0.scenario_index, c0.step_index), (1, 0));
+    assert_eq!(
+        c0.failure_classes().collect::<Vec<_>>(),
+        [(FailureClass::Http5xx, 1)]
+    );
+    assert_eq!(c0.status_codes.get(&503), Some(&1));
+    assert_eq!(s0.scenarios.len(), 2);
+    assert_eq!(
+        (s0.scenarios[0].iterations, s0.scenarios[1].active_vus),
+        (1, 2)
+    );
+    assert_eq!((s0.totals.requests, s0.totals.failures), (301, 1));
+    assert_eq!(s0.totals.latency.as_ref().unwrap().len(), 301);
+    assert_eq!(s0.totals.total_requests, 301);
+    let s1 = &secs[1];
+    assert_eq!((s1.second, s1.unix_ms), (1, 1_001_000));
+    assert_eq!(s1.steps.len(), 1);
+    assert_eq!((&*s1.steps[0].step, s1.steps[0].requests), ("b", 1));
+    assert_eq!(s1.totals.total_requests, 302);
+    assert_eq!(s1.totals.total_requests, view.total_requests);
+    assert_eq!(s1.totals.latency_stats().max, 0.077);
+
+    // Closing again closes nothing: the list is empty, so nothing is exported twice.
+    c.close_second(1);
+    assert!(c.closed_seconds().is_empty());
+    c.add(2, w2.take_snapshot());
+    c.finish();
+    assert_eq!(c.closed_seconds().len(), 1);
+    assert_eq!(c.closed_seconds()[0].second, 2);
+}

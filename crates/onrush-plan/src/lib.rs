@@ -17,6 +17,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,12 +25,16 @@ mod compile;
 mod error;
 mod schema;
 mod template;
+mod threshold;
 mod units;
 mod yaml;
 
 pub use error::PlanError;
 pub use schema::json_schema;
 pub use template::{RenderContext, Template};
+pub use threshold::{
+    CompareOp, LatencyFamily, LatencyStat, Threshold, ThresholdMetric, ThresholdScope, ValueKind,
+};
 
 /// Reads and compiles the plan file at `path`. `overrides` are `-D name=value` pairs.
 pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
@@ -98,6 +103,20 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Final values after `-D` overrides (for the record in summary.json).
     pub vars: BTreeMap<String, String>,
+    /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
+    /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
+    pub thresholds: Vec<Threshold>,
+}
+
+impl Plan {
+    /// Every threshold of the plan: the plan-level ones, then each scenario's, in file order.
+    pub fn all_thresholds(&self) -> Vec<Threshold> {
+        let mut all = self.thresholds.clone();
+        for s in &self.scenarios {
+            all.extend(s.thresholds.iter().cloned());
+        }
+        all
+    }
 }
 
 /// Where requests go.
@@ -175,11 +194,18 @@ impl Scheme {
 }
 
 /// `http:` settings (plan level, merged per scenario).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Per-request timeout; default 30s.
     pub timeout: Duration,
     pub connections: ConnectionScope,
+    /// `source_addresses`: local addresses that new connections bind to, ranges and CIDR blocks
+    /// expanded, in the order written (at most 65,536; all of one family). Empty (default): the
+    /// operating system picks the source address. Several addresses multiply the ephemeral ports
+    /// available towards one target (each source address has its own port range).
+    pub source_addresses: Vec<IpAddr>,
+    /// `close`: how onrush closes connections it is done with.
+    pub close: CloseMode,
 }
 
 impl Default for HttpSettings {
@@ -187,6 +213,30 @@ impl Default for HttpSettings {
         HttpSettings {
             timeout: Duration::from_secs(30),
             connections: ConnectionScope::PerVu,
+            source_addresses: Vec::new(),
+            close: CloseMode::Normal,
+        }
+    }
+}
+
+/// `http.close`: how a connection onrush is done with is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CloseMode {
+    /// `normal` (default): an orderly close (FIN). The side that closes first keeps the
+    /// connection in TIME_WAIT for a while (60 s on Linux), holding its local port.
+    #[default]
+    Normal,
+    /// `reset`: close with `SO_LINGER` 0, which sends a reset (RST) and skips TIME_WAIT on the
+    /// client, so ports are free again at once. The server sees resets, and data still in
+    /// flight can be lost: only for connection-churn tests.
+    Reset,
+}
+
+impl CloseMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CloseMode::Normal => "normal",
+            CloseMode::Reset => "reset",
         }
     }
 }
@@ -223,6 +273,8 @@ pub struct Scenario {
     /// One per distinct metric name in this scenario, in first-appearance order;
     /// [`RequestStep::metric`] indexes this.
     pub metrics: Vec<StepInfo>,
+    /// The scenario's own `thresholds:`; without a scope prefix their scope is this scenario.
+    pub thresholds: Vec<Threshold>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

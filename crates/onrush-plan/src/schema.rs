@@ -104,6 +104,12 @@ pub fn json_schema() -> Value {
         }
     });
     let one_method: Vec<Value> = methods.iter().map(|m| json!({ "required": [m] })).collect();
+    let expression = json!({
+        "type": "string",
+        "description": "`[SCOPE:] METRIC OP VALUE`. SCOPE: a scenario, a step, `scenario/step`, `scenario NAME`, `step NAME` (none: the whole test, or the scenario for a scenario's thresholds). METRIC: min, mean, max, p50, p90, p95, p99, p99.9 (p999), any pNN.N, with `service_`, `connect_` or `ttfb_` in front for those times; failure_rate, failures, requests, rate, iterations, dropped_iterations, dropped_rate, rate_10s_min, rate_10s_max. OP: < <= > >= == !=. VALUE: 100ms, 1.5s, 250us; 1% or 0.01; 7000/s; a plain number for counts. Or `generator: healthy`.",
+        "pattern": r"^\s*(.+:\s*)?[A-Za-z0-9_.()]+\s*(<=|>=|==|!=|<|>)\s*\S.*$|^\s*generator\s*:\s*healthy\s*$|\$\{",
+        "examples": ["p99 < 100ms", "failure_rate < 1%", "rate > 7000/s", "home: p95 < 50ms", "generator: healthy"]
+    });
 
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -130,7 +136,8 @@ pub fn json_schema() -> Value {
                 "minItems": 1,
                 "description": "Scenarios; all of them run at the same time",
                 "items": { "$ref": "#/definitions/scenario" }
-            }
+            },
+            "thresholds": { "$ref": "#/definitions/thresholds" }
         },
         "definitions": {
             "duration": duration,
@@ -146,9 +153,58 @@ pub fn json_schema() -> Value {
                     "connections": {
                         "enum": ["per_vu", "per_iteration", "per_request"],
                         "description": "Connection reuse: per_vu (default: each VU keeps its connection), per_iteration (new connection each iteration), per_request (new connection each request)"
+                    },
+                    "source_addresses": {
+                        "description": "Local addresses new connections bind to, to get more ephemeral ports towards one target: addresses, ranges `127.0.0.2-127.0.0.254` and CIDR blocks `127.0.1.0/24` (at most 65,536 in all, one family)",
+                        "anyOf": [
+                            { "$ref": "#/definitions/source_address" },
+                            { "type": "array", "items": { "$ref": "#/definitions/source_address" } }
+                        ],
+                        "examples": [["127.0.0.2", "127.0.0.3"], "127.0.0.2-127.0.0.254", "127.0.1.0/24"]
+                    },
+                    "close": {
+                        "enum": ["normal", "reset"],
+                        "description": "How connections are closed: normal (default: FIN; the client keeps TIME_WAIT), reset (SO_LINGER 0: RST, no TIME_WAIT on the client; the server sees resets and data in flight can be lost; for connection-churn tests)"
                     }
                 }
             },
+            "source_address": {
+                "type": "string",
+                "description": "An IPv4 or IPv6 address, a range `A-B` or a CIDR block `A/N`",
+                "examples": ["127.0.0.2", "127.0.0.2-127.0.0.254", "127.0.1.0/24", "fd00::10"]
+            },
+            "thresholds": {
+                "type": "array",
+                "description": "Thresholds (SLAs) checked at the end of the run: any failing one makes onrush exit with code 1. See docs/thresholds.md",
+                "items": { "$ref": "#/definitions/threshold" }
+            },
+            "threshold": {
+                "anyOf": [
+                    { "$ref": "#/definitions/threshold_expression" },
+                    {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["threshold"],
+                        "properties": {
+                            "threshold": { "$ref": "#/definitions/threshold_expression" },
+                            "abort_on_fail": {
+                                "anyOf": [{ "type": "boolean" }, { "type": "string", "pattern": TEMPLATE }],
+                                "description": "Stop the test as soon as the threshold fails (after `grace`)"
+                            },
+                            "grace": { "$ref": "#/definitions/duration", "description": "With abort_on_fail: how long after the start a failing threshold does not stop the test yet (default 0)" }
+                        }
+                    },
+                    {
+                        "type": "object",
+                        "description": "`- home: p95 < 50ms` written without quotes: the scope, then the threshold",
+                        "minProperties": 1,
+                        "maxProperties": 1,
+                        "not": { "anyOf": [{ "required": ["threshold"] }, { "required": ["abort_on_fail"] }, { "required": ["grace"] }] },
+                        "additionalProperties": { "type": "string" }
+                    }
+                ]
+            },
+            "threshold_expression": expression,
             "scenario": {
                 "type": "object",
                 "additionalProperties": false,
@@ -157,7 +213,8 @@ pub fn json_schema() -> Value {
                     "name": { "type": "string", "description": "Scenario name, unique in the plan" },
                     "load": { "$ref": "#/definitions/load" },
                     "http": { "$ref": "#/definitions/http" },
-                    "steps": { "$ref": "#/definitions/steps" }
+                    "steps": { "$ref": "#/definitions/steps" },
+                    "thresholds": { "$ref": "#/definitions/thresholds", "description": "Thresholds of this scenario; without a scope they are about the whole scenario, a scope names one of its steps" }
                 }
             },
             "load": load,

@@ -5,8 +5,20 @@ use common::load;
 
 #[test]
 fn plan_md_examples_load() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/plan.md"))
-        .unwrap();
+    let loaded = examples_load("plan.md");
+    assert!(loaded >= 12, "only {loaded} examples found");
+}
+
+#[test]
+fn thresholds_md_examples_load() {
+    let loaded = examples_load("thresholds.md");
+    assert!(loaded >= 2, "only {loaded} examples found");
+}
+
+/// Loads every YAML example of `docs/{file}`; returns how many.
+fn examples_load(file: &str) -> usize {
+    let path = format!("{}/../../docs/{file}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(path).unwrap();
     let mut loaded = 0;
     for block in doc.split("```yaml\n").skip(1) {
         let block = block.split("```").next().unwrap();
@@ -19,6 +31,7 @@ fn plan_md_examples_load() {
             "target" => block.to_string(),
             "scenarios" => format!("target: builtin\n{block}"),
             "vars" | "http" => format!("target: builtin\n{block}scenarios: [{{ name: s, load: {{ vus: 1, iterations: 1 }}, steps: [{{ get: / }}] }}]\n"),
+            "thresholds" => format!("target: builtin\n{block}scenarios: [{{ name: closed, load: {{ vus: 1, iterations: 1 }}, steps: [{{ name: home, get: / }}] }}]\n"),
             "load" => format!("target: builtin\nscenarios:\n  - name: s\n{indented}    steps: [{{ get: / }}]\n"),
             "steps" => format!("target: builtin\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n{indented}"),
             _ if block.trim_start().starts_with("- ") => {
@@ -38,10 +51,10 @@ fn plan_md_examples_load() {
         for text in texts {
             let text = text.replace("body_file: bodies/avatar.png", "body_file: Cargo.toml");
             if let Err(e) = load(&text) {
-                panic!("docs/plan.md example does not load:\n{e}\n--- as loaded:\n{text}");
+                panic!("docs/{file} example does not load:\n{e}\n--- as loaded:\n{text}");
             }
             loaded += 1;
         }
     }
-    assert!(loaded >= 12, "only {loaded} examples found");
+    loaded
 }

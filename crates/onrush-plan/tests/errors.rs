@@ -531,16 +531,34 @@ scenarios:
     steps: [{ get: "http://127.0.0.1:9/x", timeout: 1s }]
 "#;
 
+/// Thresholds and the port-wall settings, for the mangling sweep.
+const SLA: &str = r#"target: http://127.0.0.1:8080
+http: { source_addresses: ["127.0.0.2", "127.0.1.0/30", "127.0.2.1-127.0.2.3"], close: reset }
+thresholds:
+  - "p99 < 100ms"
+  - "closed/GET /x?a=b: p99.9 <= 1.5s"
+  - home: failure_rate < 1%
+  - generator: healthy
+  - { threshold: "rate > 7000/s", abort_on_fail: true, grace: 10s }
+scenarios:
+  - name: closed
+    load: { vus: 1, iterations: 1 }
+    thresholds: ["p90 < 20ms", "home: ttfb_p75 != 2us"]
+    steps: [{ name: home, get: / }, { get: "/x?a=b" }]
+"#;
+
 #[test]
 fn never_panics_on_truncated_or_mangled_plans() {
-    if let Err(e) = load(RICH) {
-        panic!("{e}");
+    for plan in [RICH, SLA] {
+        if let Err(e) = load(plan) {
+            panic!("{e}");
+        }
     }
     let junks = [
         "{", "]", "\"", "'", ":", "-", "\t", "${", "&a", "*a", "\n  ", "!!", "|", "%", "<<: ",
     ];
     let mut checked = 0;
-    for plan in [EXAMPLE, RICH] {
+    for plan in [EXAMPLE, RICH, SLA] {
         for cut in (0..=plan.len()).filter(|c| plan.is_char_boundary(*c)) {
             if let Err(e) = load(&plan[..cut]) {
                 assert!(e.line().is_some(), "{e}");

@@ -44,7 +44,8 @@ fn example_loads_with_port_unset() {
         plan.http,
         HttpSettings {
             timeout: Duration::from_secs(5),
-            connections: ConnectionScope::PerVu
+            connections: ConnectionScope::PerVu,
+            ..HttpSettings::default()
         }
     );
     assert_eq!(plan.vars.get("vus").map(String::as_str), Some("4"));
@@ -457,7 +458,8 @@ scenarios:
         s.http,
         HttpSettings {
             timeout: Duration::from_secs(2),
-            connections: ConnectionScope::PerIteration
+            connections: ConnectionScope::PerIteration,
+            ..HttpSettings::default()
         }
     );
     assert_eq!(p.http.connections, ConnectionScope::PerRequest);

@@ -17,9 +17,9 @@ fn schema_is_valid_json_and_describes_every_key() {
     };
     assert_eq!(
         props("/properties"),
-        ["http", "scenarios", "target", "vars"]
+        ["http", "scenarios", "target", "thresholds", "vars"]
     );
-    for key in ["name", "load", "http", "steps"] {
+    for key in ["name", "load", "http", "steps", "thresholds"] {
         assert!(
             props("/definitions/scenario/properties").contains(&key.to_string()),
             "{key}"
@@ -77,9 +77,24 @@ fn schema_is_valid_json_and_describes_every_key() {
     );
     assert_eq!(
         props("/definitions/http/properties"),
-        ["connections", "timeout"]
+        ["close", "connections", "source_addresses", "timeout"]
     );
-    for word in ["per_vu", "per_iteration", "per_request"] {
+    assert_eq!(
+        props("/definitions/threshold/anyOf/1/properties"),
+        ["abort_on_fail", "grace", "threshold"]
+    );
+    for word in [
+        "per_vu",
+        "per_iteration",
+        "per_request",
+        "normal",
+        "reset",
+        "p99.9",
+        "failure_rate",
+        "dropped_rate",
+        "rate_10s_min",
+        "generator: healthy",
+    ] {
         assert!(text.contains(word), "{word}");
     }
 
@@ -130,5 +145,36 @@ fn schema_is_valid_json_and_describes_every_key() {
     for r in all {
         let ptr = r.strip_prefix('#').unwrap();
         assert!(schema.pointer(ptr).is_some(), "dangling $ref {r}");
+    }
+}
+
+#[test]
+fn threshold_pattern_accepts_the_documented_forms() {
+    // The schema's pattern is what editors check; it must agree with the parser on the usual forms.
+    let schema = json_schema();
+    let pattern = schema
+        .pointer("/definitions/threshold_expression/pattern")
+        .and_then(|p| p.as_str())
+        .unwrap();
+    // A tiny check without a regex engine: every documented example is listed, and the
+    // alternatives of the pattern name the operators and `generator: healthy`.
+    for op in ["<=", ">=", "==", "!=", "<", ">"] {
+        assert!(pattern.contains(op), "{op}");
+    }
+    assert!(pattern.contains("generator"));
+    let examples = schema
+        .pointer("/definitions/threshold_expression/examples")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    for e in examples {
+        let text = format!(
+            "target: builtin\nthresholds: [\"{}\"]\nscenarios: [{{ name: s, load: {{ vus: 1, iterations: 1 }}, steps: [{{ name: home, get: / }}] }}]\n",
+            e.as_str().unwrap()
+        );
+        if let Err(err) = onrush_plan::load_str("plan.yaml", &text, std::path::Path::new("."), &[])
+        {
+            panic!("schema example {e} does not load:\n{err}");
+        }
     }
 }

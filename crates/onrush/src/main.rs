@@ -2,6 +2,7 @@
 
 mod cli;
 mod engine;
+mod monitor;
 mod protocol;
 mod signals;
 mod status;

@@ -4,27 +4,31 @@
 //! `steps.rs`, URLs in `url.rs`.
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{did_you_mean, one_of, PlanError};
 use crate::units::{self, UnitError};
 use crate::yaml::{self, Kind, Node};
-use crate::{ConnectionScope, HttpSettings, Plan, Scenario, Target};
+use crate::{HttpSettings, Plan, Scenario, Target};
 
+mod http;
 mod load;
 mod steps;
+mod thresholds;
 mod url;
 mod vars;
+
+use thresholds::ScopeNames;
 
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 4] = ["target", "vars", "http", "scenarios"];
-const HTTP_KEYS: [&str; 2] = ["timeout", "connections"];
-const SCENARIO_KEYS: [&str; 4] = ["name", "load", "http", "steps"];
+const PLAN_KEYS: [&str; 5] = ["target", "vars", "http", "scenarios", "thresholds"];
+const SCENARIO_KEYS: [&str; 5] = ["name", "load", "http", "steps", "thresholds"];
 
 pub(crate) fn compile(
     source: &str,
@@ -74,7 +78,11 @@ pub(crate) fn compile(
     } else {
         Target::Url(url::parse_target(&cx, target_node, &target_text)?)
     };
-    let http = cx.http(top.get("http"), "http", HttpSettings::default())?;
+    let target_ip: Option<IpAddr> = match &target {
+        Target::Builtin => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        Target::Url(u) => u.host.parse().ok(),
+    };
+    let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -137,17 +145,49 @@ pub(crate) fn compile(
             "`load: { vus: N, iterations: N }` or `load: { rate: N/s, duration: D, max_vus: N }`",
         )?;
         let load = cx.load(load_node, &f.child("load"))?;
-        let scen_http = cx.http(f.get("http"), &f.child("http"), http)?;
+        let scen_http = cx.http(f.get("http"), &f.child("http"), &http, target_ip)?;
         let steps_node = cx.required(&f, "steps", "a list of steps")?;
         let (steps, metrics) = cx.scenario_steps(steps_node, &f.child("steps"), &base_path)?;
+        let thresholds = match f.get("thresholds") {
+            Some(t) => {
+                let names = ScopeNames {
+                    scenarios: vec![(
+                        name.as_str(),
+                        metrics.iter().map(|m| m.name.as_str()).collect(),
+                    )],
+                    own: Some(name.as_str()),
+                };
+                cx.thresholds(t, &f.child("thresholds"), &names)?
+            }
+            None => Vec::new(),
+        };
         scenarios.push(Scenario {
             name,
             load,
             http: scen_http,
             steps,
             metrics,
+            thresholds,
         });
     }
+    let thresholds = match top.get("thresholds") {
+        Some(t) => {
+            let names = ScopeNames {
+                scenarios: scenarios
+                    .iter()
+                    .map(|s| {
+                        (
+                            s.name.as_str(),
+                            s.metrics.iter().map(|m| m.name.as_str()).collect(),
+                        )
+                    })
+                    .collect(),
+                own: None,
+            };
+            cx.thresholds(t, "thresholds", &names)?
+        }
+        None => Vec::new(),
+    };
 
     let stem = Path::new(source)
         .file_stem()
@@ -161,6 +201,7 @@ pub(crate) fn compile(
         http,
         scenarios,
         vars: cx.vars,
+        thresholds,
     })
 }
 
@@ -401,60 +442,6 @@ impl<'a> Ctx<'a> {
 
     fn unit_err(&self, node: &Node, path: &str, e: UnitError) -> PlanError {
         self.err(node, path, e.message).with_hint(e.hint)
-    }
-
-    /// `http:` settings merged over `base`.
-    pub fn http(
-        &self,
-        node: Option<&Node>,
-        path: &str,
-        base: HttpSettings,
-    ) -> Result<HttpSettings, PlanError> {
-        let Some(node) = node else { return Ok(base) };
-        let f = self.map(node, path, &HTTP_KEYS)?;
-        let mut out = base;
-        if let Some(t) = f.get("timeout") {
-            out.timeout = self.duration(t, &f.child("timeout"))?;
-            if out.timeout.is_zero() {
-                return Err(self
-                    .err(
-                        t,
-                        &f.child("timeout"),
-                        "timeout is 0; expected a positive duration",
-                    )
-                    .with_hint("e.g. `timeout: 10s`"));
-            }
-        }
-        if let Some(c) = f.get("connections") {
-            let p = f.child("connections");
-            let v = self.string(c, &p)?;
-            let scopes = [
-                ConnectionScope::PerVu,
-                ConnectionScope::PerIteration,
-                ConnectionScope::PerRequest,
-            ];
-            let names = scopes.map(|s| s.as_str());
-            out.connections = match scopes.iter().find(|s| s.as_str() == v.trim()) {
-                Some(s) => *s,
-                None => {
-                    let hint = did_you_mean(v.trim(), names).map_or_else(
-                        || "per_vu keeps one connection per VU; per_iteration reconnects each iteration; per_request each request".to_string(),
-                        |s| format!("did you mean `{s}`?"),
-                    );
-                    return Err(self
-                        .err(
-                            c,
-                            &p,
-                            format!(
-                                "unknown connection scope {v:?}; expected {}",
-                                one_of(&names)
-                            ),
-                        )
-                        .with_hint(hint));
-                }
-            };
-        }
-        Ok(out)
     }
 }
 

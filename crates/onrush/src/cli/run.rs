@@ -82,6 +82,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     };
 
     let run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
+    let start_unix_ms = run_info.start_unix_ms;
     let outcome = engine::run(
         prepared,
         RunOptions {
@@ -89,6 +90,8 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             quiet: common.quiet,
             planned: planned_duration(plan),
             run_info,
+            nofile_limit: nofile,
+            start_unix_ms,
         },
     );
     if let Some(server) = server {
@@ -100,13 +103,24 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     let mut summary = collector.summary();
     summary.set_interrupted(outcome.interrupted);
     summary.set_vars(&plan.vars);
-    if let Err(e) = collector.write_results_with(&out_dir, &summary) {
+    summary.set_extra("threads", threads.into());
+    summary.set_extra("machine", machine());
+    summary.set_extra("load", describe_load(plan));
+    summary.set_extra(
+        "generator",
+        serde_json::to_value(&outcome.generator).expect("the verdict serialises"),
+    );
+    let written = collector
+        .write_results_with(&out_dir, &summary)
+        .and_then(|()| write_generator_seconds(&out_dir, &outcome.generator_seconds));
+    if let Err(e) = written {
         eprintln!("error: cannot write results to {}: {e}", out_dir.display());
         return exit::RUNTIME;
     }
     match output {
         Output::Table => {
             onrush_metrics::print_summary(&summary, &mut std::io::stdout().lock());
+            println!("\n{}", outcome.generator.message);
             println!("results: {}", out_dir.display());
         }
         Output::Json => {
@@ -125,6 +139,72 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     } else {
         exit::OK
     }
+}
+
+/// `generator.jsonl`: the generator's own figures, one line per second.
+fn write_generator_seconds(
+    dir: &Path,
+    seconds: &[crate::monitor::GeneratorSecond],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("generator.jsonl"))?);
+    for s in seconds {
+        serde_json::to_writer(&mut w, s)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+}
+
+/// The machine the run ran on, for the record.
+fn machine() -> serde_json::Value {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    serde_json::json!({
+        "hostname": read("/proc/sys/kernel/hostname"),
+        "cpus": super::serve::default_threads(),
+        "os": format!("{} {}", std::env::consts::OS, read("/proc/sys/kernel/osrelease")),
+    })
+}
+
+/// One line per scenario saying what load it applied, in words.
+fn describe_load(plan: &Plan) -> serde_json::Value {
+    let secs = |d: Duration| format!("{}s", d.as_secs_f64());
+    let list: Vec<_> = plan
+        .scenarios
+        .iter()
+        .map(|s| {
+            let model = match &s.load {
+                LoadModel::ClosedIterations { vus, iterations, ramp_up } => format!(
+                    "closed: {vus} VUs x {iterations} iterations each, ramp-up {}",
+                    secs(*ramp_up)
+                ),
+                LoadModel::SharedIterations { vus, iterations, .. } => {
+                    format!("closed: {vus} VUs sharing {iterations} iterations")
+                }
+                LoadModel::ClosedStages { start_vus, stages } => format!(
+                    "closed: VUs from {start_vus} through {}",
+                    stages
+                        .iter()
+                        .map(|st| format!("{} over {}", st.vus, secs(st.over)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                LoadModel::Open { start_rate, stages, max_vus } => format!(
+                    "open: from {start_rate}/s through {} (max {max_vus} VUs)",
+                    stages
+                        .iter()
+                        .map(|st| format!("{}/s over {}", st.per_second, secs(st.over)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            serde_json::json!({ "scenario": s.name, "model": model, "connections": s.http.connections.as_str() })
+        })
+        .collect();
+    serde_json::Value::Array(list)
 }
 
 /// The longest scenario, when every scenario has a known length.

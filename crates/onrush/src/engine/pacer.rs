@@ -36,10 +36,12 @@ impl PreciseTimer {
         Ok(PreciseTimer { fd })
     }
 
-    /// Sleeps until `deadline` (returns at once if it has passed).
+    /// Sleeps until `deadline`. When it has passed (the worker is behind), it still yields once,
+    /// so the VUs and the ticker of this worker run between late arrivals instead of starving.
     pub async fn sleep_until(&mut self, deadline: Instant) -> io::Result<()> {
         let now = Instant::now();
         if deadline <= now {
+            tokio::task::yield_now().await;
             return Ok(());
         }
         // std's Instant is CLOCK_MONOTONIC on Linux; translate the deadline to that clock.

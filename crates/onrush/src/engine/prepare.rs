@@ -15,6 +15,8 @@ pub struct Prepared {
     pub scenarios: Vec<ScenarioRun>,
     /// Distinct targets the plan talks to; a VU keeps one connection slot per target.
     pub target_slots: usize,
+    /// Addresses of those targets (for the generator's own socket accounting).
+    pub targets: Vec<SocketAddr>,
     pub layout: Layout,
 }
 
@@ -59,6 +61,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
     Ok(Prepared {
         scenarios,
         target_slots: targets.list.len(),
+        targets: targets.list.iter().map(|(_, t)| t.addr).collect(),
         layout: Layout { scenarios: layout },
     })
 }

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use super::prepare::Prepared;
 use super::worker::{Message, Worker};
+use crate::monitor::{self, GeneratorSecond, Monitor, Verdict};
 use crate::signals;
 use crate::status::Status;
 
@@ -20,12 +21,17 @@ pub struct RunOptions {
     /// Planned length, when known (closed iteration counts make it open-ended), for the status line.
     pub planned: Option<Duration>,
     pub run_info: RunInfo,
+    pub nofile_limit: u64,
+    pub start_unix_ms: u64,
 }
 
 pub struct RunOutcome {
     pub collector: Collector,
     pub interrupted: bool,
     pub elapsed: Duration,
+    /// Whether onrush itself was the bottleneck, and the per-second figures behind the verdict.
+    pub generator: Verdict,
+    pub generator_seconds: Vec<GeneratorSecond>,
 }
 
 /// Runs `prepared` to completion (or until SIGINT/SIGTERM) and returns the filled collector.
@@ -35,7 +41,21 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
     let mut collector = Collector::new(prepared.layout.clone(), options.run_info);
     let (tx, rx) = mpsc::channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let start = Instant::now();
+    let tids = monitor::worker_tids(workers);
+    let mut monitor = Monitor::new(
+        monitor::Setup {
+            threads: workers,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            targets: prepared.targets.clone(),
+            source_addresses: 1,
+            nofile_limit: options.nofile_limit,
+            start_unix_ms: options.start_unix_ms,
+        },
+        tids.clone(),
+    );
+    // Workers start their clocks at the same instant, a little ahead, so that thread start-up
+    // is not counted as schedule lag.
+    let start = Instant::now() + Duration::from_millis(50);
     let handles: Vec<_> = (0..workers)
         .map(|index| {
             let worker = Worker {
@@ -45,6 +65,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
                 prepared: prepared.clone(),
                 messages: tx.clone(),
                 stop: stop_rx.clone(),
+                tids: tids.clone(),
             };
             thread::Builder::new()
                 .name(format!("onrush-worker-{index}"))
@@ -53,6 +74,12 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         })
         .collect();
     drop(tx);
+    while tids.iter().any(|t| t.load(std::sync::atomic::Ordering::Relaxed) == 0)
+        && Instant::now() < start
+    {
+        thread::sleep(Duration::from_millis(1));
+    }
+    monitor.reset_baseline();
 
     let mut status = Status::new(options.quiet, options.planned);
     let mut seconds = SecondTracker::new(workers);
@@ -64,6 +91,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
                 second,
                 snapshot,
             }) => {
+                monitor.observe(second, &snapshot);
                 collector.add(second, snapshot);
                 seconds.received(worker, second, false);
             }
@@ -72,6 +100,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
                 second,
                 snapshot,
             }) => {
+                monitor.observe(second, &snapshot);
                 collector.add(second, snapshot);
                 seconds.received(worker, second, true);
             }
@@ -80,6 +109,9 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         }
         while let Some(second) = seconds.next_complete() {
             let view = collector.close_second(second);
+            if let Some(warning) = monitor.close_second(second) {
+                status.note(&warning);
+            }
             status.second(second, &view, start.elapsed());
         }
         if !interrupted && signals::interrupted() {
@@ -102,6 +134,8 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         collector,
         interrupted,
         elapsed: start.elapsed(),
+        generator: monitor.verdict(),
+        generator_seconds: monitor.history().to_vec(),
     }
 }
 

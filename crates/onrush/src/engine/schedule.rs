@@ -49,6 +49,11 @@ impl Arrivals {
         }
     }
 
+    /// How many arrivals the whole schedule has.
+    pub fn count(&self) -> u64 {
+        (self.total - 1e-9).ceil().max(0.0) as u64
+    }
+
     /// How long the schedule lasts.
     pub fn duration(&self) -> Duration {
         Duration::from_secs_f64(self.end)
@@ -159,6 +164,7 @@ mod tests {
         let a = Arrivals::new(500.0, &[rate(500.0, 4.0)]);
         let times = all(&a);
         assert_eq!(times.len(), 2000);
+        assert_eq!(a.count(), 2000);
         assert_eq!(times[0], Duration::ZERO);
         assert!((times[1].as_secs_f64() - 0.002).abs() < 1e-9);
         assert!(times[1999] < Duration::from_secs(4));
@@ -170,6 +176,7 @@ mod tests {
         let a = Arrivals::new(0.0, &[rate(100.0, 10.0)]);
         let times = all(&a);
         assert_eq!(times.len(), 500);
+        assert_eq!(a.count(), 500);
         let first_half = times.iter().filter(|t| t.as_secs_f64() < 5.0).count();
         assert_eq!(first_half, 125);
         assert!(times.windows(2).all(|w| w[0] <= w[1]));

@@ -13,6 +13,7 @@ use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
 
 use super::pacer::PreciseTimer;
+use crate::monitor::{current_tid, WorkerTids};
 use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::Vu;
@@ -43,6 +44,7 @@ pub struct Worker {
     pub prepared: Arc<Prepared>,
     pub messages: Sender<Message>,
     pub stop: watch::Receiver<bool>,
+    pub tids: WorkerTids,
 }
 
 /// Shared state of the scenario drivers of one worker.
@@ -56,6 +58,7 @@ struct Shared {
 
 impl Worker {
     pub fn run(mut self) {
+        self.tids[self.index].store(current_tid(), std::sync::atomic::Ordering::Relaxed);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -71,6 +74,7 @@ impl Worker {
         });
         let local = LocalSet::new();
         local.block_on(&runtime, async {
+            sleep_until(self.start.into()).await;
             let ticker = spawn_local(ticker(
                 self.index,
                 self.start,
@@ -302,7 +306,16 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
     let mut created = 0u32;
     let mut cursor = 0;
     let mut i = shared.worker as u64;
+    let end = shared.start + scenario_len;
+    let total = arrivals.count();
     while let Some(offset) = arrivals.time_of(i, &mut cursor) {
+        if Instant::now() >= end {
+            // The scenario's time is up with arrivals still unstarted (the worker fell behind):
+            // they are dropped and counted, not run after the end.
+            let left = (total - i).div_ceil(workers as u64);
+            shared.metrics.borrow_mut().record_dropped_iterations(s, left);
+            break;
+        }
         i += workers as u64;
         let intended = shared.start + offset;
         match timer.as_mut() {

@@ -1,0 +1,408 @@
+//! `http:` → [`HttpSettings`]: timeout, connection scope, source addresses, close mode.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::Ctx;
+use crate::error::{did_you_mean, one_of, PlanError};
+use crate::yaml::{Kind, Node};
+use crate::{CloseMode, ConnectionScope, HttpSettings};
+
+const HTTP_KEYS: [&str; 4] = ["timeout", "connections", "source_addresses", "close"];
+
+/// Most source addresses one `source_addresses` list may expand to.
+pub(crate) const MAX_SOURCE_ADDRESSES: usize = 65_536;
+
+const ADDRESS_FORMS: &str =
+    "an IPv4 or IPv6 address, a range `A-B` or a CIDR block `A/N` such as `127.0.1.0/24`";
+
+impl Ctx<'_> {
+    /// `http:` settings merged over `base`. `target_ip`: the plan target's address when it is an
+    /// IP literal (source addresses must be of its family).
+    pub fn http(
+        &self,
+        node: Option<&Node>,
+        path: &str,
+        base: &HttpSettings,
+        target_ip: Option<IpAddr>,
+    ) -> Result<HttpSettings, PlanError> {
+        let Some(node) = node else {
+            return Ok(base.clone());
+        };
+        let f = self.map(node, path, &HTTP_KEYS)?;
+        let mut out = base.clone();
+        if let Some(t) = f.get("timeout") {
+            out.timeout = self.duration(t, &f.child("timeout"))?;
+            if out.timeout.is_zero() {
+                return Err(self
+                    .err(
+                        t,
+                        &f.child("timeout"),
+                        "timeout is 0; expected a positive duration",
+                    )
+                    .with_hint("e.g. `timeout: 10s`"));
+            }
+        }
+        if let Some(c) = f.get("connections") {
+            out.connections = self.choice(
+                c,
+                &f.child("connections"),
+                "connection scope",
+                &[
+                    ConnectionScope::PerVu,
+                    ConnectionScope::PerIteration,
+                    ConnectionScope::PerRequest,
+                ],
+                ConnectionScope::as_str,
+                "per_vu keeps one connection per VU; per_iteration reconnects each iteration; per_request each request",
+            )?;
+        }
+        if let Some(c) = f.get("close") {
+            out.close = self.choice(
+                c,
+                &f.child("close"),
+                "close mode",
+                &[CloseMode::Normal, CloseMode::Reset],
+                CloseMode::as_str,
+                "normal closes with FIN (the client keeps TIME_WAIT); reset closes with RST (no TIME_WAIT; for connection-churn tests)",
+            )?;
+        }
+        if let Some(a) = f.get("source_addresses") {
+            out.source_addresses =
+                self.source_addresses(a, &f.child("source_addresses"), target_ip)?;
+        }
+        Ok(out)
+    }
+
+    /// One of a few named values (`as_str` gives each one's name).
+    fn choice<T: Copy>(
+        &self,
+        node: &Node,
+        path: &str,
+        what: &str,
+        values: &[T],
+        as_str: fn(&T) -> &'static str,
+        otherwise: &str,
+    ) -> Result<T, PlanError> {
+        let v = self.string(node, path)?;
+        if let Some(found) = values.iter().find(|x| as_str(x) == v.trim()) {
+            return Ok(*found);
+        }
+        let names: Vec<&str> = values.iter().map(as_str).collect();
+        let hint = did_you_mean(v.trim(), names.iter().copied())
+            .map_or_else(|| otherwise.to_string(), |s| format!("did you mean `{s}`?"));
+        Err(self
+            .err(
+                node,
+                path,
+                format!("unknown {what} {v:?}; expected {}", one_of(&names)),
+            )
+            .with_hint(hint))
+    }
+
+    /// `source_addresses`: a list of addresses, ranges and CIDR blocks (or one of them).
+    fn source_addresses(
+        &self,
+        node: &Node,
+        path: &str,
+        target_ip: Option<IpAddr>,
+    ) -> Result<Vec<IpAddr>, PlanError> {
+        let items: Vec<(&Node, String)> = match &node.kind {
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n, format!("{path}[{i}]")))
+                .collect(),
+            Kind::Scalar(_) if !node.is_null() => vec![(node, path.to_string())],
+            _ => {
+                return Err(self
+                    .err(
+                        node,
+                        path,
+                        format!(
+                            "expected a list of source addresses, found {}",
+                            node.describe()
+                        ),
+                    )
+                    .with_hint(
+                        "e.g. `source_addresses: [\"127.0.0.2\", \"127.0.0.3\"]` or `source_addresses: \"127.0.0.2-127.0.0.254\"`",
+                    ))
+            }
+        };
+        let mut out: Vec<IpAddr> = Vec::new();
+        let mut seen: HashSet<IpAddr> = HashSet::new();
+        for (item, field) in items {
+            let text = self.string(item, &field)?;
+            let room = MAX_SOURCE_ADDRESSES - out.len();
+            let addrs = expand(&text, room)
+                .map_err(|e| self.err(item, &field, e.message).with_hint(e.hint))?;
+            for a in addrs {
+                if let Some(bad) = unusable(a) {
+                    return Err(self
+                        .err(
+                            item,
+                            &field,
+                            format!("{a} is {bad}; expected an address of this machine"),
+                        )
+                        .with_hint(
+                            "leave `source_addresses` out to let the operating system choose",
+                        ));
+                }
+                if let Some(first) = out.first() {
+                    if first.is_ipv4() != a.is_ipv4() {
+                        return Err(self
+                            .err(
+                                item,
+                                &field,
+                                format!(
+                                    "{a} is {} but {first} is {}; expected addresses of one family",
+                                    family(a),
+                                    family(*first)
+                                ),
+                            )
+                            .with_hint("a connection's source and destination have the same family; use another scenario for the other family"));
+                    }
+                }
+                if let Some(t) = target_ip {
+                    if t.is_ipv4() != a.is_ipv4() {
+                        return Err(self
+                            .err(
+                                item,
+                                &field,
+                                format!(
+                                    "{a} is {} but the target {t} is {}; expected {} source addresses",
+                                    family(a),
+                                    family(t),
+                                    family(t)
+                                ),
+                            )
+                            .with_hint("a connection's source and destination have the same family"));
+                    }
+                }
+                if !seen.insert(a) {
+                    return Err(self
+                        .err(
+                            item,
+                            &field,
+                            format!("{a} is listed twice; expected each address once"),
+                        )
+                        .with_hint("check that ranges and CIDR blocks do not overlap"));
+                }
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn family(a: IpAddr) -> &'static str {
+    if a.is_ipv4() {
+        "IPv4"
+    } else {
+        "IPv6"
+    }
+}
+
+/// Why `a` cannot be a source address, if it cannot.
+fn unusable(a: IpAddr) -> Option<&'static str> {
+    if a.is_unspecified() {
+        Some("the unspecified address")
+    } else if a.is_multicast() {
+        Some("a multicast address")
+    } else if a == IpAddr::V4(Ipv4Addr::BROADCAST) {
+        Some("the broadcast address")
+    } else {
+        None
+    }
+}
+
+struct AddrError {
+    message: String,
+    hint: String,
+}
+
+fn addr_err(message: impl Into<String>, hint: impl Into<String>) -> AddrError {
+    AddrError {
+        message: message.into(),
+        hint: hint.into(),
+    }
+}
+
+fn parse_ip(text: &str) -> Result<IpAddr, AddrError> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(t);
+    inner.parse::<IpAddr>().map_err(|_| {
+        let hint = if inner.contains(':') && inner.contains('.') {
+            "write the address without a port".to_string()
+        } else if inner.chars().any(|c| c.is_ascii_alphabetic()) && !inner.contains(':') {
+            "source addresses are local IP addresses of this machine (see `ip -brief addr`); names are not resolved".to_string()
+        } else {
+            "e.g. `127.0.0.2`, `10.0.0.5-10.0.0.20`, `127.0.1.0/24` or `fd00::10`".to_string()
+        };
+        addr_err(
+            format!("`{inner}` is not an IP address; expected {ADDRESS_FORMS}"),
+            hint,
+        )
+    })
+}
+
+/// One entry: an address, a range `A-B` or a CIDR block `A/N`, expanded; at most `room` addresses.
+fn expand(text: &str, room: usize) -> Result<Vec<IpAddr>, AddrError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(addr_err(
+            format!("empty source address; expected {ADDRESS_FORMS}"),
+            "e.g. `127.0.0.2`",
+        ));
+    }
+    let too_many = |n: u128| {
+        addr_err(
+            format!("`{t}` makes more than {MAX_SOURCE_ADDRESSES} source addresses in all ({n} here); expected at most {MAX_SOURCE_ADDRESSES}"),
+            "each source address adds a range of ephemeral ports (~28,000 by default); a few dozen addresses are usually plenty",
+        )
+    };
+    if let Some((addr, len)) = t.split_once('/') {
+        let base = parse_ip(addr)?;
+        let bits: u32 = if base.is_ipv4() { 32 } else { 128 };
+        let len: u32 = len
+            .trim()
+            .parse()
+            .ok()
+            .filter(|l| *l <= bits)
+            .ok_or_else(|| {
+                addr_err(
+                    format!(
+                        "`{t}` has a bad prefix length `/{}`; expected `/0` to `/{bits}`",
+                        len.trim()
+                    ),
+                    "e.g. `127.0.1.0/24` for 127.0.1.1 to 127.0.1.254",
+                )
+            })?;
+        let host_bits = bits - len;
+        let start = to_u128(base);
+        let mask: u128 = if host_bits >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << host_bits) - 1
+        };
+        if start & mask != 0 {
+            let network = from_u128(start & !mask, base.is_ipv4());
+            return Err(addr_err(
+                format!("`{t}` has host bits set; expected the network address of the block"),
+                format!("write `{network}/{len}`"),
+            ));
+        }
+        if host_bits > 64 {
+            return Err(too_many(u128::MAX));
+        }
+        let size = 1u128 << host_bits;
+        // IPv4 blocks larger than /31 leave out the network and broadcast addresses.
+        let (first, count) = if base.is_ipv4() && host_bits >= 2 {
+            (start + 1, size - 2)
+        } else {
+            (start, size)
+        };
+        if count > room as u128 {
+            return Err(too_many(count));
+        }
+        return Ok((0..count)
+            .map(|i| from_u128(first + i, base.is_ipv4()))
+            .collect());
+    }
+    if let Some((a, b)) = t.split_once('-') {
+        let (a, b) = (parse_ip(a)?, parse_ip(b)?);
+        if a.is_ipv4() != b.is_ipv4() {
+            return Err(addr_err(
+                format!(
+                    "`{t}` goes from an {} to an {} address; expected both ends of one family",
+                    family(a),
+                    family(b)
+                ),
+                "e.g. `127.0.0.2-127.0.0.254`",
+            ));
+        }
+        let (x, y) = (to_u128(a), to_u128(b));
+        if x > y {
+            return Err(addr_err(
+                format!("the range `{t}` ends before it starts; expected FIRST-LAST"),
+                format!("write `{b}-{a}`"),
+            ));
+        }
+        let count = y - x + 1;
+        if count > room as u128 {
+            return Err(too_many(count));
+        }
+        return Ok((x..=y).map(|v| from_u128(v, a.is_ipv4())).collect());
+    }
+    let a = parse_ip(t)?;
+    if room == 0 {
+        return Err(too_many(1));
+    }
+    Ok(vec![a])
+}
+
+fn to_u128(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(v) => u32::from(v) as u128,
+        IpAddr::V6(v) => u128::from(v),
+    }
+}
+
+fn from_u128(v: u128, v4: bool) -> IpAddr {
+    if v4 {
+        IpAddr::V4(Ipv4Addr::from(v as u32))
+    } else {
+        IpAddr::V6(Ipv6Addr::from(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(t: &str) -> Vec<String> {
+        match expand(t, MAX_SOURCE_ADDRESSES) {
+            Ok(v) => v.iter().map(|a| a.to_string()).collect(),
+            Err(e) => panic!("{t}: {}", e.message),
+        }
+    }
+
+    #[test]
+    fn forms() {
+        assert_eq!(ok("127.0.0.2"), ["127.0.0.2"]);
+        assert_eq!(ok("[::1]"), ["::1"]);
+        assert_eq!(
+            ok("127.0.0.2-127.0.0.4"),
+            ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+        );
+        assert_eq!(ok("10.0.0.0/30"), ["10.0.0.1", "10.0.0.2"]);
+        assert_eq!(ok("10.0.0.0/31"), ["10.0.0.0", "10.0.0.1"]);
+        assert_eq!(ok("10.0.0.7/32"), ["10.0.0.7"]);
+        assert_eq!(ok("fd00::/127"), ["fd00::", "fd00::1"]);
+        assert_eq!(ok("fd00::fe-fd00::101").len(), 4);
+        assert_eq!(ok("127.0.1.0/24").len(), 254);
+        assert_eq!(ok("10.0.0.0/16").len(), 65_534);
+        let err = |t: &str| match expand(t, MAX_SOURCE_ADDRESSES) {
+            Ok(v) => panic!("{t}: expected an error, got {v:?}"),
+            Err(e) => format!("{} / {}", e.message, e.hint),
+        };
+        assert!(err("10.0.0.0/8").contains("more than 65536"));
+        assert!(err("fd00::/64").contains("more than 65536"));
+        assert!(err("127.0.1.5/24").contains("write `127.0.1.0/24`"));
+        assert!(err("127.0.0.9-127.0.0.2").contains("write `127.0.0.2-127.0.0.9`"));
+        assert!(err("127.0.0.1-::1").contains("one family"));
+        assert!(err("localhost").contains("names are not resolved"));
+        assert!(err("127.0.0.1:80").contains("not an IP address"));
+        assert!(err("10.0.0.0/33").contains("`/0` to `/32`"));
+        assert!(expand("127.0.0.2", 0).is_err());
+        assert_eq!(
+            unusable("0.0.0.0".parse().unwrap()),
+            Some("the unspecified address")
+        );
+        assert!(unusable("224.0.0.1".parse().unwrap()).is_some());
+        assert!(unusable("127.0.0.2".parse().unwrap()).is_none());
+    }
+}

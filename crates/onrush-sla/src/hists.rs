@@ -1,0 +1,146 @@
+//! The run's latency histograms per (scenario, step), for the figures summary.json does not
+//! hold: any percentile (`p75`, `p99.99`), percentiles of a step over several scenarios, and
+//! `service`/`connect`/`ttfb` percentiles of a whole scenario.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use onrush_metrics::hist::new_hist;
+use onrush_metrics::{decode_hist, Hist};
+use onrush_plan::LatencyFamily;
+use serde_json::Value;
+
+/// Latency histograms (microseconds) per (scenario, step) and latency family, summed over the
+/// whole run. Build it from `intervals.jsonl` ([`Histograms::read`]) or feed it yourself
+/// ([`Histograms::add`]).
+#[derive(Clone, Debug, Default)]
+pub struct Histograms {
+    steps: Vec<StepHists>,
+}
+
+#[derive(Clone, Debug)]
+struct StepHists {
+    scenario: String,
+    step: String,
+    /// Indexed by [`family_index`].
+    hists: [Option<Hist>; 4],
+}
+
+fn family_index(f: LatencyFamily) -> usize {
+    match f {
+        LatencyFamily::Latency => 0,
+        LatencyFamily::Service => 1,
+        LatencyFamily::Connect => 2,
+        LatencyFamily::Ttfb => 3,
+    }
+}
+
+const FIELDS: [(&str, LatencyFamily); 4] = [
+    ("latency", LatencyFamily::Latency),
+    ("service", LatencyFamily::Service),
+    ("connect", LatencyFamily::Connect),
+    ("ttfb", LatencyFamily::Ttfb),
+];
+
+impl Histograms {
+    /// No histograms yet.
+    pub fn new() -> Histograms {
+        Histograms::default()
+    }
+
+    /// Adds `h` (microsecond values) to the `family` histogram of (`scenario`, `step`).
+    pub fn add(&mut self, scenario: &str, step: &str, family: LatencyFamily, h: &Hist) {
+        let i = match self
+            .steps
+            .iter()
+            .position(|s| s.scenario == scenario && s.step == step)
+        {
+            Some(i) => i,
+            None => {
+                self.steps.push(StepHists {
+                    scenario: scenario.to_string(),
+                    step: step.to_string(),
+                    hists: [None, None, None, None],
+                });
+                self.steps.len() - 1
+            }
+        };
+        let slot = &mut self.steps[i].hists[family_index(family)];
+        let acc = slot.get_or_insert_with(new_hist);
+        if !acc.is_auto_resize() {
+            acc.auto(true);
+        }
+        acc.add(h)
+            .expect("an auto-resizing histogram accepts every value");
+    }
+
+    /// Reads the `intervals.jsonl` of a results directory (the file itself, not the directory).
+    pub fn read(path: &Path) -> io::Result<Histograms> {
+        let text = fs::read_to_string(path)?;
+        Histograms::from_intervals(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}:{e}", path.display()),
+            )
+        })
+    }
+
+    /// Sums the histograms of every `step` line of an `intervals.jsonl` text. Errors are
+    /// `LINE: what`.
+    pub fn from_intervals(text: &str) -> Result<Histograms, String> {
+        let mut out = Histograms::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: Value =
+                serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", i + 1))?;
+            if v.get("kind").and_then(Value::as_str) != Some("step") {
+                continue;
+            }
+            let name = |k: &str| {
+                v.get(k)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("{}: a step line without `{k}`", i + 1))
+            };
+            let (scenario, step) = (name("scenario")?, name("step")?);
+            for (field, family) in FIELDS {
+                if let Some(enc) = v.get(field).and_then(Value::as_str) {
+                    let h = decode_hist(enc).map_err(|e| format!("{}: {field}: {e}", i + 1))?;
+                    out.add(scenario, step, family, &h);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// True when nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The sum of the `family` histograms of the (scenario, step) pairs `keep` accepts; `None`
+    /// when none of them has one.
+    pub(crate) fn merged(
+        &self,
+        family: LatencyFamily,
+        keep: impl Fn(&str, &str) -> bool,
+    ) -> Option<Hist> {
+        let mut acc: Option<Hist> = None;
+        for s in self.steps.iter().filter(|s| keep(&s.scenario, &s.step)) {
+            if let Some(h) = &s.hists[family_index(family)] {
+                let a = acc.get_or_insert_with(new_hist);
+                a.add(h)
+                    .expect("an auto-resizing histogram accepts every value");
+            }
+        }
+        acc.filter(|h| !h.is_empty())
+    }
+}
+
+/// The `p`th percentile (0 < p < 100) of a histogram of microseconds, in ms: the highest
+/// equivalent value, as in summary.json.
+pub(crate) fn percentile_ms(h: &Hist, p: f64) -> f64 {
+    h.value_at_quantile(p / 100.0) as f64 / 1000.0
+}

@@ -1,0 +1,292 @@
+//! When is the generator the bottleneck? The rules, each with its cause and its fix.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::GeneratorSecond;
+
+/// A worker thread this busy for this many consecutive seconds cannot take more work.
+const HOT_CPU_PERCENT: f64 = 90.0;
+const HOT_SECONDS: u32 = 2;
+/// Iterations starting this late (p99 of a second, two seconds in a row) mean the pacing no
+/// longer holds; a single second this bad is enough.
+const LAG_P99_MS: f64 = 10.0;
+const LAG_P99_MS_AT_ONCE: f64 = 100.0;
+/// A worker this busy while iterations start late is short of CPU (it may not reach
+/// HOT_CPU_PERCENT on a VM whose other tenants take their share).
+const BUSY_CPU_PERCENT: f64 = 70.0;
+/// Share of the local ports towards the targets at which new connections start failing soon.
+const PORTS_PERCENT: f64 = 80.0;
+/// Share of the open-files limit.
+const FDS_SHARE: f64 = 0.9;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    pub cause: &'static str,
+    /// Second (from the start) the cause was first seen.
+    pub first_s: u64,
+    pub detail: String,
+    pub fix: String,
+}
+
+/// The end-of-run verdict: `summary.json` "generator".
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub verdict: &'static str,
+    pub message: String,
+    pub saturated_from_s: Option<u64>,
+    pub causes: Vec<Cause>,
+    pub cpu_percent_max: f64,
+    pub worker_cpu_percent_max: f64,
+    pub rss_mb_max: f64,
+    pub schedule_lag_p99_ms_max: Option<f64>,
+    pub open_fds_max: u64,
+    pub sockets_to_targets_max: u64,
+    pub time_wait_max: u64,
+}
+
+pub struct Rules {
+    threads: usize,
+    cores: usize,
+    start_unix_ms: u64,
+    hot: Vec<u32>,
+    late_seconds: u32,
+    causes: BTreeMap<&'static str, Cause>,
+    saturated_from: Option<u64>,
+}
+
+impl Rules {
+    pub fn new(threads: usize, cores: usize, start_unix_ms: u64) -> Self {
+        Rules {
+            threads,
+            cores,
+            start_unix_ms,
+            hot: vec![0; threads],
+            late_seconds: 0,
+            causes: BTreeMap::new(),
+            saturated_from: None,
+        }
+    }
+
+    /// Applies the rules to one second; returns a warning when this second starts a saturation.
+    pub fn check(&mut self, s: &GeneratorSecond, nofile_limit: u64) -> Option<String> {
+        let mut found: Vec<Cause> = Vec::new();
+        let mut hottest: Option<(usize, f64)> = None;
+        for (i, pct) in s.worker_cpu_percent.iter().enumerate() {
+            let Some(pct) = *pct else { continue };
+            if i >= self.hot.len() {
+                break;
+            }
+            self.hot[i] = if pct >= HOT_CPU_PERCENT { self.hot[i] + 1 } else { 0 };
+            if self.hot[i] >= HOT_SECONDS && hottest.is_none_or(|(_, p)| pct > p) {
+                hottest = Some((i, pct));
+            }
+        }
+        if let Some((worker, pct)) = hottest {
+            found.push(Cause {
+                cause: "cpu",
+                first_s: s.t + 1 - HOT_SECONDS as u64,
+                detail: format!("CPU {pct:.0}% on worker {worker}"),
+                fix: self.cpu_fix(),
+            });
+        }
+        let lag = s.schedule_lag_p99_ms.unwrap_or(0.0);
+        self.late_seconds = if lag > LAG_P99_MS { self.late_seconds + 1 } else { 0 };
+        if self.late_seconds >= 2 || lag > LAG_P99_MS_AT_ONCE {
+            let busiest = s.worker_cpu_percent.iter().flatten().copied().fold(0.0, f64::max);
+            let fix = if busiest >= BUSY_CPU_PERCENT {
+                self.cpu_fix()
+            } else {
+                "the workers were delayed without being busy: look for other busy processes, CPU \
+                 throttling or a small VM share (onrush doctor lists them)"
+                    .to_string()
+            };
+            found.push(Cause {
+                cause: "schedule_lag",
+                first_s: s.t + 1 - u64::from(self.late_seconds.clamp(1, 2)),
+                detail: format!("schedule lag p99 {lag:.1} ms with the busiest worker at {busiest:.0}% CPU"),
+                fix,
+            });
+        }
+        if s.port_usage_percent >= PORTS_PERCENT {
+            found.push(Cause {
+                cause: "ports",
+                first_s: s.t,
+                detail: format!(
+                    "{} sockets towards the target ({} in TIME_WAIT) use {:.0}% of the local ports",
+                    s.sockets_to_targets, s.time_wait, s.port_usage_percent
+                ),
+                fix: "keep connections alive (http.connections: per_vu), or set \
+                      net.ipv4.tcp_tw_reuse=1, widen net.ipv4.ip_local_port_range (e.g. \"1024 65535\"), \
+                      or spread connections over more source addresses (http.source_addresses)"
+                    .to_string(),
+            });
+        }
+        if nofile_limit > 0 && s.open_fds as f64 >= nofile_limit as f64 * FDS_SHARE {
+            found.push(Cause {
+                cause: "open_files",
+                first_s: s.t,
+                detail: format!("{} of {} file descriptors open", s.open_fds, nofile_limit),
+                fix: format!(
+                    "raise the open-files limit (ulimit -n {}; LimitNOFILE= for a systemd service)",
+                    (nofile_limit * 4).max(65_536)
+                ),
+            });
+        }
+        if found.is_empty() {
+            return None;
+        }
+        let starts = self.saturated_from.is_none();
+        let first = found.iter().map(|c| c.first_s).min().unwrap_or(s.t);
+        self.saturated_from.get_or_insert(first);
+        let details: Vec<String> = found.iter().map(|c| c.detail.clone()).collect();
+        for cause in found {
+            self.causes.entry(cause.cause).or_insert(cause);
+        }
+        starts.then(|| {
+            format!(
+                "warning: generator saturated from {}: {} — results from here describe onrush, not the target",
+                self.when(first),
+                details.join(", ")
+            )
+        })
+    }
+
+    fn cpu_fix(&self) -> String {
+        let more_threads = if self.threads < self.cores {
+            format!("give onrush more worker threads (-t {}), or ", self.cores)
+        } else {
+            String::new()
+        };
+        format!(
+            "{more_threads}spread the load over more load machines (onrush merge combines their \
+             results exactly), or lower the load per machine (fewer VUs, a lower rate, lighter steps)"
+        )
+    }
+
+    /// "12:03:10 UTC (+42 s)".
+    fn when(&self, second: u64) -> String {
+        let secs = (self.start_unix_ms / 1000 + second) % 86_400;
+        format!(
+            "{:02}:{:02}:{:02} UTC (+{second} s)",
+            secs / 3600,
+            secs % 3600 / 60,
+            secs % 60
+        )
+    }
+
+    pub fn verdict(&self, history: &[GeneratorSecond]) -> Verdict {
+        let max = |f: fn(&GeneratorSecond) -> Option<f64>| {
+            history.iter().filter_map(f).fold(0.0, f64::max)
+        };
+        let causes: Vec<Cause> = self.causes.values().cloned().collect();
+        let message = match self.saturated_from {
+            None => "generator healthy: onrush kept up with the plan; the results describe the target"
+                .to_string(),
+            Some(from) => format!(
+                "generator saturated from {}: {} — results after that point describe onrush, not the target. Fix: {}",
+                self.when(from),
+                causes.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join(", "),
+                causes.first().map_or("", |c| c.fix.as_str())
+            ),
+        };
+        Verdict {
+            verdict: if self.saturated_from.is_some() { "saturated" } else { "healthy" },
+            message,
+            saturated_from_s: self.saturated_from,
+            causes,
+            cpu_percent_max: max(|s| s.cpu_percent),
+            worker_cpu_percent_max: max(|s| s.worker_cpu_percent.iter().flatten().copied().reduce(f64::max)),
+            rss_mb_max: max(|s| Some(s.rss_mb)),
+            schedule_lag_p99_ms_max: history.iter().filter_map(|s| s.schedule_lag_p99_ms).reduce(f64::max),
+            open_fds_max: history.iter().map(|s| s.open_fds).max().unwrap_or(0),
+            sockets_to_targets_max: history.iter().map(|s| s.sockets_to_targets).max().unwrap_or(0),
+            time_wait_max: history.iter().map(|s| s.time_wait).max().unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(t: u64, cpu: f64, lag: Option<f64>) -> GeneratorSecond {
+        GeneratorSecond {
+            t,
+            cpu_percent: Some(cpu),
+            worker_cpu_percent: vec![Some(cpu)],
+            rss_mb: 10.0,
+            open_fds: 20,
+            connections_opened: 0,
+            schedule_lag_p50_ms: lag,
+            schedule_lag_p99_ms: lag,
+            schedule_lag_max_ms: lag,
+            dropped_iterations: 0,
+            sockets_to_targets: 10,
+            time_wait: 0,
+            port_usage_percent: 0.1,
+        }
+    }
+
+    #[test]
+    fn a_busy_worker_for_two_seconds_saturates_from_the_first() {
+        let mut rules = Rules::new(1, 2, 0);
+        let history = vec![second(0, 40.0, None), second(1, 97.0, None), second(2, 99.0, None)];
+        assert!(rules.check(&history[0], 1024).is_none());
+        assert!(rules.check(&history[1], 1024).is_none(), "one hot second is not enough");
+        let warning = rules.check(&history[2], 1024).expect("saturation starts");
+        assert!(warning.contains("CPU 99% on worker 0"), "{warning}");
+        let v = rules.verdict(&history);
+        assert_eq!(v.verdict, "saturated");
+        assert_eq!(v.saturated_from_s, Some(1));
+        assert_eq!(v.causes[0].cause, "cpu");
+        assert!(v.causes[0].fix.contains("-t 2"), "{}", v.causes[0].fix);
+    }
+
+    #[test]
+    fn late_iterations_without_cpu_point_elsewhere() {
+        let mut rules = Rules::new(2, 2, 0);
+        let history = [second(4, 20.0, Some(35.0)), second(5, 20.0, Some(35.0))];
+        assert!(rules.check(&history[0], 1024).is_none(), "one late second is not enough");
+        assert!(rules.check(&history[1], 1024).is_some());
+        let v = rules.verdict(&history);
+        assert_eq!(v.causes[0].cause, "schedule_lag");
+        assert!(v.causes[0].fix.contains("doctor"));
+        assert!(v.message.contains("+4 s"), "{}", v.message);
+    }
+
+    #[test]
+    fn very_late_iterations_with_a_busy_worker_ask_for_cpu() {
+        let mut rules = Rules::new(1, 2, 0);
+        let s = second(0, 80.0, Some(250.0));
+        assert!(rules.check(&s, 1024).is_some());
+        let v = rules.verdict(&[s]);
+        assert_eq!(v.causes[0].cause, "schedule_lag");
+        assert!(v.causes[0].fix.contains("-t 2"), "{}", v.causes[0].fix);
+    }
+
+    #[test]
+    fn a_comfortable_run_is_healthy() {
+        let mut rules = Rules::new(2, 2, 0);
+        let history: Vec<_> = (0..10).map(|t| second(t, 30.0, Some(0.1))).collect();
+        for s in &history {
+            assert!(rules.check(s, 1024).is_none());
+        }
+        let v = rules.verdict(&history);
+        assert_eq!(v.verdict, "healthy");
+        assert!(v.causes.is_empty());
+    }
+
+    #[test]
+    fn ports_and_descriptors_are_causes() {
+        let mut rules = Rules::new(1, 1, 0);
+        let mut s = second(3, 10.0, None);
+        s.port_usage_percent = 91.0;
+        s.open_fds = 1000;
+        assert!(rules.check(&s, 1024).is_some());
+        let v = rules.verdict(&[s]);
+        let causes: Vec<_> = v.causes.iter().map(|c| c.cause).collect();
+        assert_eq!(causes, ["open_files", "ports"]);
+    }
+}
