@@ -1,6 +1,8 @@
 //! Command-line interface: flag parsing and dispatch. Each command lives in its own module and
 //! only wires flags to the libraries.
 
+mod doctor;
+mod export;
 mod merge;
 mod quick;
 mod run;
@@ -14,6 +16,8 @@ use clap::{Args, Parser, Subcommand};
 pub mod exit {
     /// The run completed (target failures, if any, are in the results).
     pub const OK: i32 = 0;
+    /// A threshold (SLA) failed.
+    pub const THRESHOLDS: i32 = 1;
     /// Bad usage or a bad plan.
     pub const USAGE: i32 = 2;
     /// The run could not be carried out (results directory, built-in server, ...).
@@ -29,8 +33,8 @@ pub mod exit {
     name = "onrush",
     version,
     about = "Load testing where the system under test slows down, never the load tool",
-    after_help = "Exit codes: 0 run completed, 2 bad usage or plan, 3 run could not be carried out, \
-                  4 no request succeeded, 130 interrupted (results still written)."
+    after_help = "Exit codes: 0 run completed, 1 a threshold failed, 2 bad usage or plan, 3 run could \
+                  not be carried out, 4 no request succeeded, 130 interrupted (results still written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -51,6 +55,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Merge result directories (e.g. from several machines) into one, with exact percentiles.
     Merge(merge::MergeArgs),
+    /// Inspect this host for the limits load tests hit, and print the fixes (changes nothing).
+    Doctor(doctor::DoctorArgs),
+    /// Export saved results (the per-second intervals as CSV).
+    Export(export::ExportArgs),
 }
 
 #[derive(Args)]
@@ -75,6 +83,19 @@ pub struct CommonRunArgs {
     /// Worker threads [default: one per core].
     #[arg(long, short = 't', value_name = "N")]
     threads: Option<usize>,
+    /// Write the thresholds' results as JUnit XML to FILE (for CI systems).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Serve live metrics for Prometheus at ADDR (e.g. 127.0.0.1:9464, path /metrics).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
+    /// Push live metrics to InfluxDB once a second: http://HOST:PORT/write?db=NAME (v1) or
+    /// http://HOST:PORT/api/v2/write?org=ORG&bucket=BUCKET (v2).
+    #[arg(long, value_name = "URL")]
+    influx: Option<String>,
+    /// InfluxDB v2 API token (sent as "Authorization: Token ...").
+    #[arg(long, value_name = "TOKEN", requires = "influx")]
+    influx_token: Option<String>,
 }
 
 #[derive(Args)]
@@ -86,7 +107,7 @@ struct ValidateArgs {
     define: Vec<(String, String)>,
 }
 
-fn parse_define(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
         _ => Err(format!("expected NAME=VALUE, got {s:?}")),
@@ -122,5 +143,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Quick(args) => quick::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Export(args) => export::run(args),
     }
 }

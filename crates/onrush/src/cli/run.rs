@@ -81,6 +81,14 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         }
     };
 
+    let exporters = match exporters(common) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    let thresholds = plan.all_thresholds();
     let run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let start_unix_ms = run_info.start_unix_ms;
     let outcome = engine::run(
@@ -92,6 +100,12 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             run_info,
             nofile_limit: nofile,
             start_unix_ms,
+            abort_thresholds: thresholds
+                .iter()
+                .filter(|t| t.abort_on_fail)
+                .cloned()
+                .collect(),
+            exporters,
         },
     );
     if let Some(server) = server {
@@ -117,9 +131,35 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         eprintln!("error: cannot write results to {}: {e}", out_dir.display());
         return exit::RUNTIME;
     }
+    let results = match evaluate_thresholds(
+        &thresholds,
+        &mut summary,
+        outcome.generator.verdict,
+        outcome.aborted_by.as_ref(),
+        &out_dir,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot write results to {}: {e}", out_dir.display());
+            return exit::RUNTIME;
+        }
+    };
+    if let Some(path) = &common.junit {
+        let xml = onrush_sla::junit_xml(&results, &plan.name, outcome.elapsed.as_secs_f64());
+        if let Err(e) = std::fs::write(path, xml) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit::RUNTIME;
+        }
+    }
     match output {
         Output::Table => {
-            onrush_metrics::print_summary(&summary, &mut std::io::stdout().lock());
+            let mut out = std::io::stdout().lock();
+            onrush_metrics::print_summary(&summary, &mut out);
+            if !results.is_empty() {
+                use std::io::Write;
+                let _ = writeln!(out);
+                onrush_sla::print_results(&results, &mut out);
+            }
             println!("\n{}", outcome.generator.message);
             println!("results: {}", out_dir.display());
         }
@@ -133,12 +173,79 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     }
     if outcome.interrupted {
         exit::INTERRUPTED
+    } else if !onrush_sla::all_passed(&results) {
+        exit::THRESHOLDS
     } else if summary.totals.requests > 0 && summary.totals.requests == summary.totals.failures {
         eprintln!("no request succeeded: see the failure classes above");
         exit::ALL_FAILED
     } else {
         exit::OK
     }
+}
+
+/// Live exporters asked for on the command line.
+fn exporters(common: &CommonRunArgs) -> Result<Vec<Box<dyn onrush_export::Exporter>>, String> {
+    let mut list: Vec<Box<dyn onrush_export::Exporter>> = Vec::new();
+    if let Some(addr) = common.metrics_addr {
+        let prometheus = onrush_export::PrometheusExporter::start(addr)
+            .map_err(|e| format!("--metrics-addr {addr}: cannot listen: {e}"))?;
+        if !common.quiet {
+            eprintln!(
+                "Prometheus metrics on http://{}/metrics",
+                prometheus.local_addr()
+            );
+        }
+        list.push(Box::new(prometheus));
+    }
+    if let Some(url) = &common.influx {
+        let options = onrush_export::InfluxOptions {
+            token: common.influx_token.clone(),
+            ..Default::default()
+        };
+        let influx = onrush_export::InfluxExporter::with_options(url, options)
+            .map_err(|e| format!("--influx {url}: {e}"))?;
+        list.push(Box::new(influx));
+    }
+    Ok(list)
+}
+
+/// Evaluates the plan's thresholds (reading the run's histograms when a figure needs them),
+/// records the results in `summary.json` and returns them.
+fn evaluate_thresholds(
+    thresholds: &[onrush_plan::Threshold],
+    summary: &mut onrush_metrics::Summary,
+    generator_verdict: &str,
+    aborted_by: Option<&onrush_sla::ThresholdResult>,
+    out_dir: &Path,
+) -> std::io::Result<Vec<onrush_sla::ThresholdResult>> {
+    if thresholds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let histograms = if onrush_sla::needs_histograms(thresholds) {
+        Some(onrush_sla::Histograms::read(
+            &out_dir.join(onrush_metrics::INTERVALS_FILE),
+        )?)
+    } else {
+        None
+    };
+    let results = onrush_sla::evaluate_with(
+        thresholds,
+        summary,
+        Some(generator_verdict),
+        histograms.as_ref(),
+    );
+    summary.set_extra(
+        "thresholds",
+        serde_json::to_value(&results).expect("serialises"),
+    );
+    if let Some(lost) = aborted_by {
+        summary.set_extra(
+            "aborted_by",
+            serde_json::to_value(lost).expect("serialises"),
+        );
+    }
+    summary.write_to(&out_dir.join(onrush_metrics::SUMMARY_FILE))?;
+    Ok(results)
 }
 
 /// `generator.jsonl`: the generator's own figures, one line per second.

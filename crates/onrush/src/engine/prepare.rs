@@ -1,11 +1,11 @@
 //! Turns a loaded plan into what workers run: targets resolved once, steps flattened.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use onrush_metrics::{Layout, ScenarioLayout};
-use onrush_plan::{ConnectionScope, LoadModel, Plan, Scheme, Step, Target, TargetUrl};
+use onrush_plan::{CloseMode, ConnectionScope, LoadModel, Plan, Scheme, Step, Target, TargetUrl};
 
 use super::program::Op;
 use crate::protocol::http::{HttpStep, HttpTarget};
@@ -23,6 +23,10 @@ pub struct Prepared {
 pub struct ScenarioRun {
     pub load: LoadModel,
     pub scope: ConnectionScope,
+    /// Source addresses new connections are spread over (empty: the kernel chooses).
+    pub source_addresses: Arc<[IpAddr]>,
+    /// Close connections with a reset (SO_LINGER 0): no TIME_WAIT on this side.
+    pub close_reset: bool,
     pub program: Vec<Op>,
 }
 
@@ -51,6 +55,8 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
         scenarios.push(ScenarioRun {
             load: scenario.load.clone(),
             scope: scenario.http.connections,
+            source_addresses: scenario.http.source_addresses.clone().into(),
+            close_reset: scenario.http.close == CloseMode::Reset,
             program,
         });
         layout.push(ScenarioLayout {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use onrush_export::Exporter;
 use onrush_metrics::{Collector, RunInfo};
 use tokio::sync::watch;
 
@@ -23,6 +24,10 @@ pub struct RunOptions {
     pub run_info: RunInfo,
     pub nofile_limit: u64,
     pub start_unix_ms: u64,
+    /// Thresholds with `abort_on_fail`: checked once a second on the run so far.
+    pub abort_thresholds: Vec<onrush_plan::Threshold>,
+    /// Live exporters (Prometheus, InfluxDB), fed every closed second.
+    pub exporters: Vec<Box<dyn onrush_export::Exporter>>,
 }
 
 pub struct RunOutcome {
@@ -32,6 +37,8 @@ pub struct RunOutcome {
     /// Whether onrush itself was the bottleneck, and the per-second figures behind the verdict.
     pub generator: Verdict,
     pub generator_seconds: Vec<GeneratorSecond>,
+    /// The threshold that stopped the run early, if one did.
+    pub aborted_by: Option<onrush_sla::ThresholdResult>,
 }
 
 /// Runs `prepared` to completion (or until SIGINT/SIGTERM) and returns the filled collector.
@@ -74,7 +81,9 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         })
         .collect();
     drop(tx);
-    while tids.iter().any(|t| t.load(std::sync::atomic::Ordering::Relaxed) == 0)
+    while tids
+        .iter()
+        .any(|t| t.load(std::sync::atomic::Ordering::Relaxed) == 0)
         && Instant::now() < start
     {
         thread::sleep(Duration::from_millis(1));
@@ -84,6 +93,9 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
     let mut status = Status::new(options.quiet, options.planned);
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
+    let mut aborted_by = None;
+    let mut exporters = options.exporters;
+    exporters.begin(&prepared.layout);
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Message::Snapshot {
@@ -109,10 +121,30 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         }
         while let Some(second) = seconds.next_complete() {
             let view = collector.close_second(second);
+            for data in collector.closed_seconds() {
+                exporters.second(data);
+            }
             if let Some(warning) = monitor.close_second(second) {
                 status.note(&warning);
             }
             status.second(second, &view, start.elapsed());
+            if aborted_by.is_none() && !options.abort_thresholds.is_empty() {
+                collector.set_duration(start.elapsed());
+                let verdict = monitor.verdict();
+                if let Some(lost) = onrush_sla::abort_check(
+                    &options.abort_thresholds,
+                    &collector.summary(),
+                    start.elapsed(),
+                    Some(verdict.verdict),
+                ) {
+                    status.note(&format!(
+                        "threshold lost: {} ({}: {}); stopping the test (abort_on_fail)",
+                        lost.threshold, lost.scope, lost.measured_text
+                    ));
+                    aborted_by = Some(lost);
+                    let _ = stop_tx.send(true);
+                }
+            }
         }
         if !interrupted && signals::interrupted() {
             interrupted = true;
@@ -127,8 +159,13 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
     }
     while let Some(second) = seconds.flush() {
         let view = collector.close_second(second);
+        for data in collector.closed_seconds() {
+            exporters.second(data);
+        }
+        monitor.close_second(second);
         status.second(second, &view, start.elapsed());
     }
+    exporters.finish();
     status.finish();
     RunOutcome {
         collector,
@@ -136,6 +173,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         elapsed: start.elapsed(),
         generator: monitor.verdict(),
         generator_seconds: monitor.history().to_vec(),
+        aborted_by,
     }
 }
 

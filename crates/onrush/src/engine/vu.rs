@@ -27,7 +27,13 @@ impl Vu {
         Vu {
             id,
             iteration: 0,
-            client: HttpClient::new(scenario.scope, target_slots),
+            client: HttpClient::new(
+                scenario.scope,
+                target_slots,
+                scenario.source_addresses.clone(),
+                scenario.close_reset,
+                id,
+            ),
             loop_counters: Vec::new(),
             // Any odd non-zero seed works for xorshift; mix the id so VUs differ.
             rng: (id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,

@@ -13,10 +13,10 @@ use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
 
 use super::pacer::PreciseTimer;
-use crate::monitor::{current_tid, WorkerTids};
 use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::Vu;
+use crate::monitor::{current_tid, WorkerTids};
 
 /// After a scenario's time is up, iterations in flight may finish for this long before they are
 /// cancelled (k6 calls it gracefulStop).
@@ -313,7 +313,10 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
             // The scenario's time is up with arrivals still unstarted (the worker fell behind):
             // they are dropped and counted, not run after the end.
             let left = (total - i).div_ceil(workers as u64);
-            shared.metrics.borrow_mut().record_dropped_iterations(s, left);
+            shared
+                .metrics
+                .borrow_mut()
+                .record_dropped_iterations(s, left);
             break;
         }
         i += workers as u64;

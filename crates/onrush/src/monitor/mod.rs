@@ -93,7 +93,8 @@ pub struct Monitor {
 
 impl Monitor {
     pub fn new(setup: Setup, tids: WorkerTids) -> Self {
-        let port_capacity = proc::ephemeral_ports().unwrap_or(28_232) * setup.source_addresses.max(1);
+        let port_capacity =
+            proc::ephemeral_ports().unwrap_or(28_232) * setup.source_addresses.max(1);
         let rules = rules::Rules::new(setup.threads, setup.cores, setup.start_unix_ms);
         let mut monitor = Monitor {
             setup,
@@ -170,7 +171,13 @@ impl Monitor {
         self.last = Some(now);
 
         let pending = self.pending.remove(&second).unwrap_or_default();
-        let ms = |q: f64| pending.lag.as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(q) as f64 / 1000.0);
+        let ms = |q: f64| {
+            pending
+                .lag
+                .as_ref()
+                .filter(|h| !h.is_empty())
+                .map(|h| h.value_at_quantile(q) as f64 / 1000.0)
+        };
         let sockets = if self.setup.targets.is_empty() {
             proc::SocketCounts::default()
         } else {
@@ -189,7 +196,9 @@ impl Monitor {
             dropped_iterations: pending.dropped,
             sockets_to_targets: sockets.total,
             time_wait: sockets.time_wait,
-            port_usage_percent: (sockets.total as f64 / self.port_capacity.max(1) as f64 * 1000.0).round() / 10.0,
+            port_usage_percent: (sockets.total as f64 / self.port_capacity.max(1) as f64 * 1000.0)
+                .round()
+                / 10.0,
         };
         let warning = self.rules.check(&sample, self.setup.nofile_limit);
         self.history.push(sample);

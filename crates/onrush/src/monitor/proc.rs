@@ -101,7 +101,12 @@ fn parse_hex_addr(s: &str) -> Option<SocketAddr> {
     let port = u16::from_str_radix(port, 16).ok()?;
     let ip = match addr.len() {
         // One native-endian (little on x86/arm) 32-bit word.
-        8 => IpAddr::from(u32::from_str_radix(addr, 16).ok()?.swap_bytes().to_be_bytes()),
+        8 => IpAddr::from(
+            u32::from_str_radix(addr, 16)
+                .ok()?
+                .swap_bytes()
+                .to_be_bytes(),
+        ),
         // Four native-endian 32-bit words.
         32 => {
             let mut bytes = [0u8; 16];
@@ -141,7 +146,10 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(350));
         let ticks = cpu_ticks(Some(tid)).expect("the thread's stat is readable");
         t.join().unwrap();
-        assert!(ticks >= 10, "a thread that spun 300 ms has used CPU: {ticks} ticks");
+        assert!(
+            ticks >= 10,
+            "a thread that spun 300 ms has used CPU: {ticks} ticks"
+        );
     }
 
     #[test]

@@ -78,7 +78,11 @@ impl Rules {
             if i >= self.hot.len() {
                 break;
             }
-            self.hot[i] = if pct >= HOT_CPU_PERCENT { self.hot[i] + 1 } else { 0 };
+            self.hot[i] = if pct >= HOT_CPU_PERCENT {
+                self.hot[i] + 1
+            } else {
+                0
+            };
             if self.hot[i] >= HOT_SECONDS && hottest.is_none_or(|(_, p)| pct > p) {
                 hottest = Some((i, pct));
             }
@@ -92,9 +96,18 @@ impl Rules {
             });
         }
         let lag = s.schedule_lag_p99_ms.unwrap_or(0.0);
-        self.late_seconds = if lag > LAG_P99_MS { self.late_seconds + 1 } else { 0 };
+        self.late_seconds = if lag > LAG_P99_MS {
+            self.late_seconds + 1
+        } else {
+            0
+        };
         if self.late_seconds >= 2 || lag > LAG_P99_MS_AT_ONCE {
-            let busiest = s.worker_cpu_percent.iter().flatten().copied().fold(0.0, f64::max);
+            let busiest = s
+                .worker_cpu_percent
+                .iter()
+                .flatten()
+                .copied()
+                .fold(0.0, f64::max);
             let fix = if busiest >= BUSY_CPU_PERCENT {
                 self.cpu_fix()
             } else {
@@ -105,7 +118,9 @@ impl Rules {
             found.push(Cause {
                 cause: "schedule_lag",
                 first_s: s.t + 1 - u64::from(self.late_seconds.clamp(1, 2)),
-                detail: format!("schedule lag p99 {lag:.1} ms with the busiest worker at {busiest:.0}% CPU"),
+                detail: format!(
+                    "schedule lag p99 {lag:.1} ms with the busiest worker at {busiest:.0}% CPU"
+                ),
                 fix,
             });
         }
@@ -192,16 +207,33 @@ impl Rules {
             ),
         };
         Verdict {
-            verdict: if self.saturated_from.is_some() { "saturated" } else { "healthy" },
+            verdict: if self.saturated_from.is_some() {
+                "saturated"
+            } else {
+                "healthy"
+            },
             message,
             saturated_from_s: self.saturated_from,
             causes,
             cpu_percent_max: max(|s| s.cpu_percent),
-            worker_cpu_percent_max: max(|s| s.worker_cpu_percent.iter().flatten().copied().reduce(f64::max)),
+            worker_cpu_percent_max: max(|s| {
+                s.worker_cpu_percent
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .reduce(f64::max)
+            }),
             rss_mb_max: max(|s| Some(s.rss_mb)),
-            schedule_lag_p99_ms_max: history.iter().filter_map(|s| s.schedule_lag_p99_ms).reduce(f64::max),
+            schedule_lag_p99_ms_max: history
+                .iter()
+                .filter_map(|s| s.schedule_lag_p99_ms)
+                .reduce(f64::max),
             open_fds_max: history.iter().map(|s| s.open_fds).max().unwrap_or(0),
-            sockets_to_targets_max: history.iter().map(|s| s.sockets_to_targets).max().unwrap_or(0),
+            sockets_to_targets_max: history
+                .iter()
+                .map(|s| s.sockets_to_targets)
+                .max()
+                .unwrap_or(0),
             time_wait_max: history.iter().map(|s| s.time_wait).max().unwrap_or(0),
         }
     }
@@ -232,9 +264,16 @@ mod tests {
     #[test]
     fn a_busy_worker_for_two_seconds_saturates_from_the_first() {
         let mut rules = Rules::new(1, 2, 0);
-        let history = vec![second(0, 40.0, None), second(1, 97.0, None), second(2, 99.0, None)];
+        let history = vec![
+            second(0, 40.0, None),
+            second(1, 97.0, None),
+            second(2, 99.0, None),
+        ];
         assert!(rules.check(&history[0], 1024).is_none());
-        assert!(rules.check(&history[1], 1024).is_none(), "one hot second is not enough");
+        assert!(
+            rules.check(&history[1], 1024).is_none(),
+            "one hot second is not enough"
+        );
         let warning = rules.check(&history[2], 1024).expect("saturation starts");
         assert!(warning.contains("CPU 99% on worker 0"), "{warning}");
         let v = rules.verdict(&history);
@@ -248,7 +287,10 @@ mod tests {
     fn late_iterations_without_cpu_point_elsewhere() {
         let mut rules = Rules::new(2, 2, 0);
         let history = [second(4, 20.0, Some(35.0)), second(5, 20.0, Some(35.0))];
-        assert!(rules.check(&history[0], 1024).is_none(), "one late second is not enough");
+        assert!(
+            rules.check(&history[0], 1024).is_none(),
+            "one late second is not enough"
+        );
         assert!(rules.check(&history[1], 1024).is_some());
         let v = rules.verdict(&history);
         assert_eq!(v.causes[0].cause, "schedule_lag");

@@ -1,7 +1,7 @@
 //! HTTP/1.1 behind the [`Client`] trait: templates rendered into reused buffers, connections kept
 //! per virtual user according to the connection scope, failures classified.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,6 +74,11 @@ const USER_AGENT: &[u8] =
 /// One virtual user's HTTP session.
 pub struct HttpClient {
     scope: ConnectionScope,
+    /// Source addresses to spread new connections over; each new connection takes the next one,
+    /// starting at an offset given by the VU, so VUs and reconnects both spread.
+    source_addresses: Arc<[IpAddr]>,
+    next_source: usize,
+    close_reset: bool,
     connections: Vec<Option<Connection>>,
     /// True while a connect is in flight, so a timeout can say which phase it hit.
     connecting: bool,
@@ -83,14 +88,37 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    pub fn new(scope: ConnectionScope, target_slots: usize) -> Self {
+    pub fn new(
+        scope: ConnectionScope,
+        target_slots: usize,
+        source_addresses: Arc<[IpAddr]>,
+        close_reset: bool,
+        vu: u64,
+    ) -> Self {
         HttpClient {
             scope,
+            next_source: vu as usize,
+            source_addresses,
+            close_reset,
             connections: (0..target_slots).map(|_| None).collect(),
             connecting: false,
             path: Vec::with_capacity(256),
             headers: Vec::with_capacity(256),
             body: Vec::new(),
+        }
+    }
+
+    fn connect_options(&mut self) -> http1::ConnectOptions {
+        let local_addr = if self.source_addresses.is_empty() {
+            None
+        } else {
+            self.next_source = self.next_source.wrapping_add(1);
+            Some(self.source_addresses[self.next_source % self.source_addresses.len()])
+        };
+        http1::ConnectOptions {
+            local_addr,
+            linger_reset: self.close_reset,
+            ..Default::default()
         }
     }
 
@@ -126,10 +154,10 @@ impl HttpClient {
         // race is not the target's fault, so retry once on a fresh connection.
         for attempt in 0..2 {
             if self.connections[slot].is_none() {
+                let options = self.connect_options();
                 let started = Instant::now();
                 self.connecting = true;
-                let conn =
-                    http1::connect(step.target.addr, &http1::ConnectOptions::default()).await;
+                let conn = http1::connect(step.target.addr, &options).await;
                 self.connecting = false;
                 let conn = conn.map_err(|e| classify(e.kind()))?;
                 record.connect_us = Some(micros(started.elapsed()));

@@ -1,0 +1,39 @@
+//! `onrush export DIR --csv`: saved results in other formats.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::exit;
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// A results directory (holds intervals.jsonl).
+    dir: PathBuf,
+    /// The per-second intervals as CSV: one row per second per step, plus a total row.
+    #[arg(long, required = true)]
+    csv: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: ExportArgs) -> i32 {
+    let result = match &args.out {
+        Some(path) => std::fs::File::create(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))
+            .and_then(|f| {
+                let mut w = std::io::BufWriter::new(f);
+                onrush_export::export_csv(&args.dir, &mut w).map_err(|e| e.to_string())
+            }),
+        None => onrush_export::export_csv(&args.dir, &mut std::io::stdout().lock())
+            .map_err(|e| e.to_string()),
+    };
+    match result {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}
