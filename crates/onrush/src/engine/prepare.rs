@@ -17,6 +17,8 @@ pub struct Prepared {
     pub target_slots: usize,
     /// Addresses of those targets (for the generator's own socket accounting).
     pub targets: Vec<SocketAddr>,
+    /// The most source addresses any scenario spreads its connections over (0: the kernel's).
+    pub max_source_addresses: usize,
     pub layout: Layout,
 }
 
@@ -68,6 +70,12 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
         scenarios,
         target_slots: targets.list.len(),
         targets: targets.list.iter().map(|(_, t)| t.addr).collect(),
+        max_source_addresses: plan
+            .scenarios
+            .iter()
+            .map(|s| s.http.source_addresses.len())
+            .max()
+            .unwrap_or(0),
         layout: Layout { scenarios: layout },
     })
 }

@@ -54,7 +54,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
             threads: workers,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             targets: prepared.targets.clone(),
-            source_addresses: 1,
+            source_addresses: prepared.max_source_addresses.max(1) as u64,
             nofile_limit: options.nofile_limit,
             start_unix_ms: options.start_unix_ms,
         },
