@@ -103,14 +103,14 @@ fn prometheus_is_scraped_during_the_run_and_csv_exports_after() {
         std::net::TcpStream::connect(("127.0.0.1", port)).expect("the metrics endpoint listens");
     conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
-    let mut text = String::new();
-    conn.read_to_string(&mut text).unwrap();
+    let mut body = String::new();
+    conn.read_to_string(&mut body).unwrap();
     assert!(child.wait().unwrap().success());
-    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
-    let line = text
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    let line = body
         .lines()
         .find(|l| l.starts_with("onrush_requests_total{"))
-        .unwrap_or_else(|| panic!("{text}"));
+        .unwrap_or_else(|| panic!("{body}"));
     let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(value > 0.0, "{line}");
 

@@ -5,6 +5,7 @@ mod doctor;
 mod export;
 mod merge;
 mod quick;
+mod report;
 mod run;
 mod serve;
 
@@ -59,6 +60,8 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Export saved results (the per-second intervals as CSV).
     Export(export::ExportArgs),
+    /// Write the HTML report of saved results (also written at the end of every run).
+    Report(report::ReportArgs),
 }
 
 #[derive(Args)]
@@ -145,5 +148,6 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Merge(args) => merge::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Export(args) => export::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -144,6 +144,10 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             return exit::RUNTIME;
         }
     };
+    let report = onrush_report::write_report(&out_dir, &onrush_report::ReportOptions::default());
+    if let Err(e) = &report {
+        eprintln!("warning: the HTML report could not be written: {e}");
+    }
     if let Some(path) = &common.junit {
         let xml = onrush_sla::junit_xml(&results, &plan.name, outcome.elapsed.as_secs_f64());
         if let Err(e) = std::fs::write(path, xml) {
@@ -162,6 +166,9 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             }
             println!("\n{}", outcome.generator.message);
             println!("results: {}", out_dir.display());
+            if let Ok(path) = &report {
+                println!("report:  {}", path.display());
+            }
         }
         Output::Json => {
             println!(

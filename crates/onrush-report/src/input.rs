@@ -1,0 +1,238 @@
+//! Loading a results directory: `summary.json` (typed, plus the optional top-level keys other
+//! parts of onrush add: thresholds, generator health, machine, load models) and the series of
+//! `intervals.jsonl`.
+
+use std::path::{Path, PathBuf};
+
+use onrush_metrics::{Summary, INTERVALS_FILE, SUMMARY_FILE};
+use serde_json::{Map, Value};
+
+use crate::intervals::{self, Series, StepId};
+use crate::ReportError;
+
+/// One run, as the report needs it.
+pub(crate) struct Run {
+    pub dir: PathBuf,
+    pub summary: Summary,
+    pub extras: Extras,
+    pub series: Series,
+}
+
+/// `thresholds[]` of `summary.json`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Threshold {
+    pub threshold: String,
+    pub scope: String,
+    pub measured: String,
+    pub passed: bool,
+    /// Why it failed (or what it checked), one line; may be empty.
+    pub message: String,
+}
+
+/// One of `generator.causes[]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Cause {
+    pub cause: String,
+    pub detail: String,
+    pub fix: String,
+    pub first_s: Option<f64>,
+}
+
+/// `generator`: did the load generator keep up?
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Generator {
+    pub verdict: String,
+    pub message: String,
+    pub saturated_from_s: Option<f64>,
+    pub causes: Vec<Cause>,
+    /// The run's peaks (`cpu_percent_max`, ...) as (label, text).
+    pub peaks: Vec<(String, String)>,
+}
+
+impl Generator {
+    pub fn healthy(&self) -> bool {
+        self.verdict.eq_ignore_ascii_case("healthy")
+    }
+}
+
+/// Peaks of `generator` shown in the report: (key, label, unit).
+const PEAKS: [(&str, &str, &str); 6] = [
+    ("cpu_percent_max", "CPU", "%"),
+    ("worker_cpu_percent_max", "busiest worker CPU", "%"),
+    ("rss_mb_max", "memory", " MB"),
+    ("schedule_lag_p99_ms_max", "schedule lag p99", " ms"),
+    ("open_fds_max", "open files", ""),
+    ("sockets_to_targets_max", "sockets to the target", ""),
+];
+
+/// A number with at most one decimal, without a trailing ".0".
+fn trim_num(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+/// The optional top-level keys of `summary.json`, read leniently: a key of an unexpected
+/// type is shown as text or left out, never an error.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Extras {
+    /// `None`: no `thresholds` key (or not an array).
+    pub thresholds: Option<Vec<Threshold>>,
+    pub generator: Option<Generator>,
+    /// `machine` as (key, value) text pairs, hostname / cpus / os first.
+    pub machine: Vec<(String, String)>,
+    /// `load[]` as (scenario, model, with `connections` when given).
+    pub load: Vec<(String, String)>,
+    /// `threads`: worker threads of the generator.
+    pub threads: Option<u64>,
+    pub interrupted: bool,
+    pub vars: Vec<(String, String)>,
+}
+
+/// A JSON value as display text: strings without quotes, `null` as empty.
+pub(crate) fn text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn pairs(map: &Map<String, Value>, first: &[&str]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = first
+        .iter()
+        .filter_map(|k| map.get(*k).map(|v| (k.to_string(), text(Some(v)))))
+        .collect();
+    for (k, v) in map {
+        if !first.contains(&k.as_str()) {
+            out.push((k.clone(), text(Some(v))));
+        }
+    }
+    out
+}
+
+impl Extras {
+    pub fn from_summary(extra: &Map<String, Value>) -> Extras {
+        let thresholds = extra.get("thresholds").and_then(Value::as_array).map(|a| {
+            a.iter()
+                .map(|t| Threshold {
+                    threshold: text(t.get("threshold")),
+                    scope: text(t.get("scope")),
+                    // `measured_text` is for people; `measured` the number (or, older, the text).
+                    measured: text(t.get("measured_text").or_else(|| t.get("measured"))),
+                    passed: t.get("passed").and_then(Value::as_bool).unwrap_or(false),
+                    message: text(t.get("message")),
+                })
+                .collect()
+        });
+        let generator = extra
+            .get("generator")
+            .filter(|g| g.is_object())
+            .map(|g| Generator {
+                verdict: text(g.get("verdict")),
+                message: text(g.get("message")),
+                saturated_from_s: g.get("saturated_from_s").and_then(Value::as_f64),
+                causes: g
+                    .get("causes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| Cause {
+                        cause: text(c.get("cause")),
+                        detail: text(c.get("detail")),
+                        fix: text(c.get("fix")),
+                        first_s: c.get("first_s").and_then(Value::as_f64),
+                    })
+                    .collect(),
+                peaks: PEAKS
+                    .iter()
+                    .filter_map(|(k, label, unit)| {
+                        let v = g.get(*k)?.as_f64()?;
+                        Some((label.to_string(), format!("{}{unit}", trim_num(v))))
+                    })
+                    .collect(),
+            });
+        let machine = match extra.get("machine") {
+            Some(Value::Object(m)) => pairs(m, &["hostname", "cpus", "os"]),
+            _ => Vec::new(),
+        };
+        let load = extra
+            .get("load")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|l| {
+                let mut model = text(l.get("model"));
+                if let Some(c) = l.get("connections").filter(|c| !c.is_null()) {
+                    model = format!("{model} · connections: {}", text(Some(c)));
+                }
+                (text(l.get("scenario")), model)
+            })
+            .collect();
+        let vars = match extra.get("vars") {
+            Some(Value::Object(m)) => pairs(m, &[]),
+            _ => Vec::new(),
+        };
+        Extras {
+            thresholds,
+            generator,
+            machine,
+            load,
+            threads: extra.get("threads").and_then(Value::as_u64),
+            interrupted: extra.get("interrupted").and_then(Value::as_bool) == Some(true),
+            vars,
+        }
+    }
+
+    /// Thresholds failed, of those defined (`None`: none defined).
+    pub fn failed_thresholds(&self) -> Option<(usize, usize)> {
+        let t = self.thresholds.as_ref().filter(|t| !t.is_empty())?;
+        Some((t.iter().filter(|t| !t.passed).count(), t.len()))
+    }
+}
+
+/// "message (column N)" from a serde_json error, whose own text ends in "at line L column C".
+pub(crate) fn json_msg(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let core = s.rfind(" at line ").map_or(s.as_str(), |i| &s[..i]);
+    if e.column() > 0 {
+        format!("{core} (column {})", e.column())
+    } else {
+        core.to_string()
+    }
+}
+
+pub(crate) fn read_summary(path: &Path) -> Result<Summary, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        ReportError::parse(
+            path,
+            e.line().max(1),
+            format!("invalid summary.json: {}", json_msg(&e)),
+        )
+    })
+}
+
+/// Reads `dir/summary.json` and `dir/intervals.jsonl`.
+pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
+    if !dir.is_dir() {
+        return Err(ReportError::NoDir {
+            path: dir.to_path_buf(),
+        });
+    }
+    let summary = read_summary(&dir.join(SUMMARY_FILE))?;
+    let known: Vec<StepId> = summary
+        .steps
+        .iter()
+        .map(|s| StepId {
+            scenario: s.scenario.clone(),
+            name: s.name.clone(),
+        })
+        .collect();
+    let series = intervals::read(&dir.join(INTERVALS_FILE), &known)?;
+    Ok(Run {
+        dir: dir.to_path_buf(),
+        extras: Extras::from_summary(&summary.extra),
+        summary,
+        series,
+    })
+}

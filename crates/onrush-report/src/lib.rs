@@ -1,0 +1,116 @@
+//! onrush-report: turns a results directory (`summary.json` + `intervals.jsonl`) into one
+//! self-contained `report.html` — verdict, test parameters, summary figures, per-step tables,
+//! status codes, failures with hints, charts over time and of the latency distribution, and
+//! optionally a comparison with a baseline run. The page needs no network: CSS, JavaScript
+//! (a vendored uPlot) and data are all inline.
+//!
+//! ```no_run
+//! use onrush_report::{write_report, ReportOptions};
+//! let path = write_report("results/shop-20260101-000000".as_ref(), &ReportOptions::default())?;
+//! println!("report: {}", path.display());
+//! # Ok::<(), onrush_report::ReportError>(())
+//! ```
+
+mod compare;
+mod data;
+mod fmt;
+mod hdr;
+mod input;
+mod intervals;
+mod lines;
+mod page;
+mod tables;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// File name of the report inside the results directory (the default output).
+pub const REPORT_FILE: &str = "report.html";
+
+/// Options of [`write_report`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// Results directory of an earlier run to compare against.
+    pub baseline: Option<PathBuf>,
+    /// Where to write the report; default `DIR/report.html`.
+    pub out: Option<PathBuf>,
+}
+
+/// Why no report could be written. Every message names the file (and line) at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The results directory does not exist or is not a directory.
+    #[error("{}: no such results directory", path.display())]
+    NoDir { path: PathBuf },
+    /// A results file could not be read.
+    #[error("{}: {msg}", path.display())]
+    Read { path: PathBuf, msg: String },
+    /// A results file is not what it should be (bad JSON, bad histogram, ...).
+    #[error("{}:{line}: {msg}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        msg: String,
+    },
+    /// The report could not be written.
+    #[error("{}: cannot write the report: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    /// The baseline directory is the problem.
+    #[error("baseline: {0}")]
+    Baseline(Box<ReportError>),
+}
+
+impl ReportError {
+    pub(crate) fn io(path: &Path, e: io::Error) -> ReportError {
+        let msg = if e.kind() == io::ErrorKind::NotFound {
+            "not found: is this an onrush results directory?".to_string()
+        } else {
+            e.to_string()
+        };
+        ReportError::Read {
+            path: path.to_path_buf(),
+            msg,
+        }
+    }
+
+    pub(crate) fn parse(path: &Path, line: usize, msg: String) -> ReportError {
+        ReportError::Parse {
+            path: path.to_path_buf(),
+            line,
+            msg,
+        }
+    }
+}
+
+/// Reads the results in `dir` (and `opts.baseline`), writes the report and returns its path.
+pub fn write_report(dir: &Path, opts: &ReportOptions) -> Result<PathBuf, ReportError> {
+    let html = render_report(dir, opts.baseline.as_deref())?;
+    let out = opts.out.clone().unwrap_or_else(|| dir.join(REPORT_FILE));
+    std::fs::write(&out, html).map_err(|source| ReportError::Write {
+        path: out.clone(),
+        source,
+    })?;
+    Ok(out)
+}
+
+/// The report as a string, without writing it.
+pub fn render_report(dir: &Path, baseline: Option<&Path>) -> Result<String, ReportError> {
+    let (run, base) = match baseline {
+        // Both runs are read at once: the baseline's decoding overlaps this run's.
+        Some(b) => {
+            let (run, base) = std::thread::scope(|s| {
+                let base = s.spawn(|| input::load(b));
+                (
+                    input::load(dir),
+                    base.join().expect("reading the baseline panicked"),
+                )
+            });
+            (
+                run?,
+                Some(base.map_err(|e| ReportError::Baseline(Box::new(e)))?),
+            )
+        }
+        None => (input::load(dir)?, None),
+    };
+    Ok(page::render(&run, base.as_ref()))
+}

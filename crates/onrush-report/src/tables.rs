@@ -1,0 +1,300 @@
+//! The detailed tables: summary figures, steps (grouped by scenario), scenarios, status codes,
+//! failures by class with their hints.
+
+use std::fmt::Write as _;
+
+use onrush_metrics::{FailureClass, MsStats};
+
+use crate::fmt::{bytes, esc, ms, ms_num, pct, rate, thousands};
+use crate::input::Run;
+
+const LAT_HEAD: &str = r#"<th class="num">min</th><th class="num">mean</th><th class="num">p50</th><th class="num">p90</th><th class="num">p95</th><th class="num">p99</th><th class="num">p99.9</th><th class="num">max</th>"#;
+
+/// The eight latency cells of a stats object ("-" when it has no value).
+fn lat_cells(out: &mut String, l: &MsStats) {
+    for v in [l.min, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max] {
+        let cell = if l.count == 0 {
+            "-".to_string()
+        } else {
+            ms_num(v)
+        };
+        let _ = write!(out, r#"<td class="num">{cell}</td>"#);
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+pub(crate) fn summary_figures(out: &mut String, run: &Run) {
+    let t = &run.summary.totals;
+    out.push_str(r#"<section id="summary" class="block"><h2>Summary figures</h2><div class="scroll"><table class="grid"><thead><tr><th>time (ms)</th><th class="num">samples</th>"#);
+    out.push_str(LAT_HEAD);
+    out.push_str("</tr></thead><tbody>");
+    let rows = [
+        (
+            "latency",
+            "from the intended start to the end of the response",
+            &t.latency_ms,
+        ),
+        (
+            "service time",
+            "from the moment the request was sent",
+            &t.service_ms,
+        ),
+        (
+            "time to first byte",
+            "from send to the first response byte",
+            &t.ttfb_ms,
+        ),
+        (
+            "connect",
+            "requests that opened a connection",
+            &t.connect_ms,
+        ),
+        (
+            "schedule lag",
+            "how late iterations started (open model)",
+            &t.schedule_lag_ms,
+        ),
+    ];
+    for (name, what, st) in rows {
+        if st.count == 0 && name != "latency" {
+            continue;
+        }
+        let _ = write!(
+            out,
+            r#"<tr><td><b>{name}</b><div class="what">{what}</div></td><td class="num">{}</td>"#,
+            thousands(st.count)
+        );
+        lat_cells(out, st);
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+    let window = if t.rate_10s_whole_run {
+        format!(
+            "whole run ({:.1} s, shorter than 10 s)",
+            t.rate_10s_window_s
+        )
+    } else {
+        "10-second window".to_string()
+    };
+    let rows: Vec<(&str, String)> = vec![
+        ("mean request rate", format!("{} req/s", rate(t.rps))),
+        (
+            "highest mean rate",
+            format!(
+                "{} req/s <span class=\"what\">{window}</span>",
+                rate(t.rate_10s_max)
+            ),
+        ),
+        (
+            "lowest mean rate",
+            format!(
+                "{} req/s <span class=\"what\">{window}</span>",
+                rate(t.rate_10s_min)
+            ),
+        ),
+        (
+            "highest 1-second rate",
+            format!("{} req/s", rate(t.rate_1s_max)),
+        ),
+        (
+            "iterations",
+            format!(
+                "{} <span class=\"what\">dropped: {}</span>",
+                thousands(t.iterations),
+                thousands(t.dropped_iterations)
+            ),
+        ),
+        ("connections opened", thousands(t.connections_opened)),
+        ("peak active VUs", thousands(t.active_vus_max)),
+        (
+            "data",
+            format!(
+                "{} received · {} sent",
+                bytes(t.bytes_in),
+                bytes(t.bytes_out)
+            ),
+        ),
+    ];
+    out.push_str(r#"<dl class="params rates">"#);
+    for (k, v) in rows {
+        let _ = write!(out, "<dt>{k}</dt><dd>{v}</dd>");
+    }
+    out.push_str("</dl></section>\n");
+}
+
+pub(crate) fn steps(out: &mut String, run: &Run) {
+    let s = &run.summary;
+    out.push_str(r#"<section id="steps" class="block"><h2>Steps</h2><p class="note">Latency in milliseconds per step, grouped by scenario (a scenario row covers all its steps).</p><div class="scroll"><table class="grid steps"><thead><tr><th>scenario / step</th><th class="num">requests</th><th class="num">req/s</th><th class="num">failed</th>"#);
+    out.push_str(LAT_HEAD);
+    out.push_str("</tr></thead><tbody>");
+    let mut order: Vec<&str> = s.scenarios.iter().map(|sc| sc.name.as_str()).collect();
+    for st in &s.steps {
+        if !order.contains(&st.scenario.as_str()) {
+            order.push(&st.scenario);
+        }
+    }
+    for name in order {
+        if let Some(sc) = s.scenarios.iter().find(|sc| sc.name == name) {
+            let _ = write!(
+                out,
+                r#"<tr class="group"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
+                esc(name),
+                thousands(sc.requests),
+                rate(sc.rps),
+                pct(sc.failure_rate)
+            );
+            lat_cells(out, &sc.latency_ms);
+            out.push_str("</tr>");
+        }
+        for st in s.steps.iter().filter(|st| st.scenario == name) {
+            let fail = if st.failures > 0 {
+                " class=\"bad num\""
+            } else {
+                " class=\"num\""
+            };
+            let _ = write!(
+                out,
+                r#"<tr class="step"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td{fail}>{}</td>"#,
+                esc(&st.name),
+                thousands(st.requests),
+                rate(st.rps),
+                pct(st.failure_rate)
+            );
+            lat_cells(out, &st.latency_ms);
+            out.push_str("</tr>");
+        }
+    }
+    let t = &s.totals;
+    let _ = write!(
+        out,
+        r#"</tbody><tfoot><tr><td>total</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
+        thousands(t.requests),
+        rate(t.rps),
+        pct(t.failure_rate)
+    );
+    lat_cells(out, &t.latency_ms);
+    out.push_str("</tr></tfoot></table></div></section>\n");
+}
+
+pub(crate) fn scenarios(out: &mut String, run: &Run) {
+    let s = &run.summary;
+    out.push_str(r#"<section id="scenarios" class="block"><h2>Scenarios</h2><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>load model</th><th class="num">iterations</th><th class="num">dropped</th><th class="num">peak VUs</th><th class="num">connections</th><th class="num">schedule lag p99</th></tr></thead><tbody>"#);
+    for sc in &s.scenarios {
+        let model = run
+            .extras
+            .load
+            .iter()
+            .find(|(n, _)| *n == sc.name)
+            .map_or("-", |(_, m)| m.as_str());
+        let lag = if sc.schedule_lag_ms.count == 0 {
+            "-".into()
+        } else {
+            ms(sc.schedule_lag_ms.p99)
+        };
+        let dropped = if sc.dropped_iterations > 0 {
+            " class=\"bad num\""
+        } else {
+            " class=\"num\""
+        };
+        let _ = write!(
+            out,
+            r#"<tr><td>{}</td><td>{}</td><td class="num">{}</td><td{dropped}>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>"#,
+            esc(&sc.name),
+            esc(model),
+            thousands(sc.iterations),
+            thousands(sc.dropped_iterations),
+            thousands(sc.active_vus_max),
+            thousands(sc.connections_opened),
+            lag
+        );
+    }
+    out.push_str("</tbody></table></div></section>\n");
+}
+
+fn status_class(code: u16) -> &'static str {
+    match code {
+        200..=399 => "ok",
+        400..=499 => "c4",
+        _ => "c5",
+    }
+}
+
+pub(crate) fn status_and_failures(out: &mut String, run: &Run) {
+    let s = &run.summary;
+    let t = &s.totals;
+    out.push_str(
+        r#"<section id="responses" class="block"><h2>Responses and failures</h2><div class="two">"#,
+    );
+    out.push_str(r#"<div><h3>Status codes</h3>"#);
+    let responses: u64 = t.status_codes.values().sum();
+    if responses == 0 {
+        out.push_str(r#"<p class="note">No response was received.</p>"#);
+    } else {
+        out.push_str(r#"<table class="grid codes"><thead><tr><th>status</th><th class="num">responses</th><th class="num">share</th><th class="barcol"></th></tr></thead><tbody>"#);
+        for (code, n) in &t.status_codes {
+            let share = ratio(*n, responses);
+            let _ = write!(
+                out,
+                r#"<tr><td><span class="code {}">{code}</span></td><td class="num">{}</td><td class="num">{}</td><td class="barcol"><span class="bar {}" style="width:{:.1}%"></span></td></tr>"#,
+                status_class(*code),
+                thousands(*n),
+                pct(share),
+                status_class(*code),
+                (share * 100.0).max(0.5)
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    let no_response = t.requests.saturating_sub(responses);
+    if no_response > 0 {
+        let _ = write!(
+            out,
+            r#"<p class="note">{} requests got no response (see failures).</p>"#,
+            thousands(no_response)
+        );
+    }
+    out.push_str("</div><div><h3>Failures by class</h3>");
+    if t.failures_by_class.is_empty() {
+        out.push_str(r#"<p class="ok-note">✓ No request failed.</p>"#);
+    } else {
+        out.push_str(r#"<table class="grid failures"><thead><tr><th>class</th><th class="num">failures</th><th class="num">of requests</th></tr></thead><tbody>"#);
+        let mut classes: Vec<(&String, &u64)> = t.failures_by_class.iter().collect();
+        classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (name, n) in classes {
+            let mut worst: Vec<(&str, &str, u64)> = s
+                .steps
+                .iter()
+                .filter_map(|st| {
+                    st.failures_by_class
+                        .get(name)
+                        .map(|&k| (st.scenario.as_str(), st.name.as_str(), k))
+                })
+                .collect();
+            worst.sort_by_key(|w| std::cmp::Reverse(w.2));
+            let where_: Vec<String> = worst
+                .iter()
+                .take(3)
+                .map(|(sc, st, k)| format!("{} / {} ({})", esc(sc), esc(st), thousands(*k)))
+                .collect();
+            let hint = name.parse::<FailureClass>().map(|c| c.hint()).unwrap_or("");
+            let _ = write!(
+                out,
+                r#"<tr><td><b>{}</b><div class="hint">{}</div><div class="what">most in: {}</div></td><td class="num">{}</td><td class="num">{}</td></tr>"#,
+                esc(name),
+                esc(hint),
+                where_.join(", "),
+                thousands(*n),
+                pct(ratio(*n, t.requests))
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    out.push_str("</div></div></section>\n");
+}

@@ -1,0 +1,38 @@
+//! `onrush report DIR`: the self-contained HTML report of saved results, optionally against a
+//! baseline run.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use onrush_report::{write_report, ReportOptions};
+
+use super::exit;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A results directory (summary.json + intervals.jsonl).
+    dir: PathBuf,
+    /// Another results directory to compare with: figures side by side, regressions flagged.
+    #[arg(long, value_name = "DIR")]
+    baseline: Option<PathBuf>,
+    /// Where to write the report [default: DIR/report.html].
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs) -> i32 {
+    let options = ReportOptions {
+        baseline: args.baseline,
+        out: args.out,
+    };
+    match write_report(&args.dir, &options) {
+        Ok(path) => {
+            println!("report: {}", path.display());
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}
