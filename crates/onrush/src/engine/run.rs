@@ -98,23 +98,15 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
     exporters.begin(&prepared.layout);
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Message::Snapshot {
+            Ok(Message {
                 worker,
                 second,
                 snapshot,
+                last,
             }) => {
                 monitor.observe(second, &snapshot);
                 collector.add(second, snapshot);
-                seconds.received(worker, second, false);
-            }
-            Ok(Message::Done {
-                worker,
-                second,
-                snapshot,
-            }) => {
-                monitor.observe(second, &snapshot);
-                collector.add(second, snapshot);
-                seconds.received(worker, second, true);
+                seconds.received(worker, second, last);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,

@@ -22,19 +22,13 @@ use crate::monitor::{current_tid, WorkerTids};
 /// cancelled (k6 calls it gracefulStop).
 const GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
-pub enum Message {
-    /// The snapshot of `second` from `worker`.
-    Snapshot {
-        worker: usize,
-        second: u64,
-        snapshot: Snapshot,
-    },
+/// The snapshot of `second` from `worker`.
+pub struct Message {
+    pub worker: usize,
+    pub second: u64,
+    pub snapshot: Snapshot,
     /// The worker's last snapshot (its `second` is partial); nothing follows from it.
-    Done {
-        worker: usize,
-        second: u64,
-        snapshot: Snapshot,
-    },
+    pub last: bool,
 }
 
 pub struct Worker {
@@ -101,10 +95,11 @@ impl Worker {
         // recorded: they have no outcome).
         drop(local);
         let snapshot = metrics.borrow_mut().take_snapshot();
-        let _ = self.messages.send(Message::Done {
+        let _ = self.messages.send(Message {
             worker: self.index,
             second: next_second.get(),
             snapshot,
+            last: true,
         });
     }
 }
@@ -123,10 +118,11 @@ async fn ticker(
         let snapshot = metrics.borrow_mut().take_snapshot();
         next_second.set(second + 1);
         if messages
-            .send(Message::Snapshot {
+            .send(Message {
                 worker,
                 second,
                 snapshot,
+                last: false,
             })
             .is_err()
         {
