@@ -1,6 +1,7 @@
 //! Command-line interface: flag parsing and dispatch. Each command lives in its own module and
 //! only wires flags to the libraries.
 
+mod bench;
 mod doctor;
 mod export;
 mod merge;
@@ -62,6 +63,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Write the HTML report of saved results (also written at the end of every run).
     Report(report::ReportArgs),
+    /// Measure onrush's own CPU and memory cost on this host with a fixed suite of cases
+    /// against the built-in server (optionally beside wrk).
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Args)]
@@ -149,5 +153,6 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Doctor(args) => doctor::run(args),
         Command::Export(args) => export::run(args),
         Command::Report(args) => report::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

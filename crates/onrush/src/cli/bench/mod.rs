@@ -1,0 +1,226 @@
+//! `onrush bench`: onrush measures its own cost on this host. A fixed suite of cases runs
+//! against the built-in server (pinned to the last CPU) with onrush pinned to CPU 0; each case's
+//! CPU time comes from wait4, its peak RSS from VmHWM sampling, its counts from its summary.json.
+//! Optionally wrk runs the same work for a ratio. Loopback only; every child is time-bounded.
+
+mod cases;
+mod process;
+mod wrk;
+
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use serde::Serialize;
+
+use super::exit;
+use cases::{Bench, CaseResult, CASES};
+use process::{Failure, Pinning, TempDir};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Seconds each case runs (the idle-VU memory case always holds its VUs for 3 s).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    seconds: u64,
+    /// Run only these cases, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "CASE,...",
+          value_parser = PossibleValuesParser::new(CASES))]
+    cases: Vec<String>,
+    /// Also run this tool on the cases it can do, pinned the same way, and print the ratio.
+    #[arg(long, value_name = "TOOL", value_parser = ["wrk"])]
+    compare: Option<String>,
+    /// Print the results as a JSON document on stdout (to compare machines and versions).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: BenchArgs) -> i32 {
+    crate::signals::install();
+    match bench(&args) {
+        Ok(()) => exit::OK,
+        Err(Failure::Runtime(message)) => {
+            eprintln!("error: {message}");
+            exit::RUNTIME
+        }
+        Err(Failure::Interrupted) => {
+            eprintln!("interrupted");
+            exit::INTERRUPTED
+        }
+    }
+}
+
+fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    let selected: Vec<&'static str> = CASES
+        .iter()
+        .copied()
+        .filter(|c| args.cases.is_empty() || args.cases.iter().any(|s| s == c))
+        .collect();
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Runtime(format!("cannot find the onrush executable: {e}")))?;
+    let wrk = match args.compare.as_deref() {
+        Some("wrk") => {
+            let found = process::on_path("wrk");
+            if found.is_none() {
+                eprintln!("wrk not found: apt-get install wrk (continuing without it)");
+            }
+            found
+        }
+        _ => None,
+    };
+    let pinning = Pinning::detect();
+    let dir = TempDir::create()?;
+    let mut server = process::start_server(&pinning, &exe, &dir.0)?;
+    let cpus = super::serve::default_threads();
+    eprintln!(
+        "onrush bench: built-in server on http://{} {}, the measured tool on CPU {} ({}); {} s per case",
+        server.addr,
+        match pinning.target {
+            Some(cpu) => format!("on CPU {cpu}"),
+            None => "sharing the only CPU".to_string(),
+        },
+        pinning.tool,
+        pinning.method(),
+        args.seconds
+    );
+    let bench = Bench {
+        exe: &exe,
+        dir: &dir.0,
+        pinning: &pinning,
+        port: server.addr.port(),
+        seconds: args.seconds,
+        wrk: wrk.as_deref(),
+    };
+    let mut results = Vec::new();
+    for name in selected {
+        if !name.starts_with("tls_") {
+            eprintln!("  {name} ...");
+        }
+        let result = bench.run(name);
+        server.check_alive()?;
+        results.push(result?);
+    }
+    drop(server);
+
+    if args.json {
+        let doc = Report {
+            onrush_version: env!("CARGO_PKG_VERSION"),
+            host: Host {
+                cpus,
+                kernel: kernel(),
+                tool_cpu: pinning.tool,
+                target_cpu: pinning.target,
+            },
+            seconds: args.seconds,
+            compare: args.compare.as_deref(),
+            cases: &results,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("JSON serialises")
+        );
+    } else {
+        print_table(&results, args.compare.is_some());
+        println!(
+            "\nonrush {} on {} CPUs, Linux {}; {} s per case. CPU = user + system time of the \
+             measured process (wait4) over its whole life / units it completed.",
+            env!("CARGO_PKG_VERSION"),
+            cpus,
+            kernel(),
+            args.seconds
+        );
+    }
+    Ok(())
+}
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct Report<'a> {
+    onrush_version: &'static str,
+    host: Host,
+    seconds: u64,
+    compare: Option<&'a str>,
+    cases: &'a [CaseResult],
+}
+
+#[derive(Serialize)]
+struct Host {
+    cpus: usize,
+    kernel: String,
+    tool_cpu: usize,
+    target_cpu: Option<usize>,
+}
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The aligned table: one line per case.
+fn print_table(results: &[CaseResult], with_wrk: bool) {
+    let mut header = vec!["case", "rate/s", "own cost", "peak RSS MiB"];
+    if with_wrk {
+        header.extend(["wrk µs/req", "onrush/wrk"]);
+    }
+    header.push("note");
+    let dash = || "—".to_string();
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let cost = match (r.cpu_us_per_unit, r.kib_per_idle_vu) {
+                (Some(us), _) => format!("{us:.2} µs/{}", short_unit(r.unit)),
+                (None, Some(kib)) => format!("{kib:.1} KiB/VU"),
+                _ => dash(),
+            };
+            let mut row = vec![
+                r.name.to_string(),
+                r.rate_per_s
+                    .map_or_else(dash, |v| cases::fmt_thousands(v.round() as u64)),
+                cost,
+                r.peak_rss_mib.map_or_else(dash, |v| format!("{v:.1}")),
+            ];
+            if with_wrk {
+                row.push(
+                    r.wrk_cpu_us_per_request
+                        .map_or_else(dash, |v| format!("{v:.2}")),
+                );
+                row.push(r.ratio_vs_wrk.map_or_else(dash, |v| format!("{v:.2}")));
+            }
+            row.push(r.note.clone().unwrap_or_default());
+            row
+        })
+        .collect();
+    let columns = header.len();
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([header[i].chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..columns).map(width).collect();
+    let line = |cells: Vec<String>| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let w = widths[i];
+            if i == columns - 1 {
+                out.push_str(cell);
+            } else if i == 0 {
+                out.push_str(&format!("{cell:<w$}  "));
+            } else {
+                out.push_str(&format!("{cell:>w$}  "));
+            }
+        }
+        println!("{}", out.trim_end());
+    };
+    line(header.iter().map(|s| s.to_string()).collect());
+    for row in rows {
+        line(row);
+    }
+}
+
+fn short_unit(unit: &str) -> &str {
+    match unit {
+        "request" => "req",
+        "iteration" => "iter",
+        other => other,
+    }
+}

@@ -1,0 +1,122 @@
+//! `onrush bench`: onrush measures its own cost against its built-in server.
+
+mod common;
+use common::*;
+
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// The bench runs pin their children to the same CPUs: one at a time, so they do not measure
+/// each other.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn bench_json(args: &[&str]) -> Value {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let output = onrush()
+        .arg("bench")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", text(&output)))
+}
+
+fn case<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["cases"]
+        .as_array()
+        .expect("cases is an array")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no case {name} in {doc:#}"))
+}
+
+fn wrk_installed() -> bool {
+    std::process::Command::new("wrk").arg("-v").output().is_ok()
+}
+
+#[test]
+fn bench_measures_cpu_per_request_iteration_and_idle_vu_memory() {
+    let doc = bench_json(&[
+        "--seconds",
+        "1",
+        "--cases",
+        "keepalive,empty_iterations,idle_vu_memory",
+    ]);
+    assert!(doc["onrush_version"].is_string(), "{doc:#}");
+    assert!(u64_at(&doc, "/host/cpus") >= 1, "{doc:#}");
+    assert!(doc["host"]["kernel"].is_string(), "{doc:#}");
+    assert_eq!(u64_at(&doc, "/seconds"), 1);
+    let names: Vec<&str> = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["keepalive", "empty_iterations", "idle_vu_memory"],
+        "only the cases asked for, in order"
+    );
+
+    for (name, unit) in [("keepalive", "request"), ("empty_iterations", "iteration")] {
+        let c = case(&doc, name);
+        assert_eq!(c["unit"], unit, "{c:#}");
+        let us = f64_at(c, "/cpu_us_per_unit");
+        assert!(us > 0.5 && us < 10_000.0, "{name}: {us} CPU µs per {unit}");
+        assert!(f64_at(c, "/rate_per_s") > 100.0, "{c:#}");
+        let rss = f64_at(c, "/peak_rss_mib");
+        assert!(rss > 0.5 && rss < 1024.0, "{name}: peak RSS {rss} MiB");
+        assert!(c.get("ratio_vs_wrk").is_none(), "no --compare: {c:#}");
+    }
+
+    let idle = case(&doc, "idle_vu_memory");
+    assert_eq!(idle["unit"], "idle VU");
+    assert!(idle["cpu_us_per_unit"].is_null(), "{idle:#}");
+    let kib = f64_at(idle, "/kib_per_idle_vu");
+    assert!(kib > 0.0 && kib < 1024.0, "{kib} KiB per idle VU");
+    assert!(f64_at(idle, "/peak_rss_mib") > 0.0, "{idle:#}");
+}
+
+#[test]
+fn bench_prints_tls_as_not_available() {
+    let doc = bench_json(&["--seconds", "1", "--cases", "tls_full,tls_resumed"]);
+    for name in ["tls_full", "tls_resumed"] {
+        let c = case(&doc, name);
+        assert!(
+            c["cpu_us_per_unit"].is_null(),
+            "no number is made up: {c:#}"
+        );
+        assert!(
+            c["note"].as_str().unwrap().contains("TLS not implemented"),
+            "{c:#}"
+        );
+    }
+}
+
+#[test]
+fn bench_compares_with_wrk() {
+    if !wrk_installed() {
+        eprintln!("wrk is not installed: skipping the --compare wrk test");
+        return;
+    }
+    let doc = bench_json(&["--seconds", "1", "--cases", "keepalive", "--compare", "wrk"]);
+    let c = case(&doc, "keepalive");
+    let wrk = f64_at(c, "/wrk_cpu_us_per_request");
+    assert!(wrk > 0.5 && wrk < 10_000.0, "wrk: {wrk} CPU µs per request");
+    let ratio = f64_at(c, "/ratio_vs_wrk");
+    assert!(ratio > 0.05 && ratio < 20.0, "ratio onrush/wrk {ratio}");
+}
+
+#[test]
+fn bench_rejects_an_unknown_case() {
+    let output = onrush()
+        .args(["bench", "--cases", "keepalive,nope"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("nope") && err.contains("body_1k"), "{err}");
+}
