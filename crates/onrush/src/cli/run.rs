@@ -6,7 +6,7 @@ use std::time::Duration;
 use onrush_plan::{LoadModel, Plan, Target};
 
 use super::{exit, CommonRunArgs};
-use crate::engine::{self, schedule, RunOptions};
+use crate::engine::{self, RunOptions};
 
 pub fn run_plan_file(path: &Path, defines: &[(String, String)], common: &CommonRunArgs) -> i32 {
     let plan = match onrush_plan::load(path, defines) {
@@ -323,34 +323,16 @@ fn describe_load(plan: &Plan) -> serde_json::Value {
 
 /// The longest scenario, when every scenario has a known length.
 fn planned_duration(plan: &Plan) -> Option<Duration> {
-    let mut longest = Duration::ZERO;
-    for scenario in &plan.scenarios {
-        let d = match &scenario.load {
-            LoadModel::ClosedIterations { .. } | LoadModel::SharedIterations { .. } => return None,
-            LoadModel::ClosedStages { start_vus, stages } => {
-                schedule::VuRamp::new(*start_vus, stages).duration()
-            }
-            LoadModel::Open {
-                start_rate, stages, ..
-            } => schedule::Arrivals::new(*start_rate, stages).duration(),
-        };
-        longest = longest.max(d);
-    }
-    Some(longest)
+    plan.scenarios
+        .iter()
+        .map(|s| s.load.duration())
+        .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)))
 }
 
-/// Upper bound of connections held at once: one per VU per target.
+/// Upper bound of connections held at once: one per VU.
 fn needed_connections(plan: &Plan) -> u64 {
     plan.scenarios
         .iter()
-        .map(|s| match &s.load {
-            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
-                *vus as u64
-            }
-            LoadModel::ClosedStages { start_vus, stages } => {
-                schedule::VuRamp::new(*start_vus, stages).max_vus() as u64
-            }
-            LoadModel::Open { max_vus, .. } => *max_vus as u64,
-        })
+        .map(|s| u64::from(s.load.max_vus()))
         .sum()
 }
