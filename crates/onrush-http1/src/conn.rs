@@ -80,6 +80,14 @@ impl Default for ConnectOptions {
 /// `opts.local_addr`; the message says which, and names the source address) or
 /// `opts.local_addr` is not an address of this host; else [`ErrorKind::ConnectOther`].
 pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connection, Error> {
+    connect_tcp(addr, opts).await.map(Connection::new)
+}
+
+/// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) to wrap.
+pub(crate) async fn connect_tcp(
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+) -> Result<TcpStream, Error> {
     let from = opts.local_addr;
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()
@@ -102,11 +110,10 @@ pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connecti
     if let Some(ip) = from {
         bind_source(&socket, ip, addr)?;
     }
-    let stream = socket
+    socket
         .connect(addr)
         .await
-        .map_err(|e| Error::connect(e, addr, from))?;
-    Ok(Connection::new(stream))
+        .map_err(|e| Error::connect(e, addr, from))
 }
 
 /// Binds `socket` to source address `ip`, port chosen later by connect().

@@ -9,6 +9,8 @@ use std::fmt;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 
+use crate::tls::TlsFailure;
+
 /// What went wrong, coarse enough to be counted per class in the results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -40,6 +42,7 @@ pub struct Error {
     stale: bool,
     msg: Cow<'static, str>,
     io: Option<io::Error>,
+    tls: Option<TlsFailure>,
 }
 
 /// Appends ": <os error>" to the message when there is one. The io::Error is part of the
@@ -80,6 +83,7 @@ impl Error {
             stale: false,
             msg: msg.into(),
             io: None,
+            tls: None,
         }
     }
 
@@ -127,6 +131,7 @@ impl Error {
             stale: false,
             msg: Cow::Owned(msg.1),
             io: Some(e),
+            tls: None,
         }
     }
 
@@ -156,6 +161,7 @@ impl Error {
             stale: false,
             msg: Cow::Owned(msg),
             io: Some(e),
+            tls: None,
         }
     }
 
@@ -171,11 +177,50 @@ impl Error {
             io::ErrorKind::UnexpectedEof => (ErrorKind::ClosedEarly, closed_message(op)),
             _ => (ErrorKind::Io, io_message(op)),
         };
+        // Only on this error path: a TLS alert or failure surfacing on an open connection
+        // (with TLS 1.3, a server refusing the client certificate says so after the handshake).
+        let tls = TlsFailure::from_io(&e);
         Error {
             kind,
             stale: false,
             msg: Cow::Borrowed(msg),
             io: Some(e),
+            tls,
+        }
+    }
+
+    /// Why TLS failed, when the failure was a TLS one: a failed handshake in
+    /// [`connect_tls`](crate::connect_tls) (kind [`ErrorKind::ConnectOther`]), or a TLS alert
+    /// on an open connection (with TLS 1.3, a refused client certificate is reported by the
+    /// server only after the handshake, so it arrives with the first response). See
+    /// [`TlsFailure::hint`] for what to do about it.
+    pub fn tls_failure(&self) -> Option<TlsFailure> {
+        self.tls
+    }
+
+    /// A TLS handshake with `addr` failed.
+    pub(crate) fn tls_handshake(e: io::Error, addr: SocketAddr) -> Self {
+        let failure = TlsFailure::from_io(&e).unwrap_or(TlsFailure::Other);
+        Error {
+            kind: ErrorKind::ConnectOther,
+            stale: false,
+            msg: Cow::Owned(format!(
+                "TLS handshake with {addr} failed ({failure:?}: {})",
+                failure.hint()
+            )),
+            io: Some(e),
+            tls: Some(failure),
+        }
+    }
+
+    /// A server name that is neither a DNS name nor an IP address.
+    pub(crate) fn tls_name(name: &str) -> Self {
+        Error {
+            kind: ErrorKind::ConnectOther,
+            stale: false,
+            msg: Cow::Owned(format!("{name:?} is not a valid TLS server name")),
+            io: None,
+            tls: Some(TlsFailure::Other),
         }
     }
 

@@ -17,10 +17,15 @@ mod conn;
 mod decode;
 mod encode;
 mod error;
+pub mod tls;
 
 pub use conn::{connect, ConnectOptions, Connection};
 pub use encode::{push_header, InvalidHeader};
 pub use error::{Error, ErrorKind};
+pub use tls::{
+    connect_tls, HandshakeKind, SessionMode, TlsClient, TlsConfigError, TlsConnection, TlsFailure,
+    TlsOptions, TlsSession, TlsVersion,
+};
 
 use std::path::Path;
 use std::time::Instant;

@@ -12,6 +12,8 @@
 //! accepting on its own listener, all bound to the same address with `SO_REUSEPORT` so the
 //! kernel spreads connections over the threads without any cross-thread hand-off. HTTP/1.1 is
 //! served by hyper (keep-alive, `Connection: close`, HEAD and chunked handled by it).
+//! [`start_tls`] serves the same over TLS (rustls), with a generated certificate if none is
+//! given, session resumption, optional mTLS, and handshake counters ([`ServerHandle::tls_stats`]).
 //!
 //! ```no_run
 //! let server = onrush_server::start(onrush_server::ServerConfig {
@@ -30,6 +32,7 @@ mod listen;
 mod routes;
 mod samples;
 mod stats;
+mod tls;
 mod worker;
 
 use std::io;
@@ -42,6 +45,7 @@ use tokio::sync::watch;
 
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
 pub use stats::Stats;
+pub use tls::{ServerTls, TlsStats};
 
 use stats::Shared;
 
@@ -62,6 +66,8 @@ pub struct ServerHandle {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     threads: Vec<JoinHandle<()>>,
+    /// PEM of the CA generated for a TLS server started without a certificate.
+    ca_pem: Option<String>,
 }
 
 impl ServerHandle {
@@ -73,6 +79,19 @@ impl ServerHandle {
     /// The same numbers as `GET /stats` (see [`Stats`] for what is counted).
     pub fn stats(&self) -> Stats {
         self.shared.totals()
+    }
+
+    /// TLS handshakes since start (all zero for a plain HTTP server); also the `tls_full`,
+    /// `tls_resumed` and `tls_failed` fields of `/stats`.
+    pub fn tls_stats(&self) -> TlsStats {
+        self.shared.tls()
+    }
+
+    /// For a TLS server started without `cert_key`: the PEM of the CA that signed its generated
+    /// certificate (valid for `localhost`, `127.0.0.1` and `::1`), for a client to trust (e.g.
+    /// written to a file for `tls.ca_file`). `None` otherwise.
+    pub fn self_signed_ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     /// TCP connections accepted since start, counting every one, including connections that
@@ -116,6 +135,23 @@ impl std::fmt::Debug for ServerHandle {
 /// every thread runs its accept loop. The listeners are listening before this returns, so a
 /// client may connect right away.
 pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
+    start_with(config, None, None)
+}
+
+/// [`start`], serving HTTPS: the same endpoints over TLS 1.2/1.3 (rustls, ALPN `http/1.1`),
+/// with session resumption (tickets, and a session-ID cache for TLS 1.2). Without
+/// `tls.cert_key` a certificate is generated (see [`ServerHandle::self_signed_ca_pem`]). Errors
+/// (`InvalidInput`) name the certificate or key file that could not be used.
+pub fn start_tls(config: ServerConfig, tls: ServerTls) -> io::Result<ServerHandle> {
+    let (acceptor, ca_pem) = tls::acceptor(&tls)?;
+    start_with(config, Some(acceptor), ca_pem)
+}
+
+fn start_with(
+    config: ServerConfig,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    ca_pem: Option<String>,
+) -> io::Result<ServerHandle> {
     let threads = match config.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -131,6 +167,7 @@ pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
         shared: shared.clone(),
         stop,
         threads: Vec::with_capacity(threads),
+        ca_pem,
     };
     for (index, listener) in listeners.into_iter().enumerate() {
         let ctx = worker::Worker {
@@ -138,6 +175,7 @@ pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
             listener,
             shared: shared.clone(),
             stop: stop_rx.clone(),
+            tls: tls.clone(),
         };
         let ready = ready_tx.clone();
         let spawned = std::thread::Builder::new()

@@ -234,10 +234,14 @@ async fn upload(body: Incoming) -> Resp {
 
 fn stats(shared: &Shared) -> Resp {
     let s = shared.totals();
+    let tls = shared.tls();
     json(&serde_json::json!({
         "requests": s.requests,
         "connections": s.connections,
         "accepted": shared.accepted(),
+        "tls_full": tls.full,
+        "tls_resumed": tls.resumed,
+        "tls_failed": tls.failed,
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
     }))
 }

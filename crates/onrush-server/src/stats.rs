@@ -7,6 +7,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
+use crate::tls::TlsStats;
+
 /// What the server has done since it started.
 ///
 /// `/stats` requests are not counted, so that a test can read the numbers without changing
@@ -30,6 +32,9 @@ pub(crate) struct Shard {
     requests: AtomicU64,
     connections: AtomicU64,
     accepted: AtomicU64,
+    tls_full: AtomicU64,
+    tls_resumed: AtomicU64,
+    tls_failed: AtomicU64,
 }
 
 /// State shared by all threads of one server.
@@ -62,6 +67,27 @@ impl Shared {
 
     pub(crate) fn count_accept(&self, shard: usize) {
         self.shards[shard].accepted.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn tls(&self) -> TlsStats {
+        let mut s = TlsStats::default();
+        for shard in self.shards.iter() {
+            s.full += shard.tls_full.load(Relaxed);
+            s.resumed += shard.tls_resumed.load(Relaxed);
+            s.failed += shard.tls_failed.load(Relaxed);
+        }
+        s
+    }
+
+    /// Counts a finished TLS handshake: `Some(resumed)`, or `None` when it failed.
+    pub(crate) fn count_handshake(&self, shard: usize, outcome: Option<bool>) {
+        let shard = &self.shards[shard];
+        match outcome {
+            Some(false) => &shard.tls_full,
+            Some(true) => &shard.tls_resumed,
+            None => &shard.tls_failed,
+        }
+        .fetch_add(1, Relaxed);
     }
 }
 

@@ -15,6 +15,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio_rustls::TlsAcceptor;
 
 use crate::routes::{self, Conn};
 use crate::stats::{ConnCounter, Shared};
@@ -24,6 +25,8 @@ pub(crate) struct Worker {
     pub(crate) listener: StdListener,
     pub(crate) shared: Arc<Shared>,
     pub(crate) stop: watch::Receiver<bool>,
+    /// `Some` for HTTPS: every connection is a TLS handshake first.
+    pub(crate) tls: Option<TlsAcceptor>,
 }
 
 /// Runs the thread until the stop signal. Reports start-up success or failure on `ready`.
@@ -44,6 +47,7 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
         listener,
         shared,
         mut stop,
+        tls,
     } = worker;
     rt.block_on(async move {
         // Registering with the reactor needs the runtime context, hence here and not in `start`.
@@ -58,7 +62,7 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
         drop(ready);
         tokio::select! {
             _ = stop.wait_for(|stopped| *stopped) => {}
-            _ = accept_loop(&listener, index, &shared) => {}
+            _ = accept_loop(&listener, index, &shared, tls) => {}
         }
     });
     // Dropping the runtime drops every connection task, closing their sockets: shutdown does
@@ -66,7 +70,12 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
     drop(rt);
 }
 
-async fn accept_loop(listener: &TcpListener, index: usize, shared: &Arc<Shared>) {
+async fn accept_loop(
+    listener: &TcpListener,
+    index: usize,
+    shared: &Arc<Shared>,
+    tls: Option<TlsAcceptor>,
+) {
     let mut http = http1::Builder::new();
     http.keep_alive(true)
         // No per-request timer: idle keep-alive connections of a slow load test stay open,
@@ -97,11 +106,35 @@ async fn accept_loop(listener: &TcpListener, index: usize, shared: &Arc<Shared>)
             let conn = conn.clone();
             async move { Ok::<_, Infallible>(routes::handle(req, &conn).await) }
         });
-        let connection = http.serve_connection(TokioIo::new(stream), service);
-        tokio::spawn(async move {
-            // Errors here are the client's doing (reset, malformed request): nothing to report.
-            let _ = connection.await;
-        });
+        match &tls {
+            None => {
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                tokio::spawn(async move {
+                    // Errors here are the client's doing (reset, malformed request): nothing
+                    // to report.
+                    let _ = connection.await;
+                });
+            }
+            Some(acceptor) => {
+                // The handshake runs in the connection's task, never in the accept loop.
+                let accept = acceptor.accept(stream);
+                let http = http.clone();
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let stream = match accept.await {
+                        Ok(stream) => stream,
+                        Err(_) => {
+                            shared.count_handshake(index, None);
+                            return;
+                        }
+                    };
+                    let resumed =
+                        stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+                    shared.count_handshake(index, Some(resumed));
+                    let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        }
     }
 }
 

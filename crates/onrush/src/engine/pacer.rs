@@ -87,6 +87,9 @@ impl PreciseTimer {
                 )
             };
             if n == 8 {
+                // The expiration is consumed: forget the readiness too, so the next sleep waits
+                // for the next expiration instead of paying a read that would block.
+                guard.clear_ready();
                 return Ok(());
             }
             let err = io::Error::last_os_error();
