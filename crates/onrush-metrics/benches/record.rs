@@ -3,7 +3,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use onrush_metrics::{FailureClass, Layout, RequestRecord, WorkerMetrics};
+use onrush_metrics::{FailureClass, Handshake, Layout, RequestRecord, WorkerMetrics};
 
 fn records(n: usize) -> Vec<RequestRecord> {
     // A deterministic spread of realistic values: 100 µs .. ~200 ms, some connects, some failures.
@@ -23,6 +23,10 @@ fn records(n: usize) -> Vec<RequestRecord> {
                 bytes_out: 128,
                 status: if i % 250 == 0 { 503 } else { 200 },
                 failure: (i % 250 == 0).then_some(FailureClass::Http5xx),
+                handshake: (i % 100 == 0).then_some(Handshake {
+                    resumed: i % 200 != 0,
+                    duration_us: 900 + x % 2000,
+                }),
             }
         })
         .collect()

@@ -35,6 +35,7 @@ fn main() {
                         bytes_out: 90,
                         status: if fail { 503 } else { 200 },
                         failure: fail.then_some(FailureClass::Http5xx),
+                        handshake: None,
                     },
                 );
                 if i % 2 == 1 {

@@ -7,7 +7,7 @@ use serde_json::Map;
 use crate::hist::{add_into, new_hist, round3, Hist, MsStats};
 use crate::record::{Layout, ScenarioLayout};
 use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
-use crate::summary::{RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
+use crate::summary::{HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
 
 /// The window of `rate_10s_*`, in seconds.
 pub(crate) const RATE_WINDOW_S: usize = 10;
@@ -34,6 +34,7 @@ pub(crate) struct StepAgg {
     pub service: Hist,
     pub connect: Hist,
     pub ttfb: Hist,
+    pub handshake: Hist,
 }
 
 #[derive(Clone, Debug)]
@@ -46,6 +47,7 @@ pub(crate) struct ScenarioAgg {
     pub active_vus_max: u64,
     pub latency: Hist,
     pub schedule_lag: Hist,
+    pub handshake: Hist,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -64,6 +66,7 @@ pub(crate) struct Aggregate {
     pub connect: Hist,
     pub ttfb: Hist,
     pub schedule_lag: Hist,
+    pub handshake: Hist,
 }
 
 fn add_opt(dst: &mut Hist, src: &Option<Hist>) {
@@ -90,6 +93,7 @@ impl Aggregate {
             connect: new_hist(),
             ttfb: new_hist(),
             schedule_lag: new_hist(),
+            handshake: new_hist(),
         };
         for s in &layout.scenarios {
             let si = a.scenario_index(&s.name);
@@ -128,6 +132,7 @@ impl Aggregate {
             active_vus_max: 0,
             latency: new_hist(),
             schedule_lag: new_hist(),
+            handshake: new_hist(),
         });
         self.scenarios.len() - 1
     }
@@ -145,6 +150,7 @@ impl Aggregate {
             service: new_hist(),
             connect: new_hist(),
             ttfb: new_hist(),
+            handshake: new_hist(),
         });
         steps.len() - 1
     }
@@ -162,12 +168,15 @@ impl Aggregate {
         self.second(t).requests += d.counters.requests;
         let sc = &mut self.scenarios[si];
         add_opt(&mut sc.latency, &d.latency);
+        add_opt(&mut sc.handshake, &d.handshake);
         let st = &mut sc.steps[step];
         st.counters.add(&d.counters);
         add_opt(&mut st.latency, &d.latency);
         add_opt(&mut st.service, &d.service);
         add_opt(&mut st.connect, &d.connect);
         add_opt(&mut st.ttfb, &d.ttfb);
+        add_opt(&mut st.handshake, &d.handshake);
+        add_opt(&mut self.handshake, &d.handshake);
         add_opt(&mut self.latency, &d.latency);
         add_opt(&mut self.service, &d.service);
         add_opt(&mut self.connect, &d.connect);
@@ -214,6 +223,7 @@ impl Aggregate {
                     service_ms: MsStats::from_hist(&st.service),
                     connect_ms: MsStats::from_hist(&st.connect),
                     ttfb_ms: MsStats::from_hist(&st.ttfb),
+                    handshakes: handshake_stats(c, &st.handshake),
                 });
             }
             all.add(&sc_counters);
@@ -229,6 +239,7 @@ impl Aggregate {
                 active_vus_max: sc.active_vus_max,
                 latency_ms: MsStats::from_hist(&sc.latency),
                 schedule_lag_ms: MsStats::from_hist(&sc.schedule_lag),
+                handshakes: handshake_stats(&sc_counters, &sc.handshake),
             });
         }
 
@@ -256,6 +267,7 @@ impl Aggregate {
             rate_10s_whole_run: rates.whole_run,
             rate_1s_max: round3(rates.max_1s),
             active_vus_max: self.seconds.iter().map(|s| s.active_vus).max().unwrap_or(0),
+            handshakes: handshake_stats(&all, &self.handshake),
         };
         Summary {
             onrush_version: crate::ONRUSH_VERSION.to_string(),
@@ -275,6 +287,14 @@ impl Aggregate {
 
     fn per_second_requests(&self) -> Vec<u64> {
         self.seconds.iter().map(|s| s.requests).collect()
+    }
+}
+
+fn handshake_stats(c: &StepCounters, h: &Hist) -> HandshakeStats {
+    HandshakeStats {
+        full: c.handshakes_full,
+        resumed: c.handshakes_resumed,
+        time_ms: MsStats::from_hist(h),
     }
 }
 

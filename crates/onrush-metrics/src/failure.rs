@@ -30,11 +30,25 @@ pub enum FailureClass {
     UnexpectedStatus,
     /// Any other I/O error.
     Io,
+    /// TLS: the server's certificate is not signed by a trusted CA.
+    TlsCertificateUnknown,
+    /// TLS: the server's certificate has expired (or is not yet valid).
+    TlsCertificateExpired,
+    /// TLS: the server's certificate does not name the target host.
+    TlsNameMismatch,
+    /// TLS: the server asked for a client certificate and none was configured.
+    TlsClientCertificateRequired,
+    /// TLS: the server rejected the client certificate.
+    TlsClientCertificateRejected,
+    /// TLS: no common protocol version or cipher suite, or a protocol error.
+    TlsProtocol,
+    /// Any other TLS failure.
+    TlsOther,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 18;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -49,6 +63,13 @@ impl FailureClass {
         FailureClass::Http5xx,
         FailureClass::UnexpectedStatus,
         FailureClass::Io,
+        FailureClass::TlsCertificateUnknown,
+        FailureClass::TlsCertificateExpired,
+        FailureClass::TlsNameMismatch,
+        FailureClass::TlsClientCertificateRequired,
+        FailureClass::TlsClientCertificateRejected,
+        FailureClass::TlsProtocol,
+        FailureClass::TlsOther,
     ];
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
@@ -71,6 +92,13 @@ impl FailureClass {
             FailureClass::Http5xx => "http_5xx",
             FailureClass::UnexpectedStatus => "unexpected_status",
             FailureClass::Io => "io",
+            FailureClass::TlsCertificateUnknown => "tls_certificate_unknown",
+            FailureClass::TlsCertificateExpired => "tls_certificate_expired",
+            FailureClass::TlsNameMismatch => "tls_name_mismatch",
+            FailureClass::TlsClientCertificateRequired => "tls_client_certificate_required",
+            FailureClass::TlsClientCertificateRejected => "tls_client_certificate_rejected",
+            FailureClass::TlsProtocol => "tls_protocol",
+            FailureClass::TlsOther => "tls_other",
         }
     }
 
@@ -122,6 +150,30 @@ impl FailureClass {
             FailureClass::Io => {
                 "a local I/O error, often too many open files: raise the limit (ulimit -n) or use \
                  fewer connections"
+            }
+            FailureClass::TlsCertificateUnknown => {
+                "the server's certificate is not signed by a CA onrush trusts: set \
+                 http.tls.ca_file to your CA's PEM, or http.tls.insecure: true for a test system"
+            }
+            FailureClass::TlsCertificateExpired => {
+                "the server's certificate has expired (or the clocks disagree)"
+            }
+            FailureClass::TlsNameMismatch => {
+                "the certificate does not name the host you target: target the name it was \
+                 issued for, or set http.tls.server_name"
+            }
+            FailureClass::TlsClientCertificateRequired => {
+                "the server wants a client certificate: set http.tls.client_cert and client_key"
+            }
+            FailureClass::TlsClientCertificateRejected => {
+                "the server rejected the client certificate: is it signed by a CA the server \
+                 trusts?"
+            }
+            FailureClass::TlsProtocol => {
+                "TLS versions or cipher suites do not match: check http.tls.versions"
+            }
+            FailureClass::TlsOther => {
+                "the TLS handshake failed: check that the target really speaks TLS on this port"
             }
         }
     }
@@ -187,6 +239,41 @@ mod tests {
             assert!(!c.hint().is_empty());
         }
         assert!("nope".parse::<FailureClass>().is_err());
+        assert_eq!(FailureClass::ALL.len(), FailureClass::COUNT);
+    }
+
+    #[test]
+    fn tls_class_names_round_trip() {
+        let names = [
+            (
+                "tls_certificate_unknown",
+                FailureClass::TlsCertificateUnknown,
+            ),
+            (
+                "tls_certificate_expired",
+                FailureClass::TlsCertificateExpired,
+            ),
+            ("tls_name_mismatch", FailureClass::TlsNameMismatch),
+            (
+                "tls_client_certificate_required",
+                FailureClass::TlsClientCertificateRequired,
+            ),
+            (
+                "tls_client_certificate_rejected",
+                FailureClass::TlsClientCertificateRejected,
+            ),
+            ("tls_protocol", FailureClass::TlsProtocol),
+            ("tls_other", FailureClass::TlsOther),
+        ];
+        for (name, class) in names {
+            assert_eq!(name.parse::<FailureClass>().unwrap(), class);
+            assert_eq!(class.to_string(), name);
+            assert_eq!(FailureClass::ALL[class.index()], class);
+            assert!(!class.hint().is_empty());
+        }
+        assert!(FailureClass::TlsCertificateUnknown
+            .hint()
+            .contains("http.tls.ca_file"));
     }
 
     #[test]

@@ -116,6 +116,20 @@ pub(crate) struct StepLine {
     pub connect: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttfb: Option<String>,
+    /// TLS handshakes, full + resumed: written for the report's "TLS handshakes per second"
+    /// chart (it sums the integer field `handshakes`); merge recomputes it from the two below.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handshakes: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handshakes_full: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handshakes_resumed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One scenario's second.
@@ -158,6 +172,10 @@ impl StepLine {
             service: d.service.as_ref().map(|h| enc.encode(h)),
             connect: d.connect.as_ref().map(|h| enc.encode(h)),
             ttfb: d.ttfb.as_ref().map(|h| enc.encode(h)),
+            handshakes: c.handshakes_full + c.handshakes_resumed,
+            handshakes_full: c.handshakes_full,
+            handshakes_resumed: c.handshakes_resumed,
+            handshake: d.handshake.as_ref().map(|h| enc.encode(h)),
         }
     }
 
@@ -191,11 +209,14 @@ impl StepLine {
                 status_codes,
                 bytes_in: self.bytes_in,
                 bytes_out: self.bytes_out,
+                handshakes_full: self.handshakes_full,
+                handshakes_resumed: self.handshakes_resumed,
             },
             latency: h("latency", &self.latency)?,
             service: h("service", &self.service)?,
             connect: h("connect", &self.connect)?,
             ttfb: h("ttfb", &self.ttfb)?,
+            handshake: h("handshake", &self.handshake)?,
         })
     }
 }

@@ -23,7 +23,7 @@
 //!
 //! worker.record_request(0, 1, &RequestRecord {
 //!     latency_us: 2_150, service_us: 2_150, connect_us: Some(140), ttfb_us: Some(2_010),
-//!     bytes_in: 1_234, bytes_out: 96, status: 200, failure: None,
+//!     bytes_in: 1_234, bytes_out: 96, status: 200, failure: None, handshake: None,
 //! });
 //! collector.add(0, worker.take_snapshot());
 //! let live = collector.close_second(0);
@@ -57,10 +57,10 @@ pub use files::{HISTOGRAM_ENCODING, INTERVALS_FILE, RESULTS_FORMAT_VERSION, SUMM
 pub use hist::{decode_hist, Hist, MsStats};
 pub use merge::{merge, MergeError};
 pub use print::{print_summary, summary_text, write_summary_text};
-pub use record::{Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
+pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::Snapshot;
-pub use summary::{RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
+pub use summary::{HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
 
 /// Version written as `onrush_version` (the workspace version).
 pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");

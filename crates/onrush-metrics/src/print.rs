@@ -87,6 +87,27 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
             label(w, name, short_stats(st))?;
         }
     }
+    let hs = &t.handshakes;
+    if hs.total() > 0 {
+        let times = if hs.time_ms.count > 0 {
+            format!(
+                " (p50 {} ms, p99 {} ms)",
+                fmt_ms(hs.time_ms.p50),
+                fmt_ms(hs.time_ms.p99)
+            )
+        } else {
+            String::new()
+        };
+        label(
+            w,
+            "TLS handshakes",
+            format!(
+                "full {}, resumed {}{times}",
+                thousands(hs.full),
+                thousands(hs.resumed)
+            ),
+        )?;
+    }
     label(
         w,
         "data",

@@ -24,6 +24,17 @@ pub struct RequestRecord {
     /// Response status; 0 when there was no response (not counted in status codes).
     pub status: u16,
     pub failure: Option<FailureClass>,
+    /// `Some` when this request opened a TLS connection: how its handshake went.
+    pub handshake: Option<Handshake>,
+}
+
+/// The TLS handshake of a connection a request opened (see [`RequestRecord::handshake`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Handshake {
+    /// The handshake resumed a session (`false`: a full handshake).
+    pub resumed: bool,
+    /// Time of the handshake alone (after the TCP connect), µs.
+    pub duration_us: u64,
 }
 
 /// Names of the scenarios and their steps (metric names), fixed at start. Indexes into it are
@@ -76,6 +87,9 @@ struct WorkerStep {
     service: Hist,
     connect: Hist,
     ttfb: Hist,
+    handshake: Hist,
+    handshakes_full: u64,
+    handshakes_resumed: u64,
 }
 
 impl WorkerStep {
@@ -91,6 +105,9 @@ impl WorkerStep {
             service: new_hist(),
             connect: new_hist(),
             ttfb: new_hist(),
+            handshake: new_hist(),
+            handshakes_full: 0,
+            handshakes_resumed: 0,
         }
     }
 
@@ -100,6 +117,9 @@ impl WorkerStep {
             && self.service.is_empty()
             && self.connect.is_empty()
             && self.ttfb.is_empty()
+            && self.handshake.is_empty()
+            && self.handshakes_full == 0
+            && self.handshakes_resumed == 0
     }
 
     fn take(&mut self) -> Option<StepInterval> {
@@ -120,6 +140,8 @@ impl WorkerStep {
             status_codes,
             bytes_in: std::mem::take(&mut self.bytes_in),
             bytes_out: std::mem::take(&mut self.bytes_out),
+            handshakes_full: std::mem::take(&mut self.handshakes_full),
+            handshakes_resumed: std::mem::take(&mut self.handshakes_resumed),
         };
         Some(StepInterval {
             counters,
@@ -127,6 +149,7 @@ impl WorkerStep {
             service: take_hist(&mut self.service),
             connect: take_hist(&mut self.connect),
             ttfb: take_hist(&mut self.ttfb),
+            handshake: take_hist(&mut self.handshake),
         })
     }
 }
@@ -218,6 +241,14 @@ impl WorkerMetrics {
         if let Some(t) = r.ttfb_us {
             record(&mut s.ttfb, t);
         }
+        if let Some(h) = r.handshake {
+            if h.resumed {
+                s.handshakes_resumed += 1;
+            } else {
+                s.handshakes_full += 1;
+            }
+            record(&mut s.handshake, h.duration_us);
+        }
     }
 
     /// One iteration of `scenario` completed.
@@ -289,7 +320,7 @@ impl WorkerMetrics {
         self.steps
             .iter()
             .flatten()
-            .map(|s| h(&s.latency) + h(&s.service) + h(&s.connect) + h(&s.ttfb))
+            .map(|s| h(&s.latency) + h(&s.service) + h(&s.connect) + h(&s.ttfb) + h(&s.handshake))
             .sum::<usize>()
             + self
                 .scenarios

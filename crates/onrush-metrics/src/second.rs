@@ -51,6 +51,11 @@ pub struct StepSecond {
     pub service: Option<Hist>,
     pub connect: Option<Hist>,
     pub ttfb: Option<Hist>,
+    /// TLS handshakes in that second: full and resumed ones.
+    pub handshakes_full: u64,
+    pub handshakes_resumed: u64,
+    /// TLS handshake times of that second, µs; `None` when none.
+    pub handshake: Option<Hist>,
 }
 
 impl StepSecond {
@@ -93,6 +98,9 @@ impl StepSecond {
             service: d.service,
             connect: d.connect,
             ttfb: d.ttfb,
+            handshakes_full: c.handshakes_full,
+            handshakes_resumed: c.handshakes_resumed,
+            handshake: d.handshake,
         }
     }
 }

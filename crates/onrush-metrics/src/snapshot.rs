@@ -16,6 +16,9 @@ pub(crate) struct StepCounters {
     pub status_codes: BTreeMap<u16, u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// TLS handshakes: full ones and resumed ones.
+    pub handshakes_full: u64,
+    pub handshakes_resumed: u64,
 }
 
 impl StepCounters {
@@ -30,6 +33,8 @@ impl StepCounters {
         }
         self.bytes_in += o.bytes_in;
         self.bytes_out += o.bytes_out;
+        self.handshakes_full += o.handshakes_full;
+        self.handshakes_resumed += o.handshakes_resumed;
     }
 
     /// Non-zero failure classes by name.
@@ -51,6 +56,8 @@ pub(crate) struct StepInterval {
     pub service: Option<Hist>,
     pub connect: Option<Hist>,
     pub ttfb: Option<Hist>,
+    /// TLS handshake times.
+    pub handshake: Option<Hist>,
 }
 
 impl StepInterval {
@@ -61,6 +68,7 @@ impl StepInterval {
         merge_opt(&mut self.service, o.service);
         merge_opt(&mut self.connect, o.connect);
         merge_opt(&mut self.ttfb, o.ttfb);
+        merge_opt(&mut self.handshake, o.handshake);
     }
 }
 

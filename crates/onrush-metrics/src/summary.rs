@@ -77,6 +77,28 @@ pub struct Totals {
     pub rate_1s_max: f64,
     /// Highest total of active VUs seen at the end of any second.
     pub active_vus_max: u64,
+    /// TLS handshakes (all zero without TLS; absent in files of older versions).
+    #[serde(default)]
+    pub handshakes: HandshakeStats,
+}
+
+/// `handshakes` of totals, scenarios and steps: the TLS handshakes of the requests that
+/// opened a TLS connection.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandshakeStats {
+    /// Full handshakes (certificate sent and verified, key exchange).
+    pub full: u64,
+    /// Resumed handshakes (session ticket or session ID).
+    pub resumed: u64,
+    /// Handshake times, full and resumed together.
+    pub time_ms: MsStats,
+}
+
+impl HandshakeStats {
+    /// Full plus resumed.
+    pub fn total(&self) -> u64 {
+        self.full + self.resumed
+    }
 }
 
 /// `scenarios[]`.
@@ -93,6 +115,8 @@ pub struct ScenarioSummary {
     pub active_vus_max: u64,
     pub latency_ms: MsStats,
     pub schedule_lag_ms: MsStats,
+    #[serde(default)]
+    pub handshakes: HandshakeStats,
 }
 
 /// `steps[]`: one per (scenario, step) that exists in the layout.
@@ -113,6 +137,8 @@ pub struct StepSummary {
     /// Only requests that opened a connection: see `connect_ms.count`.
     pub connect_ms: MsStats,
     pub ttfb_ms: MsStats,
+    #[serde(default)]
+    pub handshakes: HandshakeStats,
 }
 
 /// Top-level keys of [`Summary`] that `extra` must not use.

@@ -174,7 +174,7 @@ impl std::fmt::Display for TargetUrl {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheme {
     Http,
-    /// Accepted by the parser; the engine rejects it until TLS exists.
+    /// TLS, set up as `http.tls` says ([`TlsSettings`]).
     Https,
 }
 
@@ -206,6 +206,8 @@ pub struct HttpSettings {
     pub source_addresses: Vec<IpAddr>,
     /// `close`: how onrush closes connections it is done with.
     pub close: CloseMode,
+    /// `tls`: how `https://` connections are set up (ignored for `http://`).
+    pub tls: TlsSettings,
 }
 
 impl Default for HttpSettings {
@@ -215,6 +217,72 @@ impl Default for HttpSettings {
             connections: ConnectionScope::PerVu,
             source_addresses: Vec::new(),
             close: CloseMode::Normal,
+            tls: TlsSettings::default(),
+        }
+    }
+}
+
+/// `http.tls`: TLS settings for `https://` targets. A scenario's `tls:` keys override the
+/// plan-level ones key by key. Default: `session: resume`, certificates verified against the
+/// system roots, TLS 1.2 and 1.3, the target's host as server name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsSettings {
+    /// `session`: how TLS sessions are reused across new connections.
+    pub session: TlsSessionMode,
+    /// `insecure: true`: accept any server certificate (test systems only).
+    pub insecure: bool,
+    /// `ca_file`: a PEM file of CAs to trust, resolved against the plan's directory (checked to
+    /// exist when the plan loads).
+    pub ca_file: Option<PathBuf>,
+    /// `client_cert` + `client_key`: mutual TLS, (PEM certificate chain, PEM private key), both
+    /// resolved against the plan's directory and checked to exist.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// `versions`: the TLS versions offered, in ascending order without duplicates; empty
+    /// (default): both 1.2 and 1.3.
+    pub versions: Vec<TlsVersionSetting>,
+    /// `server_name`: the SNI name and the name the certificate is checked against; `None`
+    /// (default): the target's host.
+    pub server_name: Option<String>,
+}
+
+/// `http.tls.session`: what a new TLS connection reuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TlsSessionMode {
+    /// `resume` (default): each VU keeps its own session cache, so a VU's first connection is a
+    /// full handshake and its later ones resume (a returning user).
+    #[default]
+    Resume,
+    /// `shared`: one session cache for all VUs: almost every connection resumes (cheapest for the
+    /// load machine).
+    Shared,
+    /// `full`: no session reuse: every new connection is a full handshake (a brand-new user).
+    Full,
+}
+
+impl TlsSessionMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TlsSessionMode::Resume => "resume",
+            TlsSessionMode::Shared => "shared",
+            TlsSessionMode::Full => "full",
+        }
+    }
+}
+
+/// `http.tls.versions`: one TLS protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TlsVersionSetting {
+    /// `"1.2"`
+    V1_2,
+    /// `"1.3"`
+    V1_3,
+}
+
+impl TlsVersionSetting {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TlsVersionSetting::V1_2 => "1.2",
+            TlsVersionSetting::V1_3 => "1.3",
         }
     }
 }

@@ -165,8 +165,44 @@ pub fn json_schema() -> Value {
                     "close": {
                         "enum": ["normal", "reset"],
                         "description": "How connections are closed: normal (default: FIN; the client keeps TIME_WAIT), reset (SO_LINGER 0: RST, no TIME_WAIT on the client; the server sees resets and data in flight can be lost; for connection-churn tests)"
-                    }
+                    },
+                    "tls": { "$ref": "#/definitions/tls" }
                 }
+            },
+            "tls": {
+                "type": "object",
+                "description": "TLS for https:// targets (a scenario's `tls` keys override the plan-level ones key by key)",
+                "additionalProperties": false,
+                "properties": {
+                    "session": {
+                        "enum": ["resume", "shared", "full"],
+                        "description": "TLS session reuse: resume (default: a session cache per VU; a returning user), shared (one cache for all VUs; cheapest for the load machine), full (a full handshake for every new connection; a brand-new user)"
+                    },
+                    "insecure": {
+                        "anyOf": [{ "type": "boolean" }, { "type": "string", "pattern": TEMPLATE }],
+                        "description": "true: accept any server certificate (test systems only). Default false"
+                    },
+                    "ca_file": { "type": "string", "description": "PEM file of CA certificates to trust (relative to the plan's directory; must exist)", "examples": ["ca.pem"] },
+                    "client_cert": { "type": "string", "description": "Mutual TLS: PEM certificate chain (relative to the plan's directory; needs `client_key`)", "examples": ["client.pem"] },
+                    "client_key": { "type": "string", "description": "Mutual TLS: PEM private key of `client_cert` (relative to the plan's directory; needs `client_cert`)", "examples": ["client.key"] },
+                    "versions": {
+                        "description": "TLS versions offered (default both 1.2 and 1.3)",
+                        "anyOf": [
+                            { "$ref": "#/definitions/tls_version" },
+                            { "type": "array", "items": { "$ref": "#/definitions/tls_version" } }
+                        ],
+                        "examples": [["1.2", "1.3"], "1.3"]
+                    },
+                    "server_name": { "type": "string", "description": "SNI and certificate name (default: the target's host)", "examples": ["api.example.com"] }
+                },
+                "dependencies": { "client_cert": ["client_key"], "client_key": ["client_cert"] }
+            },
+            "tls_version": {
+                "description": "A TLS version: \"1.2\" or \"1.3\"",
+                "anyOf": [
+                    { "type": "string", "enum": ["1.2", "1.3"] },
+                    { "type": "number", "enum": [1.2, 1.3] }
+                ]
             },
             "source_address": {
                 "type": "string",

@@ -77,7 +77,23 @@ fn schema_is_valid_json_and_describes_every_key() {
     );
     assert_eq!(
         props("/definitions/http/properties"),
-        ["close", "connections", "source_addresses", "timeout"]
+        ["close", "connections", "source_addresses", "timeout", "tls"]
+    );
+    assert_eq!(
+        props("/definitions/tls/properties"),
+        [
+            "ca_file",
+            "client_cert",
+            "client_key",
+            "insecure",
+            "server_name",
+            "session",
+            "versions"
+        ]
+    );
+    assert_eq!(
+        schema["definitions"]["tls"]["properties"]["session"]["enum"],
+        serde_json::json!(["resume", "shared", "full"])
     );
     assert_eq!(
         props("/definitions/threshold/anyOf/1/properties"),

@@ -28,7 +28,7 @@
 //! # let layout = Layout::new([("s", ["GET /"])]);
 //! # let mut worker = WorkerMetrics::new(&layout);
 //! # let mut collector = Collector::new(layout, RunInfo::new("plan", 0));
-//! # worker.record_request(0, 0, &RequestRecord { latency_us: 2_150, service_us: 2_150, connect_us: None, ttfb_us: Some(2_000), bytes_in: 10, bytes_out: 10, status: 200, failure: None });
+//! # worker.record_request(0, 0, &RequestRecord { latency_us: 2_150, service_us: 2_150, connect_us: None, ttfb_us: Some(2_000), bytes_in: 10, bytes_out: 10, status: 200, failure: None, handshake: None });
 //! # collector.add(0, worker.take_snapshot());
 //! # collector.set_duration(std::time::Duration::from_secs(1));
 //! let summary = collector.summary(); // at the end of the run

@@ -92,6 +92,7 @@ pub fn run(n: u64, start_ms: u64) -> Run {
                                 bytes_out: 90,
                                 status,
                                 failure,
+                                handshake: None,
                             },
                         );
                         step_values.push(v);

@@ -119,6 +119,7 @@ pub fn synthetic_run(
                     } else {
                         None
                     },
+                    handshake: None,
                 };
                 w.record_request(si, st, &rec);
                 record(&mut r.latency[si][st], lat);

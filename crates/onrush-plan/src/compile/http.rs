@@ -1,4 +1,5 @@
-//! `http:` → [`HttpSettings`]: timeout, connection scope, source addresses, close mode.
+//! `http:` → [`HttpSettings`]: timeout, connection scope, source addresses, close mode, TLS
+//! (in `tls.rs`).
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -8,7 +9,7 @@ use crate::error::{did_you_mean, one_of, PlanError};
 use crate::yaml::{Kind, Node};
 use crate::{CloseMode, ConnectionScope, HttpSettings};
 
-const HTTP_KEYS: [&str; 4] = ["timeout", "connections", "source_addresses", "close"];
+const HTTP_KEYS: [&str; 5] = ["timeout", "connections", "source_addresses", "close", "tls"];
 
 /// Most source addresses one `source_addresses` list may expand to.
 pub(crate) const MAX_SOURCE_ADDRESSES: usize = 65_536;
@@ -71,11 +72,14 @@ impl Ctx<'_> {
             out.source_addresses =
                 self.source_addresses(a, &f.child("source_addresses"), target_ip)?;
         }
+        if let Some(t) = f.get("tls") {
+            out.tls = self.tls(t, &f.child("tls"), &base.tls)?;
+        }
         Ok(out)
     }
 
     /// One of a few named values (`as_str` gives each one's name).
-    fn choice<T: Copy>(
+    pub(super) fn choice<T: Copy>(
         &self,
         node: &Node,
         path: &str,

@@ -17,6 +17,7 @@ mod http;
 mod load;
 mod steps;
 mod thresholds;
+mod tls;
 mod url;
 mod vars;
 

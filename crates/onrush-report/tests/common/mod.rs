@@ -154,6 +154,7 @@ impl Fixture {
                                     } else {
                                         None
                                     },
+                                    handshake: None,
                                 },
                             );
                         }

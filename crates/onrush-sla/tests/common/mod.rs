@@ -55,6 +55,7 @@ pub fn run(name: &str) -> Run {
         bytes_out: 50,
         status: if failed { 503 } else { 200 },
         failure: failed.then_some(FailureClass::Http5xx),
+        handshake: None,
     };
     for second in 0..12u64 {
         for i in 1..=100u64 {
@@ -80,7 +81,10 @@ pub fn run(name: &str) -> Run {
         collector.close_second(second);
     }
     collector.set_duration(Duration::from_secs(12));
-    let dir = std::env::temp_dir().join(format!("onrush-sla-{name}-{}", std::process::id()));
+    // Unique per call: tests run in parallel and may build the same named run.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("onrush-sla-{name}-{}-{call}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     collector.write_results(&dir).unwrap();
     let summary = Summary::read_from(&dir.join(SUMMARY_FILE)).unwrap();

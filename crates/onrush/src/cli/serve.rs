@@ -1,6 +1,7 @@
 //! `onrush serve`: the built-in target server in the foreground until Ctrl-C.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -15,24 +16,62 @@ pub struct ServeArgs {
     /// Server threads [default: one per core].
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Serve HTTPS (TLS 1.2 and 1.3). Without --cert/--key, a CA and a certificate for
+    /// localhost/127.0.0.1/::1 are generated (see --ca-out).
+    #[arg(long)]
+    tls: bool,
+    /// PEM certificate chain to serve (with --key).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// Require client certificates signed by the CA(s) in this PEM file (mutual TLS).
+    #[arg(long, value_name = "FILE")]
+    client_ca: Option<PathBuf>,
+    /// Write the generated CA certificate (PEM) here, for clients to trust (http.tls.ca_file).
+    #[arg(long, value_name = "FILE")]
+    ca_out: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> i32 {
     crate::signals::install();
     crate::sys::raise_nofile_limit();
     let threads = args.threads.unwrap_or_else(default_threads);
-    let server = match onrush_server::start(onrush_server::ServerConfig {
+    let config = onrush_server::ServerConfig {
         addr: args.addr,
         threads,
-    }) {
+    };
+    let tls = args.tls || args.cert.is_some() || args.client_ca.is_some();
+    let started = if tls {
+        onrush_server::start_tls(
+            config,
+            onrush_server::ServerTls {
+                cert_key: args.cert.clone().zip(args.key.clone()),
+                client_ca: args.client_ca.clone(),
+            },
+        )
+    } else {
+        onrush_server::start(config)
+    };
+    let server = match started {
         Ok(server) => server,
         Err(e) => {
             eprintln!("error: cannot listen on {}: {e}", args.addr);
             return exit::RUNTIME;
         }
     };
+    if let (Some(path), Some(pem)) = (&args.ca_out, server.self_signed_ca_pem()) {
+        if let Err(e) = std::fs::write(path, pem) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            server.shutdown();
+            return exit::RUNTIME;
+        }
+        eprintln!("generated CA certificate written to {}", path.display());
+    }
     eprintln!(
-        "onrush built-in server listening on http://{} ({threads} thread{}); Ctrl-C stops it",
+        "onrush built-in server listening on {}://{} ({threads} thread{}); Ctrl-C stops it",
+        if tls { "https" } else { "http" },
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );

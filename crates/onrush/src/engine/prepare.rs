@@ -3,9 +3,13 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
+use onrush_http1::{SessionMode, TlsClient, TlsOptions, TlsVersion};
 use onrush_metrics::{Layout, ScenarioLayout};
-use onrush_plan::{CloseMode, ConnectionScope, LoadModel, Plan, Scheme, Step, Target, TargetUrl};
+use onrush_plan::{
+    CloseMode, ConnectionScope, LoadModel, Plan, Scheme, Step, Target, TargetUrl, TlsSessionMode,
+    TlsSettings, TlsVersionSetting,
+};
 
 use super::program::Op;
 use crate::protocol::http::{HttpStep, HttpTarget};
@@ -29,6 +33,8 @@ pub struct ScenarioRun {
     pub source_addresses: Arc<[IpAddr]>,
     /// Close connections with a reset (SO_LINGER 0): no TIME_WAIT on this side.
     pub close_reset: bool,
+    /// For https targets: the scenario's TLS configuration and how VUs reuse sessions.
+    pub tls: Option<(Arc<TlsClient>, SessionMode)>,
     pub program: Vec<Op>,
 }
 
@@ -54,11 +60,19 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             default_target,
             scenario.http.timeout,
         )?;
+        let tls = if targets.list.iter().any(|(_, t)| t.tls) {
+            let client = TlsClient::new(&tls_options(&scenario.http.tls))
+                .map_err(|e| anyhow::anyhow!("scenario {}: http.tls: {e}", scenario.name))?;
+            Some((Arc::new(client), session_mode(scenario.http.tls.session)))
+        } else {
+            None
+        };
         scenarios.push(ScenarioRun {
             load: scenario.load.clone(),
             scope: scenario.http.connections,
             source_addresses: scenario.http.source_addresses.clone().into(),
             close_reset: scenario.http.close == CloseMode::Reset,
+            tls,
             program,
         });
         layout.push(ScenarioLayout {
@@ -130,13 +144,6 @@ struct Targets {
 
 impl Targets {
     fn slot_for_url(&mut self, url: &TargetUrl) -> anyhow::Result<usize> {
-        if url.scheme == Scheme::Https {
-            bail!(
-                "target https://{}:{}: HTTPS is not supported yet; use an http:// target",
-                url.host,
-                url.port
-            );
-        }
         let key = format!("{}:{}", url.host, url.port);
         if let Some(i) = self.list.iter().position(|(k, _)| *k == key) {
             return Ok(i);
@@ -146,14 +153,19 @@ impl Targets {
             .with_context(|| format!("cannot resolve target host {:?}", url.host))?
             .next()
             .with_context(|| format!("target host {:?} has no address", url.host))?;
-        let host_header = if url.port == 80 {
+        let tls = url.scheme == Scheme::Https;
+        let host_header = if url.port == url.scheme.default_port() {
             url.host.clone()
         } else if url.host.contains(':') {
             format!("[{}]:{}", url.host, url.port)
         } else {
             key.clone()
         };
-        Ok(self.slot_for_addr(key, addr, host_header))
+        let slot = self.slot_for_addr(key, addr, host_header);
+        let target = Arc::get_mut(&mut self.list[slot].1).expect("just created");
+        target.tls = tls;
+        target.server_name = url.host.clone();
+        Ok(slot)
     }
 
     fn slot_for_addr(&mut self, key: String, addr: SocketAddr, host_header: String) -> usize {
@@ -162,8 +174,35 @@ impl Targets {
             Arc::new(HttpTarget {
                 addr,
                 host_header: host_header.into_bytes(),
+                tls: false,
+                server_name: addr.ip().to_string(),
             }),
         ));
         self.list.len() - 1
+    }
+}
+
+fn tls_options(tls: &TlsSettings) -> TlsOptions {
+    TlsOptions {
+        ca_file: tls.ca_file.clone(),
+        insecure: tls.insecure,
+        versions: tls
+            .versions
+            .iter()
+            .map(|v| match v {
+                TlsVersionSetting::V1_2 => TlsVersion::Tls12,
+                TlsVersionSetting::V1_3 => TlsVersion::Tls13,
+            })
+            .collect(),
+        client_cert: tls.client_cert.clone(),
+        server_name: tls.server_name.clone(),
+    }
+}
+
+fn session_mode(mode: TlsSessionMode) -> SessionMode {
+    match mode {
+        TlsSessionMode::Resume => SessionMode::Resume,
+        TlsSessionMode::Shared => SessionMode::Shared,
+        TlsSessionMode::Full => SessionMode::Full,
     }
 }

@@ -33,6 +33,10 @@ impl Vu {
                 scenario.source_addresses.clone(),
                 scenario.close_reset,
                 id,
+                scenario
+                    .tls
+                    .as_ref()
+                    .map(|(client, mode)| client.session(*mode)),
             ),
             loop_counters: Vec::new(),
             // Any odd non-zero seed works for xorshift; mix the id so VUs differ.

@@ -5,8 +5,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use onrush_http1::{self as http1, Connection, ErrorKind, Request, RequestBody};
-use onrush_metrics::{FailureClass, RequestRecord};
+use onrush_http1::{self as http1, Connection, ErrorKind, Request, RequestBody, TlsFailure};
+use onrush_metrics::{FailureClass, Handshake, RequestRecord};
 use onrush_plan::{Body, ConnectionScope, RenderContext, RequestStep};
 
 use super::{Client, Exchange};
@@ -16,6 +16,28 @@ use super::{Client, Exchange};
 pub struct HttpTarget {
     pub addr: SocketAddr,
     pub host_header: Vec<u8>,
+    /// `https://`: connections are TLS, verified against `server_name`.
+    pub tls: bool,
+    pub server_name: String,
+}
+
+/// A connection of either transport; the HTTP/1.1 framing above it is the same.
+enum Conn {
+    Plain(Connection),
+    Tls(Box<http1::TlsConnection>),
+}
+
+impl Conn {
+    async fn send(
+        &mut self,
+        request: &Request<'_>,
+        sink: &mut http1::Discard,
+    ) -> Result<http1::Response, http1::Error> {
+        match self {
+            Conn::Plain(c) => c.send(request, sink).await,
+            Conn::Tls(c) => c.send(request, sink).await,
+        }
+    }
 }
 
 /// A request step ready to run: the plan's step, its target resolved.
@@ -79,7 +101,9 @@ pub struct HttpClient {
     source_addresses: Arc<[IpAddr]>,
     next_source: usize,
     close_reset: bool,
-    connections: Vec<Option<Connection>>,
+    connections: Vec<Option<Conn>>,
+    /// This VU's TLS session (its session cache, per the plan's `tls.session`), for https targets.
+    tls: Option<http1::TlsSession>,
     /// True while a connect is in flight, so a timeout can say which phase it hit.
     connecting: bool,
     path: Vec<u8>,
@@ -94,9 +118,11 @@ impl HttpClient {
         source_addresses: Arc<[IpAddr]>,
         close_reset: bool,
         vu: u64,
+        tls: Option<http1::TlsSession>,
     ) -> Self {
         HttpClient {
             scope,
+            tls,
             next_source: vu as usize,
             source_addresses,
             close_reset,
@@ -157,9 +183,25 @@ impl HttpClient {
                 let options = self.connect_options();
                 let started = Instant::now();
                 self.connecting = true;
-                let conn = http1::connect(step.target.addr, &options).await;
+                let conn = match (&step.target.tls, &self.tls) {
+                    (true, Some(session)) => {
+                        let target = &step.target;
+                        http1::connect_tls(target.addr, &options, session, &target.server_name)
+                            .await
+                            .map(|(conn, kind, took)| {
+                                record.handshake = Some(Handshake {
+                                    resumed: kind == http1::HandshakeKind::Resumed,
+                                    duration_us: micros(took),
+                                });
+                                Conn::Tls(Box::new(conn))
+                            })
+                    }
+                    _ => http1::connect(step.target.addr, &options)
+                        .await
+                        .map(Conn::Plain),
+                };
                 self.connecting = false;
-                let conn = conn.map_err(|e| classify(e.kind()))?;
+                let conn = conn.map_err(|e| classify(&e))?;
                 record.connect_us = Some(micros(started.elapsed()));
                 *opened = true;
                 self.connections[slot] = Some(conn);
@@ -185,7 +227,7 @@ impl HttpClient {
                     if attempt == 0 && e.is_stale_reuse() {
                         continue;
                     }
-                    return Err(classify(e.kind()));
+                    return Err(classify(&e));
                 }
             }
         }
@@ -212,6 +254,7 @@ impl Client for HttpClient {
             bytes_out: 0,
             status: 0,
             failure: None,
+            handshake: None,
         };
         let mut opened = false;
         if let Err(message) = self.render(step, ctx) {
@@ -277,8 +320,19 @@ fn status_failure(status: u16, expected: &Option<Vec<u16>>) -> Option<FailureCla
     }
 }
 
-fn classify(kind: ErrorKind) -> FailureClass {
-    match kind {
+fn classify(error: &http1::Error) -> FailureClass {
+    if let Some(tls) = error.tls_failure() {
+        return match tls {
+            TlsFailure::CertificateUnknown => FailureClass::TlsCertificateUnknown,
+            TlsFailure::CertificateExpired => FailureClass::TlsCertificateExpired,
+            TlsFailure::NameMismatch => FailureClass::TlsNameMismatch,
+            TlsFailure::ClientCertificateRequired => FailureClass::TlsClientCertificateRequired,
+            TlsFailure::ClientCertificateRejected => FailureClass::TlsClientCertificateRejected,
+            TlsFailure::Protocol => FailureClass::TlsProtocol,
+            TlsFailure::Other => FailureClass::TlsOther,
+        };
+    }
+    match error.kind() {
         ErrorKind::ConnectRefused => FailureClass::ConnectRefused,
         ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
         ErrorKind::Reset => FailureClass::Reset,
