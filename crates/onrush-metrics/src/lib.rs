@@ -56,7 +56,7 @@ pub use failure::{FailureClass, UnknownFailureClass};
 pub use files::{HISTOGRAM_ENCODING, INTERVALS_FILE, RESULTS_FORMAT_VERSION, SUMMARY_FILE};
 pub use hist::{decode_hist, Hist, MsStats};
 pub use merge::{merge, MergeError};
-pub use print::{print_summary, summary_text, write_summary_text};
+pub use print::{format_bytes, print_summary, summary_text, thousands, write_summary_text};
 pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::Snapshot;

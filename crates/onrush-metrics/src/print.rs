@@ -113,8 +113,8 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
         "data",
         format!(
             "{} received, {} sent",
-            fmt_bytes(t.bytes_in),
-            fmt_bytes(t.bytes_out)
+            format_bytes(t.bytes_in),
+            format_bytes(t.bytes_out)
         ),
     )?;
 
@@ -292,7 +292,8 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-fn fmt_bytes(n: u64) -> String {
+/// Bytes in binary units: "512 B", "1.5 KiB".
+pub fn format_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -308,7 +309,7 @@ fn fmt_bytes(n: u64) -> String {
 }
 
 /// 1234567 → "1,234,567".
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, ch) in s.chars().enumerate() {
@@ -353,8 +354,8 @@ mod tests {
         assert_eq!(fmt_ms(123.45), "123.5");
         assert_eq!(fmt_ms(12345.0), "12345");
         assert_eq!(fmt_ms(3_600_000.0), "3600s");
-        assert_eq!(fmt_bytes(512), "512 B");
-        assert_eq!(fmt_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
         assert_eq!(wrap("aa bb cc", 5), vec!["aa bb", "cc"]);
         assert_eq!(fit("abcdef", 4), "abc…");
     }

@@ -1,5 +1,8 @@
 //! Text helpers: HTML escaping, the page template, and the number/date formats of the report.
 
+/// Numbers and sizes are formatted as in the printed summary.
+pub(crate) use onrush_metrics::{format_bytes as bytes, thousands};
+
 use std::fmt::Write as _;
 
 /// Escapes text for HTML element content and attribute values.
@@ -61,19 +64,6 @@ pub(crate) fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// 1234567 → "1,234,567".
-pub(crate) fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
 /// A rate in requests (or iterations) per second: "1,234.5" or "12,345".
 pub(crate) fn rate(v: f64) -> String {
     if !v.is_finite() {
@@ -124,22 +114,6 @@ pub(crate) fn pct(r: f64) -> String {
         format!("{p:.4}%")
     } else {
         format!("{p:.2}%")
-    }
-}
-
-/// Bytes in binary units: "512 B", "1.5 KiB".
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 
