@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
-use crate::yaml::{Kind, Node};
+use crate::yaml::Node;
 use crate::{CloseMode, ConnectionScope, HttpSettings};
 
 const HTTP_KEYS: [&str; 5] = ["timeout", "connections", "source_addresses", "close", "tls"];
@@ -111,28 +111,12 @@ impl Ctx<'_> {
         path: &str,
         target_ip: Option<IpAddr>,
     ) -> Result<Vec<IpAddr>, PlanError> {
-        let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n, format!("{path}[{i}]")))
-                .collect(),
-            Kind::Scalar(_) if !node.is_null() => vec![(node, path.to_string())],
-            _ => {
-                return Err(self
-                    .err(
-                        node,
-                        path,
-                        format!(
-                            "expected a list of source addresses, found {}",
-                            node.describe()
-                        ),
-                    )
-                    .with_hint(
-                        "e.g. `source_addresses: [\"127.0.0.2\", \"127.0.0.3\"]` or `source_addresses: \"127.0.0.2-127.0.0.254\"`",
-                    ))
-            }
-        };
+        let items = self.one_or_many(
+            node,
+            path,
+            "source addresses",
+            "e.g. `source_addresses: [\"127.0.0.2\", \"127.0.0.3\"]` or `source_addresses: \"127.0.0.2-127.0.0.254\"`",
+        )?;
         let mut out: Vec<IpAddr> = Vec::new();
         let mut seen: HashSet<IpAddr> = HashSet::new();
         for (item, field) in items {

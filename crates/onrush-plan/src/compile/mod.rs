@@ -444,6 +444,48 @@ impl<'a> Ctx<'a> {
     fn unit_err(&self, node: &Node, path: &str, e: UnitError) -> PlanError {
         self.err(node, path, e.message).with_hint(e.hint)
     }
+
+    /// `true` / `false`; `key` names the setting in the hint.
+    pub(crate) fn boolean(&self, node: &Node, path: &str, key: &str) -> Result<bool, PlanError> {
+        let text = self.string(node, path)?;
+        match text.trim() {
+            "true" | "True" | "TRUE" => Ok(true),
+            "false" | "False" | "FALSE" => Ok(false),
+            other => Err(self
+                .err(
+                    node,
+                    path,
+                    format!("expected `true` or `false`, found {other:?}"),
+                )
+                .with_hint(format!("e.g. `{key}: true`"))),
+        }
+    }
+
+    /// A list, or one scalar standing for a one-item list: its items with their field paths.
+    /// `what` names the items in the error ("source addresses"), `hint` shows both forms.
+    pub(crate) fn one_or_many<'n>(
+        &self,
+        node: &'n Node,
+        path: &str,
+        what: &str,
+        hint: &str,
+    ) -> Result<Vec<(&'n Node, String)>, PlanError> {
+        match &node.kind {
+            Kind::Seq(items) => Ok(items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n, format!("{path}[{i}]")))
+                .collect()),
+            Kind::Scalar(_) if !node.is_null() => Ok(vec![(node, path.to_string())]),
+            _ => Err(self
+                .err(
+                    node,
+                    path,
+                    format!("expected a list of {what}, found {}", node.describe()),
+                )
+                .with_hint(hint)),
+        }
+    }
 }
 
 fn last_segment(path: &str) -> &str {

@@ -580,7 +580,7 @@ impl Ctx<'_> {
         )?;
         let text = self.string(t, &f.child("threshold"))?;
         let abort = match f.get("abort_on_fail") {
-            Some(a) => self.boolean(a, &f.child("abort_on_fail"))?,
+            Some(a) => self.boolean(a, &f.child("abort_on_fail"), "abort_on_fail")?,
             None => false,
         };
         let grace = match f.get("grace") {
@@ -608,22 +608,6 @@ impl Ctx<'_> {
             grace,
             line,
         )
-    }
-
-    /// `true` / `false`.
-    fn boolean(&self, node: &Node, path: &str) -> Result<bool, PlanError> {
-        let text = self.string(node, path)?;
-        match text.trim() {
-            "true" | "True" | "TRUE" => Ok(true),
-            "false" | "False" | "FALSE" => Ok(false),
-            other => Err(self
-                .err(
-                    node,
-                    path,
-                    format!("expected `true` or `false`, found {other:?}"),
-                )
-                .with_hint("e.g. `abort_on_fail: true`")),
-        }
     }
 
     /// Where `needle` is in the source of `nodes` (the first node as a fallback): its first

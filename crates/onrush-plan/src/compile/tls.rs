@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
-use crate::yaml::{Kind, Node};
+use crate::yaml::Node;
 use crate::{TlsSessionMode, TlsSettings, TlsVersionSetting};
 
 pub(crate) const TLS_KEYS: [&str; 7] = [
@@ -41,7 +41,7 @@ impl Ctx<'_> {
             )?;
         }
         if let Some(i) = f.get("insecure") {
-            out.insecure = self.flag(i, &f.child("insecure"))?;
+            out.insecure = self.boolean(i, &f.child("insecure"), "insecure")?;
         }
         if let Some(c) = f.get("ca_file") {
             out.ca_file = Some(self.pem_file(
@@ -85,22 +85,6 @@ impl Ctx<'_> {
         Ok(out)
     }
 
-    /// `true` or `false`.
-    fn flag(&self, node: &Node, path: &str) -> Result<bool, PlanError> {
-        let text = self.string(node, path)?;
-        match text.trim() {
-            "true" | "True" | "TRUE" => Ok(true),
-            "false" | "False" | "FALSE" => Ok(false),
-            other => Err(self
-                .err(
-                    node,
-                    path,
-                    format!("expected `true` or `false`, found {other:?}"),
-                )
-                .with_hint("e.g. `insecure: true`")),
-        }
-    }
-
     /// A file relative to the plan's directory that must exist.
     fn pem_file(&self, node: &Node, path: &str, what: &str) -> Result<PathBuf, PlanError> {
         let rel = self.string(node, path)?;
@@ -132,23 +116,12 @@ impl Ctx<'_> {
 
     /// `versions`: a list of `"1.2"` / `"1.3"` (or one of them).
     fn tls_versions(&self, node: &Node, path: &str) -> Result<Vec<TlsVersionSetting>, PlanError> {
-        let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n, format!("{path}[{i}]")))
-                .collect(),
-            Kind::Scalar(_) if !node.is_null() => vec![(node, path.to_string())],
-            _ => {
-                return Err(self
-                    .err(
-                        node,
-                        path,
-                        format!("expected a list of TLS versions, found {}", node.describe()),
-                    )
-                    .with_hint("e.g. `versions: [\"1.2\", \"1.3\"]` or `versions: \"1.3\"`"))
-            }
-        };
+        let items = self.one_or_many(
+            node,
+            path,
+            "TLS versions",
+            "e.g. `versions: [\"1.2\", \"1.3\"]` or `versions: \"1.3\"`",
+        )?;
         let names: Vec<&str> = VERSIONS.iter().map(TlsVersionSetting::as_str).collect();
         let mut out: Vec<TlsVersionSetting> = Vec::new();
         for (item, field) in items {
