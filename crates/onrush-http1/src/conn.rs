@@ -13,6 +13,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::decode::Decoder;
 use crate::encode;
 use crate::error::Op;
+use crate::multipart::Segment;
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
 
 /// Read buffer size: a typical response (head + small body) arrives in one read, and a large
@@ -61,6 +62,14 @@ pub struct ConnectOptions {
     /// already read is complete, so only the orderly goodbye is skipped. Closing never blocks:
     /// a zero linger aborts immediately.
     pub linger_reset: bool,
+    /// Cap this connection's bandwidth to this many bytes per second in each direction (a
+    /// slow client: a mobile link, a modem). `None` (the default): no cap and no cost.
+    ///
+    /// A capped connection has another type, so it is opened with [`crate::connect_throttled`],
+    /// [`crate::connect_tls_throttled`] or [`crate::connect_any`] (which picks by this field);
+    /// [`connect`] and [`crate::connect_tls`] refuse a `Some` (kind `ConnectOther`) rather than
+    /// ignore it.
+    pub throttle: Option<u64>,
 }
 
 impl Default for ConnectOptions {
@@ -69,6 +78,7 @@ impl Default for ConnectOptions {
             nodelay: true,
             local_addr: None,
             linger_reset: false,
+            throttle: None,
         }
     }
 }
@@ -80,7 +90,22 @@ impl Default for ConnectOptions {
 /// `opts.local_addr`; the message says which, and names the source address) or
 /// `opts.local_addr` is not an address of this host; else [`ErrorKind::ConnectOther`].
 pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connection, Error> {
+    refuse_throttle(opts, "connect_throttled")?;
     connect_tcp(addr, opts).await.map(Connection::new)
+}
+
+/// The unthrottled connect functions can't honour `opts.throttle`: say so instead of ignoring it.
+pub(crate) fn refuse_throttle(opts: &ConnectOptions, use_instead: &str) -> Result<(), Error> {
+    match opts.throttle {
+        None => Ok(()),
+        Some(_) => Err(Error::new(
+            ErrorKind::ConnectOther,
+            format!(
+                "ConnectOptions::throttle is set: open the connection with {use_instead} or \
+                 connect_any"
+            ),
+        )),
+    }
 }
 
 /// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) to wrap.
@@ -300,7 +325,87 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Ok(head + body.len() as u64)
             }
             RequestBody::File(path) => self.write_file_request(req, path).await,
+            RequestBody::Multipart(m) => self.write_multipart_request(req, m).await,
         }
+    }
+
+    /// Streams a multipart body: its in-memory segments and files pass through the write
+    /// buffer, which is flushed whenever it holds [`FILE_CHUNK`] bytes or more, so it never
+    /// grows beyond the head plus twice that. Every file is opened and its size checked
+    /// before anything is written: a file that changed since `Multipart::new` would make the
+    /// announced Content-Length wrong.
+    async fn write_multipart_request(
+        &mut self,
+        req: &Request<'_>,
+        m: &crate::Multipart,
+    ) -> Result<u64, Error> {
+        let mut files = Vec::new();
+        for seg in m.segments() {
+            if let Segment::File { path, len } = seg {
+                let err = |e: std::io::Error| {
+                    Error::new(
+                        ErrorKind::Io,
+                        format!("could not read the multipart file {}: {e}", path.display()),
+                    )
+                };
+                let file = std::fs::File::open(path).map_err(err)?;
+                let now = file.metadata().map_err(err)?.len();
+                if now != *len {
+                    return Err(Error::new(
+                        ErrorKind::Io,
+                        format!(
+                            "the multipart file {} changed size since the body was built \
+                             ({len} bytes then, {now} now): rebuild the Multipart",
+                            path.display()
+                        ),
+                    ));
+                }
+                files.push(file);
+            }
+        }
+        let mut files = files.into_iter();
+        encode::write_head(&mut self.wbuf, req, Some(m.content_length()));
+        let mut sent = 0u64;
+        for seg in m.segments() {
+            match seg {
+                Segment::Bytes(bytes) => {
+                    if self.wbuf.len() + bytes.len() > FILE_CHUNK && !self.wbuf.is_empty() {
+                        self.write_wbuf().await?;
+                        sent += self.wbuf.len() as u64;
+                        self.wbuf.clear();
+                    }
+                    if bytes.len() > FILE_CHUNK {
+                        write_all(&mut self.io, bytes).await?;
+                        sent += bytes.len() as u64;
+                    } else {
+                        self.wbuf.extend_from_slice(bytes);
+                    }
+                }
+                Segment::File { len, .. } => {
+                    let mut file = files.next().expect("opened above");
+                    let mut remaining = *len;
+                    while remaining > 0 {
+                        if self.wbuf.len() >= FILE_CHUNK {
+                            self.write_wbuf().await?;
+                            sent += self.wbuf.len() as u64;
+                            self.wbuf.clear();
+                        }
+                        let n = remaining.min((FILE_CHUNK - self.wbuf.len()) as u64) as usize;
+                        let base = self.wbuf.len();
+                        self.wbuf.resize(base + n, 0);
+                        file.read_exact(&mut self.wbuf[base..])
+                            .map_err(|e| Error::io(e, Op::ReadingFile))?;
+                        remaining -= n as u64;
+                    }
+                }
+            }
+        }
+        if !self.wbuf.is_empty() {
+            self.write_wbuf().await?;
+            sent += self.wbuf.len() as u64;
+            self.wbuf.clear();
+        }
+        Ok(sent)
     }
 
     async fn write_file_request(
@@ -388,7 +493,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Err(e) => return Err(Error::io(e, Op::Reading)),
             };
             if n == 0 {
-                return dec.eof(self.end - self.start);
+                return dec.eof(self.end - self.start, sink);
             }
             if n == space && self.end == 0 && self.rbuf.len() < BULK_READ_BUF {
                 let mut bigger = vec![0; BULK_READ_BUF].into_boxed_slice();

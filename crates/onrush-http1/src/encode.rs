@@ -68,7 +68,7 @@ pub(crate) fn content_length(req: &Request<'_>, body_len: u64) -> Option<u64> {
             "POST" | "PUT" | "PATCH" => Some(0),
             _ => None,
         },
-        RequestBody::Bytes(_) | RequestBody::File(_) => Some(body_len),
+        RequestBody::Bytes(_) | RequestBody::File(_) | RequestBody::Multipart(_) => Some(body_len),
     }
 }
 
@@ -82,6 +82,9 @@ pub(crate) fn write_head(buf: &mut Vec<u8>, req: &Request<'_>, content_length: O
     buf.extend_from_slice(req.host);
     buf.extend_from_slice(b"\r\n");
     buf.extend_from_slice(req.headers);
+    if let RequestBody::Multipart(m) = req.body {
+        buf.extend_from_slice(m.content_type_line());
+    }
     if let Some(n) = content_length {
         buf.extend_from_slice(b"Content-Length: ");
         push_u64(buf, n);

@@ -13,18 +13,29 @@
 //!
 //! See README.md for what is and isn't handled.
 
+mod any;
 mod conn;
+pub mod cookies;
 mod decode;
+mod decompress;
 mod encode;
 mod error;
+mod form;
+mod multipart;
+mod throttle;
 pub mod tls;
 
+pub use any::{connect_any, AnyConnection};
 pub use conn::{connect, ConnectOptions, Connection};
+pub use decompress::{Decompress, Encoding};
 pub use encode::{push_header, InvalidHeader};
 pub use error::{Error, ErrorKind};
+pub use form::{form_urlencode, percent_encode_component};
+pub use multipart::{Multipart, Part};
+pub use throttle::{connect_throttled, Throttled, ThrottledConnection};
 pub use tls::{
-    connect_tls, HandshakeKind, SessionMode, TlsClient, TlsConfigError, TlsConnection, TlsFailure,
-    TlsOptions, TlsSession, TlsVersion,
+    connect_tls, connect_tls_throttled, HandshakeKind, SessionMode, ThrottledTlsConnection,
+    TlsClient, TlsConfigError, TlsConnection, TlsFailure, TlsOptions, TlsSession, TlsVersion,
 };
 
 use std::path::Path;
@@ -47,6 +58,12 @@ pub enum RequestBody<'a> {
     Bytes(&'a [u8]),
     /// A file streamed from disk in 64 KiB reads, with `Content-Length` from its metadata.
     File(&'a Path),
+    /// A `multipart/form-data` body built once with [`Multipart::new`]: text fields and files,
+    /// files streamed from disk in 64 KiB reads like `File`. The crate adds the
+    /// `Content-Type: multipart/form-data; boundary=...` and `Content-Length` headers (don't put
+    /// a Content-Type in `Request::headers`). A file whose size changed since
+    /// `Multipart::new` fails the request (kind `Io`) before anything is sent.
+    Multipart(&'a Multipart),
 }
 
 /// One request, borrowed from the caller's (reused) buffers.
@@ -75,6 +92,77 @@ pub struct Request<'a> {
 pub trait BodySink {
     /// Called with each piece of the body, in order; never with an empty slice.
     fn data(&mut self, chunk: &[u8]);
+
+    /// Called once per final (non-1xx) response, after its head was parsed and before any of
+    /// its body: the status and the header lines in the order received (repeated headers such
+    /// as `Set-Cookie` appear once each). Interim 1xx heads are not passed. The headers borrow
+    /// the connection's read buffer: copy what you keep. The default does nothing.
+    #[inline]
+    fn head(&mut self, status: u16, headers: &Headers<'_>) {
+        let _ = (status, headers);
+    }
+
+    /// Called once when the body of the final response is complete (also when it has none),
+    /// before `send` returns successfully; not called when the response fails. The default
+    /// does nothing.
+    #[inline]
+    fn end(&mut self) {}
+}
+
+/// The header lines of a response head, as passed to [`BodySink::head`]: a view over the
+/// parsed head (no copy, no allocation).
+#[derive(Clone, Copy)]
+pub struct Headers<'a> {
+    raw: &'a [httparse::Header<'a>],
+}
+
+impl<'a> Headers<'a> {
+    pub(crate) fn new(raw: &'a [httparse::Header<'a>]) -> Self {
+        Headers { raw }
+    }
+
+    /// All header lines, `(name, value)`, in the order received. Names are as sent (compare
+    /// them case-insensitively).
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        self.raw.iter().map(|h| (h.name.as_bytes(), h.value))
+    }
+
+    /// The value of the first header named `name` (ASCII case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&'a [u8]> {
+        self.get_all(name).next()
+    }
+
+    /// The values of every header named `name` (ASCII case-insensitive), in order.
+    pub fn get_all<'n>(&self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
+        self.raw
+            .iter()
+            .filter(move |h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    }
+
+    /// The number of header lines.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether the head has no header lines.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Headers<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.iter()
+                    .map(|(n, v)| (String::from_utf8_lossy(n), String::from_utf8_lossy(v))),
+            )
+            .finish()
+    }
 }
 
 /// A sink that throws the body away: the default on the hot path.
@@ -97,6 +185,14 @@ impl<T: BodySink + ?Sized> BodySink for &mut T {
     #[inline]
     fn data(&mut self, chunk: &[u8]) {
         (**self).data(chunk)
+    }
+    #[inline]
+    fn head(&mut self, status: u16, headers: &Headers<'_>) {
+        (**self).head(status, headers)
+    }
+    #[inline]
+    fn end(&mut self) {
+        (**self).end()
     }
 }
 

@@ -32,7 +32,8 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use crate::conn::connect_tcp;
-use crate::{ConnectOptions, Connection, Error};
+use crate::{ConnectOptions, Connection, Error, Throttled};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// A TLS protocol version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -371,16 +372,50 @@ pub async fn connect_tls(
     session: &TlsSession,
     server_name: &str,
 ) -> Result<(Connection<TlsStream<TcpStream>>, HandshakeKind, Duration), Error> {
-    let name = match &session.server_name {
-        Some(name) => name.clone(),
-        None => ServerName::try_from(server_name.to_owned())
-            .map_err(|_| Error::tls_name(server_name))?,
-    };
+    crate::conn::refuse_throttle(opts, "connect_tls_throttled")?;
+    let name = session.name_for(server_name)?;
     let tcp = connect_tcp(addr, opts).await?;
+    handshake(session, name, tcp, addr).await
+}
+
+/// A TLS connection with a bandwidth cap beneath TLS, as [`connect_tls_throttled`] returns it.
+pub type ThrottledTlsConnection = Connection<TlsStream<Throttled<TcpStream>>>;
+
+/// [`connect_tls`] with the TCP stream capped to `opts.throttle` bytes per second in each
+/// direction (which must be `Some`, else `ConnectOther`). The cap applies to the wire bytes,
+/// handshake and TLS records included, and so slows the handshake too, as on a slow link.
+pub async fn connect_tls_throttled(
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+    session: &TlsSession,
+    server_name: &str,
+) -> Result<(ThrottledTlsConnection, HandshakeKind, Duration), Error> {
+    let rate = crate::throttle::required_rate(opts)?;
+    let name = session.name_for(server_name)?;
+    let tcp = connect_tcp(addr, opts).await?;
+    handshake(session, name, Throttled::new(tcp, rate), addr).await
+}
+
+impl TlsSession {
+    fn name_for(&self, server_name: &str) -> Result<ServerName<'static>, Error> {
+        match &self.server_name {
+            Some(name) => Ok(name.clone()),
+            None => ServerName::try_from(server_name.to_owned())
+                .map_err(|_| Error::tls_name(server_name)),
+        }
+    }
+}
+
+async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    session: &TlsSession,
+    name: ServerName<'static>,
+    io: S,
+    addr: SocketAddr,
+) -> Result<(Connection<TlsStream<S>>, HandshakeKind, Duration), Error> {
     let started = Instant::now();
     let stream = session
         .connector
-        .connect(name, tcp)
+        .connect(name, io)
         .await
         .map_err(|e| Error::tls_handshake(e, addr))?;
     let took = started.elapsed();

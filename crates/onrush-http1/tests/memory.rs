@@ -135,6 +135,11 @@ async fn hundred_mib_bodies_and_file_upload_in_constant_memory() {
 /// A keep-alive server on its own thread (so its allocations are not counted on the client's
 /// thread): answers every request head with a fixed 2-byte response.
 fn blocking_server() -> std::net::SocketAddr {
+    blocking_server_with(OK2.to_vec())
+}
+
+/// [`blocking_server`] answering with `response`.
+fn blocking_server_with(response: Vec<u8>) -> std::net::SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -149,7 +154,7 @@ fn blocking_server() -> std::net::SocketAddr {
             }
             have += n;
             while let Some(i) = buf[..have].windows(4).position(|w| w == b"\r\n\r\n") {
-                s.write_all(OK2).unwrap();
+                s.write_all(&response).unwrap();
                 buf.copy_within(i + 4..have, 0);
                 have -= i + 4;
             }
@@ -190,4 +195,138 @@ fn steady_state_requests_do_not_allocate() {
         let calls = CALLS.with(Cell::get) - before;
         assert_eq!(calls, 0, "{calls} allocations in 1000 kept-alive requests");
     });
+}
+
+/// Decompression in constant memory: 64 MiB bodies compressed with gzip and brotli pass through
+/// a `Decompress` sink with a bounded heap (32 KiB output buffer, the inflater's 32 KiB window;
+/// brotli's window, 4 MiB at lgwin 22), a 32 MiB multipart upload likewise; and kept-alive gzip
+/// responses through a reused `Decompress` allocate nothing at all.
+#[tokio::test]
+async fn decompression_and_multipart_in_constant_memory() {
+    use onrush_http1::{Decompress, Multipart, Part};
+    const PLAIN: usize = 64 * MIB;
+    let zeros = vec![0u8; MIB];
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for _ in 0..PLAIN / MIB {
+            e.write_all(&zeros).unwrap();
+        }
+        e.finish().unwrap()
+    };
+    let br = {
+        let mut out = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut out, 64 * 1024, 1, 22);
+            for _ in 0..PLAIN / MIB {
+                w.write_all(&zeros).unwrap();
+            }
+        }
+        out
+    };
+    let small_gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b"a small gzip body, a small gzip body")
+            .unwrap();
+        e.finish().unwrap()
+    };
+    const FILE: usize = 32 * MIB;
+    let path = std::env::temp_dir().join(format!("onrush-http1-mem-mp-{}.bin", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&path).unwrap();
+        let block: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8).collect();
+        for _ in 0..FILE / MIB {
+            f.write_all(&block).unwrap();
+        }
+    }
+    let m = Multipart::new(vec![
+        Part::Text {
+            name: "t".into(),
+            value: b"v".to_vec(),
+        },
+        Part::File {
+            name: "f".into(),
+            file_name: "big.bin".into(),
+            content_type: "application/octet-stream".into(),
+            path: path.clone(),
+        },
+    ])
+    .unwrap();
+    let mp_len = m.content_length();
+
+    let responses: Vec<Vec<u8>> = [("gzip", &gz), ("br", &br)]
+        .iter()
+        .map(|(enc, body)| {
+            let mut r = format!(
+                "HTTP/1.1 200 OK\r\nContent-Encoding: {enc}\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            r.extend_from_slice(body);
+            r
+        })
+        .collect();
+    let mut small = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        small_gz.len()
+    )
+    .into_bytes();
+    small.extend_from_slice(&small_gz);
+
+    let (l, addr) = listener().await;
+    let server = tokio::spawn(async move {
+        let (s, _) = l.accept().await.unwrap();
+        let mut r = Reader::new(s);
+        for resp in &responses {
+            r.request().await.unwrap().unwrap();
+            r.write(resp).await.unwrap();
+        }
+        let up = r.request().await.unwrap().unwrap();
+        r.write(OK2).await.unwrap();
+        up.body_len
+    });
+
+    let host = addr.to_string();
+    let mut conn = connect(addr, &ConnectOptions::default()).await.unwrap();
+    let req = get(b"/z", host.as_bytes());
+    let mut sink = Decompress::new(Discard);
+    for budget in [BUDGET, 5 * MIB] {
+        let (r, peak) = peak_during(conn.send(&req, &mut sink)).await;
+        r.unwrap();
+        assert_eq!(sink.error(), None);
+        assert_eq!(sink.decoded_bytes(), PLAIN as u64);
+        eprintln!(
+            "peak heap growth decoding {PLAIN} bytes of {:?}: {peak} bytes",
+            sink.encoding()
+        );
+        assert!(
+            peak < budget,
+            "{:?}: heap grew by {peak} bytes",
+            sink.encoding()
+        );
+    }
+    let mut up = req;
+    up.method = "POST";
+    up.body = RequestBody::Multipart(&m);
+    let (r, peak) = peak_during(conn.send(&up, &mut Discard)).await;
+    r.unwrap();
+    eprintln!("peak heap growth uploading a {mp_len}-byte multipart body: {peak} bytes");
+    assert!(peak < BUDGET, "heap grew by {peak} bytes");
+
+    drop(conn);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(server.await.unwrap(), mp_len);
+
+    // Steady state: a server on another thread, so that only the client's allocations count.
+    let addr = blocking_server_with(small);
+    let mut conn = connect(addr, &ConnectOptions::default()).await.unwrap();
+    for _ in 0..5 {
+        conn.send(&req, &mut sink).await.unwrap(); // warm-up
+    }
+    let before = CALLS.with(Cell::get);
+    for _ in 0..200 {
+        conn.send(&req, &mut sink).await.unwrap();
+        assert_eq!(sink.decoded_bytes(), 36);
+    }
+    let calls = CALLS.with(Cell::get) - before;
+    assert_eq!(calls, 0, "{calls} allocations in 200 gzip responses");
 }

@@ -419,3 +419,48 @@ fn every_failure_has_a_hint() {
         assert!(f.hint().len() > 20, "{f:?}");
     }
 }
+
+#[tokio::test]
+async fn throttled_tls_download() {
+    let server = tls_server(ServerTls::default());
+    let client = TlsClient::new(&TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    })
+    .unwrap();
+    let session = client.session(SessionMode::Full);
+    let opts = ConnectOptions {
+        throttle: Some(250_000),
+        ..ConnectOptions::default()
+    };
+    // connect_tls refuses a throttle rather than ignore it.
+    let e = connect_tls(server.local_addr(), &opts, &session, "127.0.0.1")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectOther);
+    let (mut conn, handshake) =
+        onrush_http1::connect_any(server.local_addr(), &opts, Some((&session, "127.0.0.1")))
+            .await
+            .unwrap();
+    assert!(matches!(conn, onrush_http1::AnyConnection::ThrottledTls(_)));
+    assert_eq!(handshake.unwrap().0, HandshakeKind::Full);
+    let started = std::time::Instant::now();
+    let resp = conn
+        .send(
+            &Request {
+                method: "GET",
+                target: b"/bytes/500000",
+                host: b"127.0.0.1",
+                headers: b"",
+                body: RequestBody::Empty,
+                close: false,
+            },
+            &mut Discard,
+        )
+        .await
+        .unwrap();
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!((resp.status, resp.body_bytes), (200, 500_000));
+    // 500 kB plus TLS record overhead at 250 kB/s.
+    assert!((1.6..3.0).contains(&took), "took {took:.2} s");
+}

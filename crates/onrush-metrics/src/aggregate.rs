@@ -5,9 +5,12 @@
 use serde_json::Map;
 
 use crate::hist::{add_into, new_hist, round3, Hist, MsStats};
-use crate::record::{Layout, ScenarioLayout};
-use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
-use crate::summary::{HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
+use crate::record::{Layout, ScenarioLayout, StepKind};
+use crate::snapshot::{CheckCounts, ScenarioInterval, StepCounters, StepInterval};
+use crate::summary::{
+    CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary,
+    Totals,
+};
 
 /// The window of `rate_10s_*`, in seconds.
 pub(crate) const RATE_WINDOW_S: usize = 10;
@@ -29,6 +32,7 @@ pub(crate) struct RunMeta {
 #[derive(Clone, Debug)]
 pub(crate) struct StepAgg {
     pub name: String,
+    pub kind: StepKind,
     pub counters: StepCounters,
     pub latency: Hist,
     pub service: Hist,
@@ -48,6 +52,15 @@ pub(crate) struct ScenarioAgg {
     pub latency: Hist,
     pub schedule_lag: Hist,
     pub handshake: Hist,
+    pub checks: Vec<CheckAgg>,
+}
+
+/// One check of a scenario, identified by its step (metric) name and its own name.
+#[derive(Clone, Debug)]
+pub(crate) struct CheckAgg {
+    pub step: String,
+    pub name: String,
+    pub counts: CheckCounts,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -96,12 +109,30 @@ impl Aggregate {
             handshake: new_hist(),
         };
         for s in &layout.scenarios {
-            let si = a.scenario_index(&s.name);
-            for step in &s.steps {
-                a.step_index(si, step);
-            }
+            a.add_layout(s);
         }
         a
+    }
+
+    /// Registers the steps (with their kinds) and checks of one scenario of a layout; returns
+    /// the scenario's index and the indexes of its steps and checks here.
+    pub fn add_layout(&mut self, s: &ScenarioLayout) -> (usize, Vec<usize>, Vec<usize>) {
+        let si = self.scenario_index(&s.name);
+        let steps: Vec<usize> = s
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| self.step_index_kind(si, step, s.kind(i)))
+            .collect();
+        let checks = s
+            .checks
+            .iter()
+            .map(|(name, step)| {
+                let step = s.steps.get(*step).map_or("", String::as_str);
+                self.check_index(si, step, name)
+            })
+            .collect();
+        (si, steps, checks)
     }
 
     /// The layout (names) of the scenarios and steps known so far, in first-seen order.
@@ -113,6 +144,15 @@ impl Aggregate {
                 .map(|s| ScenarioLayout {
                     name: s.name.clone(),
                     steps: s.steps.iter().map(|st| st.name.clone()).collect(),
+                    kinds: s.steps.iter().map(|st| st.kind).collect(),
+                    checks: s
+                        .checks
+                        .iter()
+                        .map(|c| {
+                            let step = s.steps.iter().position(|st| st.name == c.step);
+                            (c.name.clone(), step.unwrap_or(usize::MAX))
+                        })
+                        .collect(),
                 })
                 .collect(),
         }
@@ -133,18 +173,21 @@ impl Aggregate {
             latency: new_hist(),
             schedule_lag: new_hist(),
             handshake: new_hist(),
+            checks: Vec::new(),
         });
         self.scenarios.len() - 1
     }
 
-    /// Index of step `name` in scenario `si`, added at the end when new.
-    pub fn step_index(&mut self, si: usize, name: &str) -> usize {
+    /// Index of step `name` in scenario `si`, added at the end with `kind` when new (a known
+    /// step keeps the kind it was first seen with).
+    pub fn step_index_kind(&mut self, si: usize, name: &str, kind: StepKind) -> usize {
         let steps = &mut self.scenarios[si].steps;
         if let Some(i) = steps.iter().position(|s| s.name == name) {
             return i;
         }
         steps.push(StepAgg {
             name: name.to_string(),
+            kind,
             counters: StepCounters::default(),
             latency: new_hist(),
             service: new_hist(),
@@ -153,6 +196,20 @@ impl Aggregate {
             handshake: new_hist(),
         });
         steps.len() - 1
+    }
+
+    /// Index of the check `name` of step `step` in scenario `si`, added at the end when new.
+    pub fn check_index(&mut self, si: usize, step: &str, name: &str) -> usize {
+        let checks = &mut self.scenarios[si].checks;
+        if let Some(i) = checks.iter().position(|c| c.step == step && c.name == name) {
+            return i;
+        }
+        checks.push(CheckAgg {
+            step: step.to_string(),
+            name: name.to_string(),
+            counts: CheckCounts::default(),
+        });
+        checks.len() - 1
     }
 
     fn second(&mut self, t: u64) -> &mut SecondAgg {
@@ -164,7 +221,19 @@ impl Aggregate {
     }
 
     /// Adds second `t` of step `step` of scenario `si` (all workers / runs already merged).
+    /// A group counts only in its own step, not in the scenario's or the run's totals.
     pub fn add_step(&mut self, t: u64, si: usize, step: usize, d: &StepInterval) {
+        self.second(t);
+        if self.scenarios[si].steps[step].kind.is_group() {
+            let st = &mut self.scenarios[si].steps[step];
+            st.counters.add(&d.counters);
+            add_opt(&mut st.latency, &d.latency);
+            add_opt(&mut st.service, &d.service);
+            add_opt(&mut st.connect, &d.connect);
+            add_opt(&mut st.ttfb, &d.ttfb);
+            add_opt(&mut st.handshake, &d.handshake);
+            return;
+        }
         self.second(t).requests += d.counters.requests;
         let sc = &mut self.scenarios[si];
         add_opt(&mut sc.latency, &d.latency);
@@ -183,7 +252,8 @@ impl Aggregate {
         add_opt(&mut self.ttfb, &d.ttfb);
     }
 
-    /// Adds second `t` of scenario `si` (all workers / runs already merged).
+    /// Adds second `t` of scenario `si` (all workers / runs already merged). `d.checks` is
+    /// indexed by this aggregate's check indexes ([`check_index`](Self::check_index)).
     pub fn add_scenario(&mut self, t: u64, si: usize, d: &ScenarioInterval) {
         self.second(t).active_vus += d.active_vus;
         let sc = &mut self.scenarios[si];
@@ -192,6 +262,9 @@ impl Aggregate {
         sc.connections_opened += d.connections_opened;
         sc.active_vus_max = sc.active_vus_max.max(d.active_vus);
         add_opt(&mut sc.schedule_lag, &d.schedule_lag);
+        for (c, n) in sc.checks.iter_mut().zip(&d.checks) {
+            c.counts.add(n);
+        }
         add_opt(&mut self.schedule_lag, &d.schedule_lag);
     }
 
@@ -201,16 +274,34 @@ impl Aggregate {
         let duration = meta.duration_s.unwrap_or(seconds as f64).max(0.0);
 
         let mut all = StepCounters::default();
+        let mut all_checks = CheckCounts::default();
         let mut steps = Vec::new();
         let mut scenarios = Vec::new();
+        let mut checks = Vec::new();
         for sc in &self.scenarios {
             let mut sc_counters = StepCounters::default();
+            let mut sc_checks = CheckCounts::default();
+            for c in &sc.checks {
+                sc_checks.add(&c.counts);
+                checks.push(CheckSummary {
+                    scenario: sc.name.clone(),
+                    step: c.step.clone(),
+                    name: c.name.clone(),
+                    passes: c.counts.passes,
+                    fails: c.counts.fails,
+                    pass_rate: ratio(c.counts.passes, c.counts.total()),
+                });
+            }
+            all_checks.add(&sc_checks);
             for st in &sc.steps {
-                sc_counters.add(&st.counters);
+                if !st.kind.is_group() {
+                    sc_counters.add(&st.counters);
+                }
                 let c = &st.counters;
                 steps.push(StepSummary {
                     scenario: sc.name.clone(),
                     name: st.name.clone(),
+                    kind: st.kind,
                     requests: c.requests,
                     failures: c.failures,
                     failure_rate: ratio(c.failures, c.requests),
@@ -240,6 +331,7 @@ impl Aggregate {
                 latency_ms: MsStats::from_hist(&sc.latency),
                 schedule_lag_ms: MsStats::from_hist(&sc.schedule_lag),
                 handshakes: handshake_stats(&sc_counters, &sc.handshake),
+                checks: check_stats(&sc_checks),
             });
         }
 
@@ -268,6 +360,7 @@ impl Aggregate {
             rate_1s_max: round3(rates.max_1s),
             active_vus_max: self.seconds.iter().map(|s| s.active_vus).max().unwrap_or(0),
             handshakes: handshake_stats(&all, &self.handshake),
+            checks: check_stats(&all_checks),
         };
         Summary {
             onrush_version: crate::ONRUSH_VERSION.to_string(),
@@ -281,6 +374,7 @@ impl Aggregate {
             totals,
             scenarios,
             steps,
+            checks,
             extra: extra.clone(),
         }
     }
@@ -295,6 +389,14 @@ fn handshake_stats(c: &StepCounters, h: &Hist) -> HandshakeStats {
         full: c.handshakes_full,
         resumed: c.handshakes_resumed,
         time_ms: MsStats::from_hist(h),
+    }
+}
+
+fn check_stats(c: &CheckCounts) -> CheckStats {
+    CheckStats {
+        passes: c.passes,
+        fails: c.fails,
+        pass_rate: ratio(c.passes, c.total()),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::files::{self, Header, Line, ScenarioLine, StepLine};
 use crate::hist::{add_into, new_hist, us_to_ms, Encoder, Hist};
 use crate::record::Layout;
 use crate::second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
-use crate::snapshot::{ScenarioInterval, Snapshot, StepInterval};
+use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepInterval};
 use crate::summary::{self, Summary};
 
 /// Identity of the run, given to [`Collector::new`].
@@ -113,8 +113,9 @@ pub struct Collector {
     run: RunInfo,
     duration_s: Option<f64>,
     extra: Map<String, Value>,
-    /// `(scenario, step)` of the layout → indexes in `agg` (equal unless names repeat).
-    index: Vec<(usize, Vec<usize>)>,
+    /// Scenario of the layout → its index in `agg`, and the indexes there of its steps and of
+    /// its checks (equal unless names repeat).
+    index: Vec<(usize, Vec<usize>, Vec<usize>)>,
     pending: BTreeMap<u64, SecondAcc>,
     closed_through: Option<u64>,
     /// Last active-VU gauge per scenario of every worker seen.
@@ -140,17 +141,7 @@ impl Clone for Encoder {
 impl Collector {
     pub fn new(layout: Layout, run: RunInfo) -> Self {
         let mut agg = Aggregate::new(&layout);
-        let index = layout
-            .scenarios
-            .iter()
-            .map(|s| {
-                let si = agg.scenario_index(&s.name);
-                (
-                    si,
-                    s.steps.iter().map(|st| agg.step_index(si, st)).collect(),
-                )
-            })
-            .collect();
+        let index = layout.scenarios.iter().map(|s| agg.add_layout(s)).collect();
         Collector {
             layout,
             run,
@@ -283,6 +274,7 @@ impl Collector {
                 .saturating_add(t.saturating_mul(1000)),
             scenarios: Vec::with_capacity(acc.scenarios.len()),
             steps: Vec::new(),
+            groups: Vec::new(),
             totals: SecondTotals::default(),
         };
         self.second_latency.reset();
@@ -292,17 +284,50 @@ impl Collector {
             view.active_vus += sc.active_vus;
             view.iterations += sc.iterations;
             view.dropped_iterations += sc.dropped_iterations;
-            let line = ScenarioLine::from_interval(t, &scen.name, &sc, &mut enc);
+            let check_names: Vec<(&str, &str)> = scen
+                .checks
+                .iter()
+                .map(|(name, step)| {
+                    let step = scen.steps.get(*step).map_or("", String::as_str);
+                    (step, name.as_str())
+                })
+                .collect();
+            let line = ScenarioLine::from_interval(t, &scen.name, &sc, &check_names, &mut enc);
             self.lines
                 .push((t, files::to_json_line(&Line::Scenario(line))));
-            let (asi, ref steps_idx) = self.index[si];
-            self.agg.add_scenario(t, asi, &sc);
+            let (asi, ref steps_idx, ref checks_idx) = self.index[si];
+            if sc.checks.is_empty() {
+                self.agg.add_scenario(t, asi, &sc);
+            } else {
+                // Layout check indexes → the aggregate's.
+                let layout_checks = std::mem::take(&mut sc.checks);
+                for (i, c) in layout_checks.iter().enumerate() {
+                    detail.totals.checks.add(c);
+                    let ai = checks_idx[i];
+                    if sc.checks.len() <= ai {
+                        sc.checks.resize(ai + 1, CheckCounts::default());
+                    }
+                    sc.checks[ai].add(c);
+                }
+                self.agg.add_scenario(t, asi, &sc);
+                sc.checks = layout_checks;
+            }
             detail.totals.connections_opened += sc.connections_opened;
             detail
                 .scenarios
                 .push(ScenarioSecond::new(si, &scen.name, sc));
             for (sti, d) in steps.into_iter().enumerate() {
                 let Some(d) = d else { continue };
+                if scen.is_group(sti) {
+                    let line =
+                        StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
+                    self.lines.push((t, files::to_json_line(&Line::Group(line))));
+                    self.agg.add_step(t, asi, steps_idx[sti], &d);
+                    detail
+                        .groups
+                        .push(StepSecond::new(si, sti, &scen.name, &scen.steps[sti], d));
+                    continue;
+                }
                 view.requests += d.counters.requests;
                 view.failures += d.counters.failures;
                 detail.totals.bytes_in += d.counters.bytes_in;

@@ -44,11 +44,17 @@ pub enum FailureClass {
     TlsProtocol,
     /// Any other TLS failure.
     TlsOther,
+    /// A check of the step failed (or an extractor without a default found nothing).
+    CheckFailed,
+    /// The request needed a runtime variable that had no value: it was not sent.
+    VariableUnset,
+    /// A request inside the group failed (groups only).
+    GroupFailed,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 21;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -70,6 +76,9 @@ impl FailureClass {
         FailureClass::TlsClientCertificateRejected,
         FailureClass::TlsProtocol,
         FailureClass::TlsOther,
+        FailureClass::CheckFailed,
+        FailureClass::VariableUnset,
+        FailureClass::GroupFailed,
     ];
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
@@ -99,6 +108,9 @@ impl FailureClass {
             FailureClass::TlsClientCertificateRejected => "tls_client_certificate_rejected",
             FailureClass::TlsProtocol => "tls_protocol",
             FailureClass::TlsOther => "tls_other",
+            FailureClass::CheckFailed => "check_failed",
+            FailureClass::VariableUnset => "variable_unset",
+            FailureClass::GroupFailed => "group_failed",
         }
     }
 
@@ -175,6 +187,13 @@ impl FailureClass {
             FailureClass::TlsOther => {
                 "the TLS handshake failed: check that the target really speaks TLS on this port"
             }
+            FailureClass::CheckFailed => {
+                "a response check failed or an extractor found nothing: see the checks table for                  which one; the response was not what the plan expects"
+            }
+            FailureClass::VariableUnset => {
+                "a request used a variable that had no value (its extractor found nothing, or it                  is set by a later step); give the extractor a `default:` or fix its expression"
+            }
+            FailureClass::GroupFailed => "a request inside the group failed",
         }
     }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::failure::FailureClass;
 use crate::hist::{decode_hist, Encoder, SIGNIFICANT_DIGITS};
-use crate::record::Layout;
+use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
 use crate::summary::Summary;
 
@@ -28,7 +28,12 @@ pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 pub(crate) enum Line {
     Header(Header),
     Step(StepLine),
+    /// A group's second: the fields of a step line, about the runs of the group.
+    Group(StepLine),
     Scenario(ScenarioLine),
+    /// A kind this version does not know (written by a newer one): skipped.
+    #[serde(other)]
+    Other,
 }
 
 /// First line: makes the file self-describing.
@@ -57,7 +62,64 @@ pub(crate) struct HistFormat {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct LayoutScenario {
     pub scenario: String,
+    /// Every step (metric) name, request steps and groups, in plan order.
     pub steps: Vec<String>,
+    /// The names in `steps` that are groups; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The scenario's checks in plan order; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<LayoutCheck>,
+}
+
+/// A check in the header's layout.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct LayoutCheck {
+    pub step: String,
+    pub name: String,
+}
+
+impl LayoutScenario {
+    pub fn from_layout(s: &ScenarioLayout) -> LayoutScenario {
+        LayoutScenario {
+            scenario: s.name.clone(),
+            steps: s.steps.clone(),
+            groups: (0..s.steps.len())
+                .filter(|&i| s.is_group(i))
+                .map(|i| s.steps[i].clone())
+                .collect(),
+            checks: s
+                .checks
+                .iter()
+                .map(|(name, step)| LayoutCheck {
+                    step: s.steps.get(*step).cloned().unwrap_or_default(),
+                    name: name.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Back to a [`ScenarioLayout`] (a check on a step not in `steps` is left out).
+    pub fn to_layout(&self) -> ScenarioLayout {
+        let mut s = ScenarioLayout::new(&self.scenario, &self.steps);
+        s.kinds = self
+            .steps
+            .iter()
+            .map(|st| {
+                if self.groups.contains(st) {
+                    StepKind::Group
+                } else {
+                    StepKind::Request
+                }
+            })
+            .collect();
+        for c in &self.checks {
+            if let Some(i) = self.steps.iter().position(|st| *st == c.step) {
+                s.add_check(&c.name, i);
+            }
+        }
+        s
+    }
 }
 
 impl Header {
@@ -83,10 +145,7 @@ impl Header {
             layout: layout
                 .scenarios
                 .iter()
-                .map(|s| LayoutScenario {
-                    scenario: s.name.clone(),
-                    steps: s.steps.clone(),
-                })
+                .map(LayoutScenario::from_layout)
                 .collect(),
             merged_from,
         }
@@ -143,6 +202,18 @@ pub(crate) struct ScenarioLine {
     pub active_vus: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_lag: Option<String>,
+    /// Checks evaluated in that second (only those with a pass or a fail); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckLine>,
+}
+
+/// One check's second, in a scenario line.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct CheckLine {
+    pub step: String,
+    pub name: String,
+    pub passes: u64,
+    pub fails: u64,
 }
 
 impl StepLine {
@@ -222,10 +293,12 @@ impl StepLine {
 }
 
 impl ScenarioLine {
+    /// `checks`: (step name, check name) of each entry of `d.checks`.
     pub fn from_interval(
         t: u64,
         scenario: &str,
         d: &ScenarioInterval,
+        checks: &[(&str, &str)],
         enc: &mut Encoder,
     ) -> ScenarioLine {
         ScenarioLine {
@@ -236,11 +309,25 @@ impl ScenarioLine {
             connections_opened: d.connections_opened,
             active_vus: d.active_vus,
             schedule_lag: d.schedule_lag.as_ref().map(|h| enc.encode(h)),
+            checks: d
+                .checks
+                .iter()
+                .zip(checks)
+                .filter(|(c, _)| !c.is_zero())
+                .map(|(c, (step, name))| CheckLine {
+                    step: step.to_string(),
+                    name: name.to_string(),
+                    passes: c.passes,
+                    fails: c.fails,
+                })
+                .collect(),
         }
     }
 
+    /// The interval without its checks (the caller places `checks` by name).
     pub fn to_interval(&self) -> Result<ScenarioInterval, String> {
         Ok(ScenarioInterval {
+            checks: Vec::new(),
             iterations: self.iterations,
             dropped_iterations: self.dropped_iterations,
             connections_opened: self.connections_opened,

@@ -57,10 +57,13 @@ pub use files::{HISTOGRAM_ENCODING, INTERVALS_FILE, RESULTS_FORMAT_VERSION, SUMM
 pub use hist::{decode_hist, Hist, MsStats};
 pub use merge::{merge, MergeError};
 pub use print::{format_bytes, print_summary, summary_text, thousands, write_summary_text};
-pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, WorkerMetrics};
+pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, StepKind, WorkerMetrics};
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
-pub use snapshot::Snapshot;
-pub use summary::{HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary, Totals};
+pub use snapshot::{CheckCounts, Snapshot};
+pub use summary::{
+    CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary,
+    Totals,
+};
 
 /// Version written as `onrush_version` (the workspace version).
 pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,8 +12,8 @@ use crate::files::{
     self, Header, Line, ScenarioLine, StepLine, INTERVALS_FILE, RESULTS_FORMAT_VERSION,
 };
 use crate::hist::Encoder;
-use crate::record::Layout;
-use crate::snapshot::{ScenarioInterval, StepInterval};
+use crate::record::{Layout, StepKind};
+use crate::snapshot::{CheckCounts, ScenarioInterval, StepInterval};
 use crate::summary::Summary;
 
 /// Why [`merge`] failed; every variant names the file (and line) at fault.
@@ -56,7 +56,8 @@ struct Run {
 /// Lines of all runs grouped by second, in reading order.
 #[derive(Default)]
 struct BySecond {
-    steps: Vec<(Src, StepLine)>,
+    /// Step and group lines (`true`: a group).
+    steps: Vec<(Src, StepLine, bool)>,
     scenarios: Vec<(Src, ScenarioLine)>,
 }
 
@@ -113,7 +114,17 @@ fn read_run(
                     "not an onrush intervals file: the first line must be the header",
                 ));
             }
-            (Line::Step(l), Some(_)) => seconds.entry(l.t).or_default().steps.push((src, l)),
+            (Line::Step(l), Some(_)) => seconds
+                .entry(l.t)
+                .or_default()
+                .steps
+                .push((src, l, false)),
+            (Line::Group(l), Some(_)) => seconds
+                .entry(l.t)
+                .or_default()
+                .steps
+                .push((src, l, true)),
+            (Line::Other, Some(_)) => {}
             (Line::Scenario(l), Some(_)) => {
                 seconds.entry(l.t).or_default().scenarios.push((src, l))
             }
@@ -144,10 +155,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     let mut agg = Aggregate::new(&Layout::default());
     for r in &runs {
         for s in &r.header.layout {
-            let si = agg.scenario_index(&s.scenario);
-            for st in &s.steps {
-                agg.step_index(si, st);
-            }
+            agg.add_layout(&s.to_layout());
         }
     }
 
@@ -160,18 +168,34 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
                 .to_interval()
                 .map_err(|m| MergeError::parse(&runs[src.file].path, src.line, m))?;
             let si = agg.scenario_index(&l.scenario);
+            let mut d = d;
+            for c in &l.checks {
+                let ci = agg.check_index(si, &c.step, &c.name);
+                if d.checks.len() <= ci {
+                    d.checks.resize(ci + 1, CheckCounts::default());
+                }
+                d.checks[ci].add(&CheckCounts {
+                    passes: c.passes,
+                    fails: c.fails,
+                });
+            }
             match scen.iter_mut().find(|(i, _)| *i == si) {
                 Some((_, acc)) => acc.merge(d),
                 None => scen.push((si, d)),
             }
         }
         let mut steps: Vec<((usize, usize), StepInterval)> = Vec::new();
-        for (src, l) in &group.steps {
+        for (src, l, is_group) in &group.steps {
             let d = l
                 .to_interval()
                 .map_err(|m| MergeError::parse(&runs[src.file].path, src.line, m))?;
             let si = agg.scenario_index(&l.scenario);
-            let key = (si, agg.step_index(si, &l.step));
+            let kind = if *is_group {
+                StepKind::Group
+            } else {
+                StepKind::Request
+            };
+            let key = (si, agg.step_index_kind(si, &l.step, kind));
             match steps.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, acc)) => acc.merge(d),
                 None => steps.push((key, d)),
@@ -183,14 +207,25 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
         let mut steps = steps.into_iter().peekable();
         for si in 0..agg.scenarios.len() {
             if let Some((_, d)) = scen.iter().find(|(i, _)| *i == si) {
-                let l = ScenarioLine::from_interval(t, &agg.scenarios[si].name, d, &mut enc);
+                let sc = &agg.scenarios[si];
+                let names: Vec<(&str, &str)> = sc
+                    .checks
+                    .iter()
+                    .map(|c| (c.step.as_str(), c.name.as_str()))
+                    .collect();
+                let l = ScenarioLine::from_interval(t, &sc.name, d, &names, &mut enc);
                 lines.push(files::to_json_line(&Line::Scenario(l)));
                 agg.add_scenario(t, si, d);
             }
             while let Some(((_, sti), d)) = steps.next_if(|((s, _), _)| *s == si) {
                 let sc = &agg.scenarios[si];
-                let l = StepLine::from_interval(t, &sc.name, &sc.steps[sti].name, &d, &mut enc);
-                lines.push(files::to_json_line(&Line::Step(l)));
+                let st = &sc.steps[sti];
+                let l = StepLine::from_interval(t, &sc.name, &st.name, &d, &mut enc);
+                lines.push(files::to_json_line(&if st.kind.is_group() {
+                    Line::Group(l)
+                } else {
+                    Line::Step(l)
+                }));
                 agg.add_step(t, si, sti, &d);
             }
         }

@@ -50,6 +50,14 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
     writeln!(w)?;
     write_table(s, w)?;
     writeln!(w)?;
+    if s.groups().next().is_some() {
+        write_groups(s, w)?;
+        writeln!(w)?;
+    }
+    if !s.checks.is_empty() {
+        write_checks(s, w)?;
+        writeln!(w)?;
+    }
 
     let label = |w: &mut dyn Write, l: &str, v: String| writeln!(w, "{l:<22}{v}");
     label(w, "connections opened", thousands(t.connections_opened))?;
@@ -173,11 +181,100 @@ fn row_cells(requests: u64, rps: f64, fail: f64, l: &MsStats) -> Vec<String> {
     v
 }
 
+/// Groups (transactions): one row per group, its whole duration per run.
+fn write_groups(s: &Summary, w: &mut impl Write) -> io::Result<()> {
+    let several = s.scenarios.len() > 1;
+    let rows: Vec<(String, Vec<String>)> = s
+        .groups()
+        .map(|g| {
+            let name = if several {
+                format!("{}/{}", g.scenario, g.name)
+            } else {
+                g.name.clone()
+            };
+            (
+                name,
+                row_cells(g.requests, g.rps, g.failure_rate, &g.latency_ms),
+            )
+        })
+        .collect();
+    let mut heads = HEADS;
+    heads[0] = "runs";
+    let mut rows_opt: Vec<(String, Option<Vec<String>>)> = Vec::new();
+    for (n, c) in rows {
+        rows_opt.push((n, Some(c)));
+    }
+    writeln!(
+        w,
+        "groups: whole duration of each run in ms (not counted as requests)"
+    )?;
+    write_rows(&heads, &rows_opt, "group", w)
+}
+
+/// Checks, as k6 prints them: `✓`/`✗` per check with its pass rate and counts.
+fn write_checks(s: &Summary, w: &mut impl Write) -> io::Result<()> {
+    let t = &s.totals.checks;
+    writeln!(
+        w,
+        "checks: {} passed, {} failed ({} passed)",
+        thousands(t.passes),
+        thousands(t.fails),
+        if t.total() == 0 {
+            "none ran".to_string()
+        } else {
+            fmt_pct(t.pass_rate)
+        }
+    )?;
+    let several = s.scenarios.len() > 1;
+    let names: Vec<String> = s
+        .checks
+        .iter()
+        .map(|c| {
+            if several {
+                format!("{}/{}: {}", c.scenario, c.step, c.name)
+            } else {
+                format!("{}: {}", c.step, c.name)
+            }
+        })
+        .collect();
+    let counts: Vec<(String, String)> = s
+        .checks
+        .iter()
+        .map(|c| (thousands(c.passes), thousands(c.fails)))
+        .collect();
+    let pw = counts.iter().map(|c| c.0.len()).max().unwrap_or(1);
+    let fw = counts.iter().map(|c| c.1.len()).max().unwrap_or(1);
+    // "  ✓ " + name + "  " + "100.00%" + "  ✓ " + passes + "  ✗ " + fails
+    let fixed = 4 + 2 + 7 + 4 + pw + 4 + fw;
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let name_w = longest.min(WIDTH.saturating_sub(fixed).max(10));
+    for ((c, name), (p, f)) in s.checks.iter().zip(&names).zip(&counts) {
+        let mark = if c.fails > 0 {
+            '✗'
+        } else if c.passes > 0 {
+            '✓'
+        } else {
+            '-'
+        };
+        let rate = if c.total() == 0 {
+            "-".to_string()
+        } else {
+            fmt_pct(c.pass_rate)
+        };
+        writeln!(
+            w,
+            "  {mark} {:<name_w$}  {rate:>7}  ✓ {p:>pw$}  ✗ {f:>fw$}",
+            fit(name, name_w)
+        )?;
+    }
+    Ok(())
+}
+
 fn write_table(s: &Summary, w: &mut impl Write) -> io::Result<()> {
     // (name, cells); None cells: a scenario heading.
     let mut rows: Vec<(String, Option<Vec<String>>)> = Vec::new();
     let mut last_scenario: Option<&str> = None;
-    for st in &s.steps {
+    for st in s.request_steps() {
         if last_scenario != Some(st.scenario.as_str()) {
             rows.push((st.scenario.clone(), None));
             last_scenario = Some(&st.scenario);
@@ -190,9 +287,20 @@ fn write_table(s: &Summary, w: &mut impl Write) -> io::Result<()> {
         "total".into(),
         Some(row_cells(t.requests, t.rps, t.failure_rate, &t.latency_ms)),
     ));
+    writeln!(w, "latency in ms, from the intended start of each request")?;
+    write_rows(&HEADS, &rows, "step", w)
+}
 
-    let mut widths: Vec<usize> = HEADS.iter().map(|h| h.len()).collect();
-    for (_, cells) in &rows {
+/// A table: a name column (`first` as its heading) and `heads`; rows without cells are
+/// headings; a row named `total` gets a rule above it.
+fn write_rows(
+    heads: &[&str],
+    rows: &[(String, Option<Vec<String>>)],
+    first: &str,
+    w: &mut impl Write,
+) -> io::Result<()> {
+    let mut widths: Vec<usize> = heads.iter().map(|h| h.len()).collect();
+    for (_, cells) in rows {
         for (wd, c) in widths.iter_mut().zip(cells.iter().flatten()) {
             *wd = (*wd).max(c.chars().count());
         }
@@ -211,13 +319,12 @@ fn write_table(s: &Summary, w: &mut impl Write) -> io::Result<()> {
     let name_w = longest.min(WIDTH.saturating_sub(numbers).max(10));
     let sep = " ".repeat(gap);
 
-    writeln!(w, "latency in ms, from the intended start of each request")?;
-    write!(w, "{:<name_w$}", "step")?;
-    for (h, wd) in HEADS.iter().zip(&widths) {
+    write!(w, "{first:<name_w$}")?;
+    for (h, wd) in heads.iter().zip(&widths) {
         write!(w, "{sep}{h:>wd$}")?;
     }
     writeln!(w)?;
-    for (name, cells) in &rows {
+    for (name, cells) in rows {
         match cells {
             None => writeln!(w, "{}", fit(name, WIDTH))?,
             Some(cells) => {

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::failure::FailureClass;
 use crate::hist::{new_hist, record, Hist};
-use crate::snapshot::{ScenarioInterval, Snapshot, StepCounters, StepInterval};
+use serde::{Deserialize, Serialize};
+
+use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepCounters, StepInterval};
 
 /// What one request measured. Times are in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,17 +40,99 @@ pub struct Handshake {
 }
 
 /// Names of the scenarios and their steps (metric names), fixed at start. Indexes into it are
-/// the `scenario` and `step` arguments of the recording calls.
+/// the `scenario` and `step` arguments of the recording calls (and `check` of
+/// [`WorkerMetrics::record_check`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     pub scenarios: Vec<ScenarioLayout>,
+}
+
+/// What a step (metric) of a [`Layout`] measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// One sample per request; counted in the request totals.
+    #[default]
+    Request,
+    /// A group (transaction) of steps: one sample per run of the group, its whole duration.
+    /// Counted only in its own step entry, never in the request totals.
+    Group,
+}
+
+impl StepKind {
+    /// `"request"` or `"group"`, as in `summary.json`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StepKind::Request => "request",
+            StepKind::Group => "group",
+        }
+    }
+
+    pub fn is_group(&self) -> bool {
+        *self == StepKind::Group
+    }
 }
 
 /// One scenario of a [`Layout`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScenarioLayout {
     pub name: String,
+    /// Metric names, in plan order: request steps and groups.
     pub steps: Vec<String>,
+    /// Kind of each step, parallel to `steps`. A step without an entry (e.g. `kinds` empty, the
+    /// default) is a [`StepKind::Request`].
+    pub kinds: Vec<StepKind>,
+    /// The scenario's checks, indexed by the `check` argument of
+    /// [`WorkerMetrics::record_check`]: (check name, index of the step in `steps` it belongs to).
+    pub checks: Vec<(String, usize)>,
+}
+
+impl ScenarioLayout {
+    /// A scenario of request steps, without checks.
+    pub fn new<N, I, T>(name: N, steps: I) -> ScenarioLayout
+    where
+        N: Into<String>,
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        ScenarioLayout {
+            name: name.into(),
+            steps: steps.into_iter().map(Into::into).collect(),
+            kinds: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
+    /// The kind of step `step` (a request when not set).
+    pub fn kind(&self, step: usize) -> StepKind {
+        self.kinds.get(step).copied().unwrap_or_default()
+    }
+
+    /// True when step `step` is a group.
+    pub fn is_group(&self, step: usize) -> bool {
+        self.kind(step).is_group()
+    }
+
+    /// Sets the kind of step `step`.
+    pub fn set_kind(&mut self, step: usize, kind: StepKind) -> &mut Self {
+        if self.kinds.len() <= step {
+            self.kinds.resize(step + 1, StepKind::Request);
+        }
+        self.kinds[step] = kind;
+        self
+    }
+
+    /// Marks step `step` as a group.
+    pub fn mark_group(&mut self, step: usize) -> &mut Self {
+        self.set_kind(step, StepKind::Group)
+    }
+
+    /// Adds a check named `name` on step `step`; returns its index (the `check` argument of
+    /// [`WorkerMetrics::record_check`]).
+    pub fn add_check(&mut self, name: impl Into<String>, step: usize) -> usize {
+        self.checks.push((name.into(), step));
+        self.checks.len() - 1
+    }
 }
 
 impl Layout {
@@ -63,12 +147,23 @@ impl Layout {
         Layout {
             scenarios: scenarios
                 .into_iter()
-                .map(|(name, steps)| ScenarioLayout {
-                    name: name.into(),
-                    steps: steps.into_iter().map(Into::into).collect(),
-                })
+                .map(|(name, steps)| ScenarioLayout::new(name, steps))
                 .collect(),
         }
+    }
+
+    /// Builder: marks step `step` of scenario `scenario` as a group.
+    /// `Layout::new([("shop", ["home", "pay", "checkout"])]).with_group(0, 2)`.
+    pub fn with_group(mut self, scenario: usize, step: usize) -> Layout {
+        self.scenarios[scenario].mark_group(step);
+        self
+    }
+
+    /// Builder: adds a check named `name` on step `step` of scenario `scenario` (checks are
+    /// numbered per scenario in the order added, from 0).
+    pub fn with_check(mut self, scenario: usize, name: impl Into<String>, step: usize) -> Layout {
+        self.scenarios[scenario].add_check(name, step);
+        self
     }
 }
 
@@ -172,6 +267,10 @@ struct WorkerScenario {
     /// The highest `active_vus` since the last snapshot, so a short burst of VUs shows.
     active_vus_peak: u32,
     schedule_lag: Hist,
+    /// Per check of the scenario: passes and fails since the last snapshot.
+    checks: Vec<CheckCounts>,
+    /// Some check counter is non-zero.
+    checks_dirty: bool,
 }
 
 static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(0);
@@ -200,7 +299,9 @@ impl WorkerMetrics {
             scenarios: layout
                 .scenarios
                 .iter()
-                .map(|_| WorkerScenario {
+                .map(|s| WorkerScenario {
+                    checks: vec![CheckCounts::default(); s.checks.len()],
+                    checks_dirty: false,
                     iterations: 0,
                     dropped_iterations: 0,
                     connections_opened: 0,
@@ -249,6 +350,20 @@ impl WorkerMetrics {
             }
             record(&mut s.handshake, h.duration_us);
         }
+    }
+
+    /// Check `check` (index into the scenario's [`ScenarioLayout::checks`]) of `scenario` was
+    /// evaluated: `passed` or not. Two counter increments, no allocation.
+    #[inline]
+    pub fn record_check(&mut self, scenario: usize, check: usize, passed: bool) {
+        let s = &mut self.scenarios[scenario];
+        let c = &mut s.checks[check];
+        if passed {
+            c.passes += 1;
+        } else {
+            c.fails += 1;
+        }
+        s.checks_dirty = true;
     }
 
     /// One iteration of `scenario` completed.
@@ -309,6 +424,13 @@ impl WorkerMetrics {
                     connections_opened: std::mem::take(&mut s.connections_opened),
                     active_vus: u64::from(std::mem::replace(&mut s.active_vus_peak, s.active_vus)),
                     schedule_lag: take_hist(&mut s.schedule_lag),
+                    checks: if std::mem::take(&mut s.checks_dirty) {
+                        let taken = s.checks.clone();
+                        s.checks.iter_mut().for_each(|c| *c = CheckCounts::default());
+                        taken
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .collect(),
         }

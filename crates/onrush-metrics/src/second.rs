@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::failure::FailureClass;
 use crate::hist::{Hist, MsStats};
-use crate::snapshot::{ScenarioInterval, StepInterval};
+use crate::snapshot::{CheckCounts, ScenarioInterval, StepInterval};
 
 /// One second closed by the collector, with every step's counters and histograms.
 ///
@@ -20,9 +20,12 @@ pub struct SecondData {
     pub unix_ms: u64,
     /// Every scenario of the layout, in layout order.
     pub scenarios: Vec<ScenarioSecond>,
-    /// The steps with activity in that second (as the `step` lines of `intervals.jsonl`), in
-    /// layout order.
+    /// The request steps with activity in that second (as the `step` lines of
+    /// `intervals.jsonl`), in layout order. Groups are not here but in `groups`.
     pub steps: Vec<StepSecond>,
+    /// The groups (transactions) with activity in that second (the `group` lines), in layout
+    /// order: `requests` counts the runs of the group. Not in `totals`.
+    pub groups: Vec<StepSecond>,
     /// That second over all steps and scenarios, and the running totals.
     pub totals: SecondTotals,
 }
@@ -121,6 +124,10 @@ pub struct ScenarioSecond {
     pub active_vus: u64,
     /// Start lag of the iterations of that second, µs; `None` when none.
     pub schedule_lag: Option<Hist>,
+    /// Passes and fails of the scenario's checks in that second, indexed like
+    /// [`ScenarioLayout::checks`](crate::ScenarioLayout::checks); empty (or shorter) when
+    /// none (the rest) ran.
+    pub checks: Vec<CheckCounts>,
 }
 
 impl ScenarioSecond {
@@ -133,6 +140,7 @@ impl ScenarioSecond {
             connections_opened: d.connections_opened,
             active_vus: d.active_vus,
             schedule_lag: d.schedule_lag,
+            checks: d.checks,
         }
     }
 }
@@ -148,6 +156,8 @@ pub struct SecondTotals {
     pub dropped_iterations: u64,
     pub connections_opened: u64,
     pub active_vus: u64,
+    /// Checks of every scenario in that second.
+    pub checks: CheckCounts,
     /// Latency of every step in that second, µs; `None` when no request.
     pub latency: Option<Hist>,
     /// Running totals since the start of the run, including this second.

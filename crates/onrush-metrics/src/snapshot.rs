@@ -72,6 +72,39 @@ impl StepInterval {
     }
 }
 
+/// Passes and fails of one check over some span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckCounts {
+    pub passes: u64,
+    pub fails: u64,
+}
+
+impl CheckCounts {
+    pub fn add(&mut self, o: &CheckCounts) {
+        self.passes += o.passes;
+        self.fails += o.fails;
+    }
+
+    /// passes + fails.
+    pub fn total(&self) -> u64 {
+        self.passes + self.fails
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+/// Adds `src` into `dst` element-wise (`dst` grows as needed).
+pub(crate) fn add_checks(dst: &mut Vec<CheckCounts>, src: &[CheckCounts]) {
+    if dst.len() < src.len() {
+        dst.resize(src.len(), CheckCounts::default());
+    }
+    for (a, b) in dst.iter_mut().zip(src) {
+        a.add(b);
+    }
+}
+
 /// One scenario's data for one interval.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ScenarioInterval {
@@ -81,6 +114,8 @@ pub(crate) struct ScenarioInterval {
     /// Gauge: active VUs at the end of the interval (summed over workers / runs).
     pub active_vus: u64,
     pub schedule_lag: Option<Hist>,
+    /// Per check (indexed like the owner's check list; shorter or empty: the rest are zero).
+    pub checks: Vec<CheckCounts>,
 }
 
 impl ScenarioInterval {
@@ -91,6 +126,7 @@ impl ScenarioInterval {
         self.connections_opened += o.connections_opened;
         self.active_vus += o.active_vus;
         merge_opt(&mut self.schedule_lag, o.schedule_lag);
+        add_checks(&mut self.checks, &o.checks);
     }
 }
 
@@ -164,6 +200,15 @@ impl Snapshot {
     /// Schedule lag (µs) of a scenario's iterations, `None` when nothing was recorded.
     pub fn schedule_lag(&self, scenario: usize) -> Option<&Hist> {
         self.scenarios.get(scenario)?.schedule_lag.as_ref()
+    }
+
+    /// Passes and fails of check `check` of `scenario` in this snapshot (zero when unknown).
+    pub fn check_counts(&self, scenario: usize, check: usize) -> CheckCounts {
+        self.scenarios
+            .get(scenario)
+            .and_then(|s| s.checks.get(check))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Number of scenarios in the layout.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use crate::hist::MsStats;
+use crate::record::StepKind;
 
 /// Everything `summary.json` holds. Serialises to exactly that file; extra top-level fields
 /// set by the caller (plan vars, `interrupted`, ...) live in `extra` and are flattened into the
@@ -20,6 +21,10 @@ pub struct Summary {
     pub totals: Totals,
     pub scenarios: Vec<ScenarioSummary>,
     pub steps: Vec<StepSummary>,
+    /// One per check of the plan (scenario, step, check name), in plan order; empty without
+    /// checks (and in files of older versions).
+    #[serde(default)]
+    pub checks: Vec<CheckSummary>,
     /// Caller-provided top-level fields; keys must not clash with the ones above.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -80,6 +85,46 @@ pub struct Totals {
     /// TLS handshakes (all zero without TLS; absent in files of older versions).
     #[serde(default)]
     pub handshakes: HandshakeStats,
+    /// Checks of every scenario (all zero without checks; absent in files of older versions).
+    #[serde(default)]
+    pub checks: CheckStats,
+}
+
+/// `checks` of totals and scenarios: how many checks passed and failed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckStats {
+    pub passes: u64,
+    pub fails: u64,
+    /// passes / (passes + fails); 0 without checks.
+    pub pass_rate: f64,
+}
+
+impl CheckStats {
+    /// passes + fails.
+    pub fn total(&self) -> u64 {
+        self.passes + self.fails
+    }
+}
+
+/// `checks[]`: one check of one step of one scenario over the whole run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    pub scenario: String,
+    /// The step (metric name) the check belongs to.
+    pub step: String,
+    /// The check's name.
+    pub name: String,
+    pub passes: u64,
+    pub fails: u64,
+    /// passes / (passes + fails); 0 when the check never ran.
+    pub pass_rate: f64,
+}
+
+impl CheckSummary {
+    /// passes + fails.
+    pub fn total(&self) -> u64 {
+        self.passes + self.fails
+    }
 }
 
 /// `handshakes` of totals, scenarios and steps: the TLS handshakes of the requests that
@@ -117,13 +162,22 @@ pub struct ScenarioSummary {
     pub schedule_lag_ms: MsStats,
     #[serde(default)]
     pub handshakes: HandshakeStats,
+    /// The scenario's checks (all zero without checks).
+    #[serde(default)]
+    pub checks: CheckStats,
 }
 
-/// `steps[]`: one per (scenario, step) that exists in the layout.
+/// `steps[]`: one per (scenario, step) that exists in the layout: request steps and groups.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
     pub scenario: String,
     pub name: String,
+    /// `request` or `group` (`request` in files of older versions). For a group every figure
+    /// is about the runs of the group: `requests` counts them, `latency_ms` is the whole
+    /// group's duration, `failures` the runs in which a request failed; groups are not in the
+    /// totals of their scenario or of the run.
+    #[serde(default)]
+    pub kind: StepKind,
     pub requests: u64,
     pub failures: u64,
     pub failure_rate: f64,
@@ -142,8 +196,8 @@ pub struct StepSummary {
 }
 
 /// Top-level keys of [`Summary`] that `extra` must not use.
-pub(crate) const RESERVED_KEYS: [&str; 5] =
-    ["onrush_version", "run", "totals", "scenarios", "steps"];
+pub(crate) const RESERVED_KEYS: [&str; 6] =
+    ["onrush_version", "run", "totals", "scenarios", "steps", "checks"];
 
 impl Summary {
     /// Sets a caller-defined top-level field. Reserved keys (`run`, `totals`, ...) are ignored.
@@ -159,6 +213,16 @@ impl Summary {
     /// Top-level `"vars": {name: value}`: the plan variables in force.
     pub fn set_vars(&mut self, vars: &BTreeMap<String, String>) {
         self.set_extra("vars", vars_value(vars));
+    }
+
+    /// The request steps (groups left out).
+    pub fn request_steps(&self) -> impl Iterator<Item = &StepSummary> {
+        self.steps.iter().filter(|s| !s.kind.is_group())
+    }
+
+    /// The groups (transactions).
+    pub fn groups(&self) -> impl Iterator<Item = &StepSummary> {
+        self.steps.iter().filter(|s| s.kind.is_group())
     }
 
     /// `"interrupted"` as set, false when absent.

@@ -31,7 +31,7 @@ mod yaml;
 
 pub use error::PlanError;
 pub use schema::json_schema;
-pub use template::{RenderContext, Template};
+pub use template::{RenderContext, Template, Unset, VarValue, Vars};
 pub use threshold::{
     CompareOp, LatencyFamily, LatencyStat, Threshold, ThresholdMetric, ThresholdScope, ValueKind,
 };
@@ -208,6 +208,19 @@ pub struct HttpSettings {
     pub close: CloseMode,
     /// `tls`: how `https://` connections are set up (ignored for `http://`).
     pub tls: TlsSettings,
+    /// `cookies`: the per-VU cookie jar (RFC 6265).
+    pub cookies: CookieMode,
+    /// `decompress: true`: send `Accept-Encoding: gzip, deflate, br` and decode responses as
+    /// they stream (act like a browser). Default false: bodies are counted as sent.
+    pub decompress: bool,
+    /// `redirects`: how many redirects to follow per request; 0 (default): none, a 3xx is the
+    /// response.
+    pub redirects: u32,
+    /// `throttle`: a bandwidth cap per connection in bytes/s, both directions (slow clients).
+    pub throttle: Option<u64>,
+    /// `body_limit`: how much of a response body is kept for extractors and body checks
+    /// (default 1 MiB); bodies of steps without them are streamed and discarded.
+    pub body_limit: u64,
 }
 
 impl Default for HttpSettings {
@@ -218,6 +231,33 @@ impl Default for HttpSettings {
             source_addresses: Vec::new(),
             close: CloseMode::Normal,
             tls: TlsSettings::default(),
+            cookies: CookieMode::On,
+            decompress: false,
+            redirects: 0,
+            throttle: None,
+            body_limit: 1 << 20,
+        }
+    }
+}
+
+/// `http.cookies`: the per-VU cookie jar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CookieMode {
+    /// `on` (default): each VU keeps its cookies across iterations, like one browser.
+    #[default]
+    On,
+    /// `per_iteration`: the jar is emptied when an iteration starts (a new browser each time).
+    PerIteration,
+    /// `off`: no cookie handling; `Cookie` headers only as written in the plan.
+    Off,
+}
+
+impl CookieMode {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CookieMode::On => "on",
+            CookieMode::PerIteration => "per_iteration",
+            CookieMode::Off => "off",
         }
     }
 }
@@ -343,11 +383,84 @@ pub struct Scenario {
     pub metrics: Vec<StepInfo>,
     /// The scenario's own `thresholds:`; without a scope prefix their scope is this scenario.
     pub thresholds: Vec<Threshold>,
+    /// Every named check of the scenario (response checks, and extractions without a default),
+    /// in first-appearance order; a check's id indexes this.
+    pub checks: Vec<CheckInfo>,
+    /// Runtime variables (feeder columns, extractor results, loop items): slot i is named
+    /// `vars[i]`; templates refer to slots.
+    pub vars: Vec<String>,
+    /// How many per-VU counters (`${counter(name)}`) templates use.
+    pub counters: usize,
+    /// How many `once:` blocks the steps have.
+    pub onces: usize,
+    /// `feeders:`: test data picked at the start of every iteration.
+    pub feeders: Vec<FeederUse>,
+    /// `pacing`: the target duration of one iteration; a VU that finishes early waits.
+    pub pacing: Option<Duration>,
 }
 
+/// A feeder of a scenario: which slots its columns fill.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeederUse {
+    /// The file as written in the plan.
+    pub file: String,
+    pub feeder: Shared<onrush_data::Feeder>,
+    /// Slot of each column, in column order.
+    pub slots: Vec<usize>,
+}
+
+/// A value loaded once and shared by all threads; equal when it is the same value.
+pub struct Shared<T>(pub std::sync::Arc<T>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(self.0.clone())
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shared<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// One metric of a scenario: a request step or a group (transaction) of steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepInfo {
     pub name: String,
+    pub kind: MetricKind,
+}
+
+/// What a metric measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetricKind {
+    /// One request per sample (counted in the request totals).
+    #[default]
+    Request,
+    /// A `group:` of steps, one sample per run of the group: its whole duration (JMeter's
+    /// Transaction Controller). Not counted as requests.
+    Group,
+}
+
+/// A check as counted in results: its name and the metric (step) it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckInfo {
+    pub name: String,
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -432,6 +545,58 @@ pub enum Step {
         count: u64,
         steps: Vec<Step>,
     },
+    /// `loop: { while: CONDITION, max: N, steps }`: runs while the condition holds, at most
+    /// `max` times.
+    While {
+        condition: Condition,
+        max: u64,
+        steps: Vec<Step>,
+    },
+    /// `loop: { foreach: LIST, as: ITEM, steps }`: once per value of the list variable.
+    ForEach {
+        list: usize,
+        item: usize,
+        steps: Vec<Step>,
+    },
+    /// `group: { name, steps }`: measured as a whole under metric `metric`.
+    Group {
+        metric: usize,
+        steps: Vec<Step>,
+    },
+    /// `if: CONDITION, then: [...], else: [...]`.
+    If {
+        condition: Condition,
+        then: Vec<Step>,
+        otherwise: Vec<Step>,
+    },
+    /// `once: [...]`: runs in a VU's first iteration only (`id` indexes the VU's flags).
+    Once {
+        id: usize,
+        steps: Vec<Step>,
+    },
+    /// `random: [{ weight, steps }, ...]`: one branch per run, chosen by weight.
+    Random {
+        branches: Vec<(u32, Vec<Step>)>,
+    },
+}
+
+/// A test on a runtime variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub var: usize,
+    pub test: ConditionTest,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConditionTest {
+    /// `exists: true`: the variable has a value (`exists: false`: it has none).
+    Exists(bool),
+    /// `equals: VALUE`
+    Equals(Template),
+    /// `not_equals: VALUE`
+    NotEquals(Template),
+    /// `matches: REGEX`
+    Matches(Shared<regex::bytes::Regex>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -450,12 +615,168 @@ pub struct RequestStep {
     pub timeout: Option<Duration>,
     /// None: status >= 400 is a failure.
     pub expect_status: Option<Vec<u16>>,
+    /// `query: { name: value }`: appended to the path, URL-encoded.
+    pub query: Vec<(String, Template)>,
+    /// `extract:`: variables set from the response, in plan order.
+    pub extract: Vec<Extract>,
+    /// `check:`: response checks, in plan order.
+    pub checks: Vec<Check>,
+    /// `on_failure`: what the VU does when this request fails (a check failed included).
+    pub on_failure: OnFailure,
+}
+
+impl RequestStep {
+    /// True when extractors or checks need the response body.
+    pub fn needs_body(&self) -> bool {
+        self.extract.iter().any(|e| matches!(e.source, ExtractSource::Body(_)))
+            || self.checks.iter().any(|c| c.kind.needs_body())
+    }
+}
+
+/// `on_failure`: what a VU does after a failed request or check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// `continue` (default): go on with the next step.
+    #[default]
+    Continue,
+    /// `next_iteration`: end this iteration, start the next.
+    NextIteration,
+    /// `stop_vu`: this VU runs no more iterations.
+    StopVu,
+    /// `stop_test`: the whole test stops (results are written as after Ctrl-C).
+    StopTest,
+}
+
+impl OnFailure {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OnFailure::Continue => "continue",
+            OnFailure::NextIteration => "next_iteration",
+            OnFailure::StopVu => "stop_vu",
+            OnFailure::StopTest => "stop_test",
+        }
+    }
+}
+
+/// One `extract:` entry: where a variable's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extract {
+    /// The variable's slot and name.
+    pub var: usize,
+    pub name: String,
+    pub source: ExtractSource,
+    pub occurrence: Occurrence,
+    /// Used when nothing is found; without one, nothing found fails the request and check
+    /// `check` (named `extract NAME`) counts it.
+    pub default: Option<String>,
+    pub check: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExtractSource {
+    /// boundary, regex, jsonpath, css, xpath over the (decoded) body.
+    Body(Shared<onrush_extract::Extractor>),
+    /// A response header's value (case-insensitive name); several headers are occurrences.
+    Header(String),
+    /// The status code.
+    Status,
+    /// A cookie's value as set by the response (`Set-Cookie`).
+    Cookie(String),
+    /// The final URL after redirects (path and query).
+    Url,
+}
+
+/// Which match an extractor keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occurrence {
+    /// 1-based.
+    Nth(usize),
+    Last,
+    Random,
+    /// All matches: a list variable (for `foreach`).
+    All,
+}
+
+/// One `check:` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// Index into [`Scenario::checks`].
+    pub id: usize,
+    pub kind: CheckKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckKind {
+    /// `status: [200, 201]`
+    Status(Vec<u16>),
+    /// `body_contains: TEXT`
+    BodyContains(Template),
+    /// `body_matches: REGEX`
+    BodyMatches(Shared<regex::bytes::Regex>),
+    /// `jsonpath: PATH` with `exists: true|false` or `equals: VALUE`.
+    JsonPath {
+        path: Shared<onrush_extract::Extractor>,
+        expect: ValueExpect,
+    },
+    /// `header: NAME` with `exists`, `equals`, `contains` or `matches`.
+    Header { name: String, expect: ValueExpect },
+    /// `duration_below: 500ms`: the request's latency.
+    DurationBelow(Duration),
+    /// `body_size: { min, max }` in bytes (decoded body).
+    BodySize { min: u64, max: u64 },
+    /// `body_sha256: HEX` / `body_md5: HEX`: computed while streaming, whatever the size.
+    BodyHash { algorithm: HashAlgorithm, hex: String },
+}
+
+impl CheckKind {
+    /// True when the check reads body bytes kept in memory (hashes and sizes stream).
+    pub fn needs_body(&self) -> bool {
+        matches!(
+            self,
+            CheckKind::BodyContains(_) | CheckKind::BodyMatches(_) | CheckKind::JsonPath { .. }
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueExpect {
+    Exists(bool),
+    Equals(Template),
+    Contains(Template),
+    Matches(Shared<regex::bytes::Regex>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashAlgorithm {
+    Md5,
+    Sha256,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
     None,
+    /// `body:` or `body_template: FILE` (the file's text compiled as a template).
     Inline(Template),
     /// Resolved against the plan's directory, checked to exist at load.
     File(PathBuf),
+    /// `form: { name: value }`: `application/x-www-form-urlencoded`.
+    Form(Vec<(String, Template)>),
+    /// `multipart: { name: value | { file, filename, content_type } }`: `multipart/form-data`,
+    /// files streamed from disk.
+    Multipart(Vec<MultipartField>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MultipartField {
+    Text {
+        name: String,
+        value: Template,
+    },
+    File {
+        name: String,
+        /// Resolved against the plan's directory, checked to exist at load.
+        path: PathBuf,
+        filename: String,
+        content_type: String,
+    },
 }

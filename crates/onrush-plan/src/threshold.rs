@@ -18,7 +18,7 @@ pub struct Threshold {
     pub metric: ThresholdMetric,
     pub op: CompareOp,
     /// The limit, in the unit of [`ThresholdMetric::kind`]: milliseconds for times, a fraction
-    /// for rates of failures (`1%` = 0.01), per second for request rates, a plain number for
+    /// for rates of failures and the checks' pass rate (`1%` = 0.01), per second for request rates, a plain number for
     /// counts; 1 for `generator: healthy`.
     pub value: f64,
     /// `abort_on_fail: true`: stop the test as soon as the threshold fails on the figures so
@@ -120,6 +120,10 @@ pub enum ThresholdMetric {
     Rate10sMin,
     /// `rate_10s_max`: highest request rate of any 10-second window (whole test only).
     Rate10sMax,
+    /// `checks`: the pass rate of the checks in the scope, passes / (passes + fails).
+    Checks,
+    /// `checks_failed`: the number of failed checks in the scope.
+    ChecksFailed,
     /// `generator: healthy`: the load generator's verdict is `healthy`.
     GeneratorHealthy,
 }
@@ -204,6 +208,8 @@ impl ThresholdMetric {
             ThresholdMetric::DroppedRate => "dropped_rate".into(),
             ThresholdMetric::Rate10sMin => "rate_10s_min".into(),
             ThresholdMetric::Rate10sMax => "rate_10s_max".into(),
+            ThresholdMetric::Checks => "checks".into(),
+            ThresholdMetric::ChecksFailed => "checks_failed".into(),
             ThresholdMetric::GeneratorHealthy => "healthy".into(),
         }
     }
@@ -212,14 +218,17 @@ impl ThresholdMetric {
     pub fn kind(&self) -> ValueKind {
         match self {
             ThresholdMetric::Latency { .. } => ValueKind::Millis,
-            ThresholdMetric::FailureRate | ThresholdMetric::DroppedRate => ValueKind::Fraction,
+            ThresholdMetric::FailureRate
+            | ThresholdMetric::DroppedRate
+            | ThresholdMetric::Checks => ValueKind::Fraction,
             ThresholdMetric::Rate | ThresholdMetric::Rate10sMin | ThresholdMetric::Rate10sMax => {
                 ValueKind::PerSecond
             }
             ThresholdMetric::Failures
             | ThresholdMetric::Requests
             | ThresholdMetric::Iterations
-            | ThresholdMetric::DroppedIterations => ValueKind::Count,
+            | ThresholdMetric::DroppedIterations
+            | ThresholdMetric::ChecksFailed => ValueKind::Count,
             ThresholdMetric::GeneratorHealthy => ValueKind::Verdict,
         }
     }
@@ -304,6 +313,9 @@ mod tests {
         assert_eq!(m.name(), "service_p99.9");
         assert_eq!(m.kind(), ValueKind::Millis);
         assert_eq!(ThresholdMetric::DroppedRate.kind(), ValueKind::Fraction);
+        assert_eq!(ThresholdMetric::Checks.kind(), ValueKind::Fraction);
+        assert_eq!(ThresholdMetric::ChecksFailed.kind(), ValueKind::Count);
+        assert_eq!(ThresholdMetric::ChecksFailed.name(), "checks_failed");
         assert!(CompareOp::Lt.holds(1.0, 2.0));
         assert!(!CompareOp::Lt.holds(2.0, 2.0));
         assert!(CompareOp::Le.holds(2.0, 2.0));

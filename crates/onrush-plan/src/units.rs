@@ -117,6 +117,36 @@ fn parse_decimal_nanos(num: &str, unit: u128) -> Option<u128> {
 }
 
 /// Parses `200/s`, `12000/m`, `100/h`, or a plain number meaning per second. Returns per second.
+/// A byte count: `512`, `64KB` / `64kB` (1000-based), `64KiB` (1024-based), `B`, `MB`, `MiB`,
+/// `GB`, `GiB`.
+pub(crate) fn parse_bytes(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || UnitError {
+        message: format!("{t:?} is not a byte size; expected a number and a unit such as 64KB or 1MiB"),
+        hint: "units: B, KB, MB, GB (1000-based), KiB, MiB, GiB (1024-based)".into(),
+    };
+    let n: f64 = num.replace('_', "").parse().map_err(|_| bad())?;
+    let factor: f64 = match unit.trim() {
+        "" | "B" | "b" => 1.0,
+        "KB" | "kB" | "kb" | "K" | "k" => 1e3,
+        "MB" | "mb" | "M" => 1e6,
+        "GB" | "gb" | "G" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let v = n * factor;
+    if !v.is_finite() || v < 0.0 || v > 1e15 {
+        return Err(bad());
+    }
+    Ok(v.round() as u64)
+}
+
 pub(crate) fn parse_rate(text: &str) -> Result<f64, UnitError> {
     let s = text.trim();
     let expected = "expected a rate such as `200/s`, `12000/m`, `50/h` or `200` (per second)";

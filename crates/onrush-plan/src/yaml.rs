@@ -43,6 +43,17 @@ pub(crate) struct Scalar {
 }
 
 impl Node {
+    /// A quoted scalar that is not from the plan's YAML (a template file's text), spanning
+    /// `span` of its own source.
+    pub fn text_node(text: String, span: Range<usize>) -> Node {
+        Node {
+            kind: Kind::Scalar(Scalar { text, plain: false }),
+            span,
+            depth: 1,
+            count: 1,
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         match &self.kind {
             Kind::Scalar(s) => {

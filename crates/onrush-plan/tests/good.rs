@@ -13,13 +13,15 @@ fn requests(steps: &[Step]) -> Vec<&RequestStep> {
             Step::Request(r) => out.push(r),
             Step::Loop { steps, .. } => out.extend(requests(steps)),
             Step::Think { .. } => {}
+            _ => {}
         }
     }
     out
 }
 
 fn render(t: &Template, vu: u64, iteration: u64) -> String {
-    String::from_utf8(t.render_to_vec(&RenderContext { vu, iteration })).unwrap()
+    let vars = Vars::default();
+    String::from_utf8(t.render_to_vec(&RenderContext::new(vu, iteration, &vars)).unwrap()).unwrap()
 }
 
 fn metric_names(s: &Scenario) -> Vec<&str> {

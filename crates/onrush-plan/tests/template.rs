@@ -5,7 +5,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::{ok, scenario};
-use onrush_plan::{Body, RenderContext, Step, Template};
+use onrush_plan::{Body, RenderContext, Step, Template, Vars};
 
 /// Counts allocations made by the current thread.
 struct Counting;
@@ -55,11 +55,13 @@ fn render_appends_and_reuses_the_buffer_without_allocating() {
     let mut buf: Vec<u8> = Vec::with_capacity(256);
     let (cap, ptr) = (buf.capacity(), buf.as_ptr());
     buf.extend_from_slice(b"prefix:");
+    let vars = Vars::default();
     let before = allocs();
     for vu in [1u64, 99, u64::MAX] {
         for iteration in [0u64, 7, 123_456_789] {
             buf.truncate(7);
-            t.render(&RenderContext { vu, iteration }, &mut buf);
+            t.render(&RenderContext::new(vu, iteration, &vars), &mut buf)
+                .unwrap();
         }
     }
     assert_eq!(allocs(), before, "render allocated");
@@ -81,7 +83,7 @@ fn constant_templates() {
     assert_eq!(t.constant_bytes(), Some(&b"/static"[..]));
     let mut buf = Vec::with_capacity(16);
     let before = allocs();
-    t.render(&RenderContext::default(), &mut buf);
+    t.render(&RenderContext::default(), &mut buf).unwrap();
     assert_eq!(allocs(), before);
     assert_eq!(buf, b"/static");
     assert_eq!(body_template().constant_bytes(), None);
@@ -100,10 +102,8 @@ fn source_and_display() {
     );
     assert!(
         t.max_len_hint()
-            >= t.render_to_vec(&RenderContext {
-                vu: u64::MAX,
-                iteration: u64::MAX
-            })
-            .len()
+            >= t.render_to_vec(&RenderContext::new(u64::MAX, u64::MAX, &Vars::default()))
+                .unwrap()
+                .len()
     );
 }

@@ -349,12 +349,89 @@ fn unknown_metric_with_did_you_mean() {
 }
 
 #[test]
-fn checks_are_not_there_yet() {
-    let s = bad(
-        "\"checks > 99%\"",
-        &["checks thresholds need checks, which onrush does not have yet"],
+fn checks_thresholds_with_every_scope() {
+    let t = one("\"checks > 99.9%\"");
+    assert_eq!(
+        (t.scope.clone(), t.metric, t.op, t.value),
+        (ThresholdScope::Total, ThresholdMetric::Checks, CompareOp::Gt, 0.999)
     );
+    let t = one("\"closed: checks == 100%\"");
+    assert_eq!(
+        (t.scope.clone(), t.metric, t.op, t.value),
+        (
+            ThresholdScope::Scenario("closed".into()),
+            ThresholdMetric::Checks,
+            CompareOp::Eq,
+            1.0
+        )
+    );
+    let t = one("\"closed/cart: checks >= 0.95\"");
+    assert_eq!(
+        (t.scope.clone(), t.metric, t.value),
+        (step(Some("closed"), "cart"), ThresholdMetric::Checks, 0.95)
+    );
+    let t = one("\"home: checks_failed < 10\"");
+    assert_eq!(
+        (t.scope.clone(), t.metric, t.op, t.value),
+        (step(None, "home"), ThresholdMetric::ChecksFailed, CompareOp::Lt, 10.0)
+    );
+    assert_eq!(t.metric.kind(), ValueKind::Count);
+    let t = one("{ threshold: \"checks > 99%\", abort_on_fail: true, grace: 5s }");
+    assert!(t.abort_on_fail && !t.needs_histograms());
+    bad("\"checks > 99\"", &["`99` is ambiguous", "`99%`"]);
+    bad("\"checks_failed < 1%\"", &["`checks_failed` is a count", "checks > 1%"]);
+    bad("\"check > 99%\"", &["did you mean `checks`"]);
+    bad("\"generator: checks > 99%\"", &["the `generator` scope has one check"]);
+    let s = bad("\"chekcs > 99%\"", &["unknown metric `chekcs`", "`checks`"]);
     assert!(s.contains("plan.yaml:3:6:"), "{s}");
+}
+
+/// A plan with a `group:` (JMeter's Transaction Controller): the group is a metric of its
+/// scenario, so a scope names it like a step.
+const GROUP_PLAN: &str = r#"target: http://127.0.0.1:8080
+thresholds:
+  - "checkout: p95 < 500ms"
+  - "shop/checkout: failure_rate < 1%"
+  - "checkout: checks > 99%"
+scenarios:
+  - name: shop
+    load: { vus: 1, iterations: 1 }
+    thresholds: ["checkout: requests > 0"]
+    steps:
+      - { name: home, get: / }
+      - group:
+          name: checkout
+          steps:
+            - { name: cart, get: /cart }
+            - { name: pay, post: /pay }
+"#;
+
+#[test]
+fn a_group_is_a_scope() {
+    let plan = ok(GROUP_PLAN);
+    let shop = &plan.scenarios[0];
+    let g = shop
+        .metrics
+        .iter()
+        .position(|m| m.name == "checkout")
+        .expect("the group is a metric");
+    assert_eq!(shop.metrics[g].kind, MetricKind::Group);
+    let t = &plan.thresholds;
+    assert_eq!(t[0].scope, step(Some("shop"), "checkout"));
+    assert_eq!(t[0].metric, p(95.0));
+    assert_eq!(t[0].value, 500.0);
+    assert_eq!(t[1].scope, step(Some("shop"), "checkout"));
+    assert_eq!(t[1].metric, ThresholdMetric::FailureRate);
+    assert_eq!(t[2].metric, ThresholdMetric::Checks);
+    assert_eq!(shop.thresholds[0].scope, step(Some("shop"), "checkout"));
+    // a misspelt group name gets a did-you-mean like a step
+    let text = GROUP_PLAN.replace("\"checkout: p95 < 500ms\"", "\"chekout: p95 < 500ms\"");
+    check(
+        &text,
+        3,
+        "thresholds[0]",
+        &["unknown scope `chekout`", "did you mean `checkout`?"],
+    );
 }
 
 #[test]

@@ -4,9 +4,14 @@
 //! It exists so that onrush can be tried, tested and benchmarked without any other software:
 //! it must be fast enough never to be the bottleneck when onrush measures itself, and it must
 //! offer the awkward behaviours a load-testing client has to cope with (huge and chunked bodies,
-//! delays, arbitrary status codes, periodic stalls). Endpoints: `/`, `/bytes/N[?chunked=1]`,
-//! `/delay/MS`, `/status/CODE`, `/echo`, `/upload`, `/json`, `/html`, `/xml`,
-//! `/stall?every=MS&for=MS` and `/stats`; the crate README describes each.
+//! delays, arbitrary status codes, periodic stalls). Endpoints: `/`,
+//! `/bytes/N[?chunked=1|?encoding=gzip|deflate|br]`, `/delay/MS`, `/status/CODE`, `/echo`,
+//! `/upload`, `/json`, `/html`, `/xml`, `/stall?every=MS&for=MS` and `/stats`; for the scenario
+//! features of a client (extractors, checks, cookies, forms, decompression, redirects, auth):
+//! `/login` (a fresh, server-verifiable token per request), `/verify`, `/account`,
+//! `/redirect/N`, `/redirect-to`, `/cookies`, `/cookies/set`, `/cookies/delete`, `/gzip`,
+//! `/deflate`, `/brotli`, `/basic-auth/USER/PASS`, `/bearer`, `/form`, `/query` and `/headers`.
+//! The crate README describes each.
 //!
 //! Design: `threads` OS threads, each running its own tokio `current_thread` runtime and
 //! accepting on its own listener, all bound to the same address with `SO_REUSEPORT` so the
@@ -28,9 +33,12 @@
 //! ```
 
 mod body;
+mod forms;
 mod listen;
+mod login;
 mod routes;
-mod samples;
+pub mod samples;
+mod scenario;
 mod stats;
 mod tls;
 mod worker;
@@ -43,8 +51,11 @@ use std::thread::JoinHandle;
 
 use tokio::sync::watch;
 
+pub use forms::{MAX_TEXT_FIELD, MAX_URLENCODED_FORM};
+pub use login::{LOGIN_DEFAULT_USER, MAX_USER_LEN, SESSION_COOKIE, TOKEN_PREFIX};
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
-pub use stats::Stats;
+pub use scenario::AUTH_REALM;
+pub use stats::{LoginStats, Stats};
 pub use tls::{ServerTls, TlsStats};
 
 use stats::Shared;
@@ -92,6 +103,25 @@ impl ServerHandle {
     /// written to a file for `tls.ca_file`). `None` otherwise.
     pub fn self_signed_ca_pem(&self) -> Option<&str> {
         self.ca_pem.as_deref()
+    }
+
+    /// What the login endpoints did since start: the `tokens_*` and `sessions_*` fields of
+    /// `/stats`.
+    pub fn login_stats(&self) -> LoginStats {
+        self.shared.login()
+    }
+
+    /// Whether `token` is one this server's `/login` could have issued (the check `POST /login`
+    /// and `/verify` make; counts nothing). Tokens are `tok-<n>-<16 hex digits of an HMAC under
+    /// a key drawn at start>`, so a token of another server or an altered one is refused.
+    pub fn verify_token(&self, token: &str) -> bool {
+        self.shared.keys.check_token(token).is_ok()
+    }
+
+    /// The user of a `session` cookie value this server issued, `None` for any other value (the
+    /// check `/account` makes; counts nothing).
+    pub fn verify_session(&self, session: &str) -> Option<String> {
+        self.shared.keys.check_session(session).ok()
     }
 
     /// TCP connections accepted since start, counting every one, including connections that

@@ -15,14 +15,14 @@ use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use sha2::{Digest, Sha256};
 
-use crate::body::ResponseBody;
-use crate::samples;
-use crate::stats::{ConnCounter, Shared};
+use crate::body::{Encoding, ResponseBody};
+use crate::stats::{ConnCounter, LoginEvent, Shared};
+use crate::{forms, login, samples, scenario};
 
-const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
-const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
-const XML: HeaderValue = HeaderValue::from_static("application/xml");
+pub(crate) const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+pub(crate) const XML: HeaderValue = HeaderValue::from_static("application/xml");
 const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
 
 const HELLO: &[u8] = b"Hello from onrush\n";
@@ -37,7 +37,14 @@ pub(crate) struct Conn {
     pub(crate) counter: ConnCounter,
 }
 
-type Resp = Response<ResponseBody>;
+impl Conn {
+    /// Counts a login event in this connection's shard.
+    pub(crate) fn count(&self, event: LoginEvent) {
+        self.shared.count_login(self.counter.shard(), event);
+    }
+}
+
+pub(crate) type Resp = Response<ResponseBody>;
 
 /// Routes one request. `/stats` is answered without being counted (see [`crate::Stats`]).
 pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
@@ -47,7 +54,7 @@ pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
     }
     conn.counter.count_request(&conn.shared);
     let is_head = req.method() == Method::HEAD;
-    let resp = route(req, &conn.shared).await;
+    let resp = route(req, conn).await;
     if is_head {
         head_only(resp)
     } else {
@@ -55,7 +62,8 @@ pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
     }
 }
 
-async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
+async fn route(req: Request<Incoming>, conn: &Conn) -> Resp {
+    let shared = &conn.shared;
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
     let query = parts.uri.query();
@@ -72,13 +80,20 @@ async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
     match (name, arg) {
         ("echo", None) => return echo(&parts, body).await,
         ("upload", None) => return upload(body).await,
+        ("form", None) => return forms::form(&parts, body).await,
+        ("login", None) if parts.method == Method::POST => {
+            return login::login_post(&parts, body, conn).await
+        }
         _ => drain(body).await,
     }
     match (name, arg) {
         ("", None) => ok(TEXT, ResponseBody::from_static(HELLO)),
         ("bytes", Some(n)) => {
             let chunked = query_param(query, "chunked").is_some_and(|v| v == "1" || v == "true");
-            bytes(n, chunked)
+            match query_param(query, "encoding") {
+                None => bytes(n, chunked),
+                Some(e) => encoded_bytes(n, e),
+            }
         }
         ("delay", Some(ms)) => delay(ms).await,
         ("status", Some(code)) => status(code),
@@ -86,8 +101,24 @@ async fn route(req: Request<Incoming>, shared: &Shared) -> Resp {
         ("json", None) => ok(JSON, ResponseBody::from_static(samples::JSON.as_bytes())),
         ("html", None) => ok(HTML, ResponseBody::from_static(samples::HTML.as_bytes())),
         ("xml", None) => ok(XML, ResponseBody::from_static(samples::XML.as_bytes())),
-        ("bytes" | "delay" | "status", None) => bad_request(format!(
-            "{path} needs an argument: /bytes/N, /delay/MS or /status/CODE\n"
+        ("login", None) => login::login_page(query, conn),
+        ("verify", None) => login::verify_get(&parts, conn),
+        ("account", None) => login::account(&parts, conn),
+        ("redirect", Some(n)) => scenario::redirect(n, &parts),
+        ("redirect-to", None) => scenario::redirect_to(&parts),
+        ("cookies", None) => scenario::cookies(&parts),
+        ("cookies", Some("set")) => scenario::cookies_set(&parts),
+        ("cookies", Some("delete")) => scenario::cookies_delete(&parts),
+        ("gzip", None) => scenario::compressed_json(Encoding::Gzip),
+        ("deflate", None) => scenario::compressed_json(Encoding::Deflate),
+        ("brotli", None) => scenario::compressed_json(Encoding::Brotli),
+        ("basic-auth", Some(creds)) => scenario::basic_auth(creds, &parts),
+        ("bearer", None) => scenario::bearer_auth(&parts),
+        ("query", None) => forms::query(&parts),
+        ("headers", None) => scenario::headers(&parts),
+        ("bytes" | "delay" | "status" | "redirect" | "basic-auth", None) => bad_request(format!(
+            "{path} needs an argument: /bytes/N, /delay/MS, /status/CODE, /redirect/N or \
+             /basic-auth/USER/PASS\n"
         )),
         _ => not_found(path),
     }
@@ -97,8 +128,10 @@ fn not_found(path: &str) -> Resp {
     text(
         StatusCode::NOT_FOUND,
         format!(
-            "not found: {path}\nendpoints: / /bytes/N /delay/MS /status/CODE /echo /upload /json \
-             /html /xml /stall /stats\n"
+            "not found: {path}\nendpoints: / /bytes/N[?chunked=1|encoding=gzip|deflate|br] \
+             /delay/MS /status/CODE /echo /upload /json /html /xml /stall /stats /login /verify \
+             /account /redirect/N /redirect-to /cookies /cookies/set /cookies/delete /gzip \
+             /deflate /brotli /basic-auth/USER/PASS /bearer /form /query /headers\n"
         ),
     )
 }
@@ -114,6 +147,24 @@ fn bytes(n: &str, chunked: bool) -> Resp {
     if !chunked {
         resp.headers_mut().insert(CONTENT_LENGTH, len.into());
     }
+    resp
+}
+
+/// `/bytes/N?encoding=E`: N pattern bytes compressed while streaming, always chunked.
+fn encoded_bytes(n: &str, encoding: &str) -> Resp {
+    let Ok(len) = n.parse::<u64>() else {
+        return bad_request(format!(
+            "bad byte count {n:?} in /bytes/N: expected a non-negative integer\n"
+        ));
+    };
+    let Some(encoding) = Encoding::parse(encoding) else {
+        return bad_request(format!(
+            "bad encoding {encoding:?} in /bytes/N?encoding=: expected gzip, deflate or br\n"
+        ));
+    };
+    let mut resp = ok(OCTETS, ResponseBody::encoded_pattern(len, encoding));
+    resp.headers_mut()
+        .insert(hyper::header::CONTENT_ENCODING, encoding.header());
     resp
 }
 
@@ -198,17 +249,7 @@ fn param_ms(query: Option<&str>, name: &str, default: u64) -> Result<u64, String
 
 /// `/echo`: describes the request as JSON; the body is hashed while streaming, never buffered.
 async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
-    let mut headers: BTreeMap<&str, String> = BTreeMap::new();
-    for (name, value) in &parts.headers {
-        let value = String::from_utf8_lossy(value.as_bytes());
-        headers
-            .entry(name.as_str())
-            .and_modify(|v| {
-                v.push_str(", ");
-                v.push_str(&value);
-            })
-            .or_insert_with(|| value.into_owned());
-    }
+    let headers = header_map(parts);
     let (length, sha256) = match consume(body).await {
         Ok(digest) => digest,
         Err(msg) => return bad_request(msg),
@@ -224,6 +265,22 @@ async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
     json(&doc)
 }
 
+/// The request headers by lower-case name, repeated ones joined with `", "`.
+pub(crate) fn header_map(parts: &hyper::http::request::Parts) -> BTreeMap<&str, String> {
+    let mut headers: BTreeMap<&str, String> = BTreeMap::new();
+    for (name, value) in &parts.headers {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers
+            .entry(name.as_str())
+            .and_modify(|v| {
+                v.push_str(", ");
+                v.push_str(&value);
+            })
+            .or_insert_with(|| value.into_owned());
+    }
+    headers
+}
+
 /// `/upload`: consumes the body (Content-Length or chunked) and reports its length and hash.
 async fn upload(body: Incoming) -> Resp {
     match consume(body).await {
@@ -235,6 +292,7 @@ async fn upload(body: Incoming) -> Resp {
 fn stats(shared: &Shared) -> Resp {
     let s = shared.totals();
     let tls = shared.tls();
+    let login = shared.login();
     json(&serde_json::json!({
         "requests": s.requests,
         "connections": s.connections,
@@ -242,6 +300,11 @@ fn stats(shared: &Shared) -> Resp {
         "tls_full": tls.full,
         "tls_resumed": tls.resumed,
         "tls_failed": tls.failed,
+        "tokens_issued": login.tokens_issued,
+        "tokens_ok": login.tokens_ok,
+        "tokens_bad": login.tokens_bad,
+        "sessions_ok": login.sessions_ok,
+        "sessions_bad": login.sessions_bad,
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
     }))
 }
@@ -262,7 +325,7 @@ async fn consume(mut body: Incoming) -> Result<(u64, String), String> {
 }
 
 /// Discards a request body the endpoint does not need, so hyper can reuse the connection.
-async fn drain(mut body: Incoming) {
+pub(crate) async fn drain(mut body: Incoming) {
     if body.is_end_stream() {
         return;
     }
@@ -280,36 +343,36 @@ fn head_only(resp: Resp) -> Resp {
     Response::from_parts(parts, ResponseBody::empty())
 }
 
-fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+pub(crate) fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
     query?.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k == name).then_some(v)
     })
 }
 
-fn ok(content_type: HeaderValue, body: ResponseBody) -> Resp {
+pub(crate) fn ok(content_type: HeaderValue, body: ResponseBody) -> Resp {
     let mut resp = Response::new(body);
     resp.headers_mut().insert(CONTENT_TYPE, content_type);
     resp
 }
 
-fn text(status: StatusCode, msg: String) -> Resp {
+pub(crate) fn text(status: StatusCode, msg: String) -> Resp {
     let mut resp = ok(TEXT, ResponseBody::bytes(Bytes::from(msg)));
     *resp.status_mut() = status;
     resp
 }
 
-fn bad_request(msg: String) -> Resp {
+pub(crate) fn bad_request(msg: String) -> Resp {
     text(StatusCode::BAD_REQUEST, msg)
 }
 
-fn json(doc: &serde_json::Value) -> Resp {
+pub(crate) fn json(doc: &serde_json::Value) -> Resp {
     let mut out = serde_json::to_vec(doc).unwrap_or_default();
     out.push(b'\n');
     ok(JSON, ResponseBody::bytes(Bytes::from(out)))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

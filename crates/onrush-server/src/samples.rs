@@ -16,7 +16,7 @@ pub const CSRF_TOKEN: &str = "csrf-5b8e1d4a9c07";
 pub const XML_ORDER_ID: &str = "ORD-2026-0042";
 
 /// A login/session response as an API would return it.
-pub(crate) const JSON: &str = r#"{
+pub const JSON: &str = r#"{
   "token": "onrush-session-7f3c9a2e41d8",
   "expires_in": 3600,
   "user": {
@@ -36,7 +36,7 @@ pub(crate) const JSON: &str = r#"{
 "#;
 
 /// A login page: title, a form with a hidden CSRF input, links and a table.
-pub(crate) const HTML: &str = r#"<!DOCTYPE html>
+pub const HTML: &str = r#"<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -69,7 +69,7 @@ pub(crate) const HTML: &str = r#"<!DOCTYPE html>
 "#;
 
 /// An order document, with attributes, nested elements and a namespace-free layout.
-pub(crate) const XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+pub const XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <order id="ORD-2026-0042" status="confirmed">
   <customer id="42">
     <name>Ada Lovelace</name>
@@ -82,6 +82,54 @@ pub(crate) const XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   <total currency="EUR">6.90</total>
 </order>
 "#;
+
+/// Placeholder for the token in [`LOGIN_HTML`] and [`LOGIN_XML`].
+const TOKEN_SLOT: &str = "{{TOKEN}}";
+
+/// The `/login` page: like [`HTML`], with the fresh token in a hidden input, a
+/// `<meta name="csrf-token">` and a `data-token` attribute (one place per kind of extractor).
+pub const LOGIN_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="csrf-token" content="{{TOKEN}}">
+  <title>onrush sample shop - Sign in</title>
+</head>
+<body>
+  <h1 id="heading">Sign in</h1>
+  <form id="login" action="/login" method="post" data-token="{{TOKEN}}">
+    <input type="hidden" name="csrf_token" value="{{TOKEN}}">
+    <label>User <input type="text" name="username" value="ada"></label>
+    <label>Password <input type="password" name="password"></label>
+    <button type="submit">Sign in</button>
+  </form>
+  <nav>
+    <a href="/account">Account</a>
+    <a href="/json">Session (JSON)</a>
+  </nav>
+</body>
+</html>
+"#;
+
+/// The `/login?format=xml` document: the token in `/login/@token` and `/login/token`.
+pub const LOGIN_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<login token="{{TOKEN}}" expires_in="3600">
+  <token>{{TOKEN}}</token>
+  <user id="42" login="ada">
+    <name>Ada Lovelace</name>
+  </user>
+</login>
+"#;
+
+/// [`LOGIN_HTML`] with `token` in place.
+pub fn login_html(token: &str) -> String {
+    LOGIN_HTML.replace(TOKEN_SLOT, token)
+}
+
+/// [`LOGIN_XML`] with `token` in place.
+pub fn login_xml(token: &str) -> String {
+    LOGIN_XML.replace(TOKEN_SLOT, token)
+}
 
 #[cfg(test)]
 mod tests {
@@ -101,5 +149,17 @@ mod tests {
         let input = format!(r#"<input type="hidden" name="csrf_token" value="{CSRF_TOKEN}">"#);
         assert!(HTML.contains(&input));
         assert!(XML.contains(&format!(r#"<order id="{XML_ORDER_ID}""#)));
+    }
+
+    #[test]
+    fn login_documents_carry_the_token_everywhere() {
+        let html = login_html("tok-7-00ff");
+        assert!(!html.contains(TOKEN_SLOT));
+        assert!(html.contains(r#"<input type="hidden" name="csrf_token" value="tok-7-00ff">"#));
+        assert!(html.contains(r#"<meta name="csrf-token" content="tok-7-00ff">"#));
+        assert!(html.contains(r#"data-token="tok-7-00ff""#));
+        let xml = login_xml("tok-7-00ff");
+        assert!(xml.contains(r#"<login token="tok-7-00ff""#));
+        assert!(xml.contains("<token>tok-7-00ff</token>"));
     }
 }

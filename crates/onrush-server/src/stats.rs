@@ -35,6 +35,37 @@ pub(crate) struct Shard {
     tls_full: AtomicU64,
     tls_resumed: AtomicU64,
     tls_failed: AtomicU64,
+    tokens_issued: AtomicU64,
+    tokens_ok: AtomicU64,
+    tokens_bad: AtomicU64,
+    sessions_ok: AtomicU64,
+    sessions_bad: AtomicU64,
+}
+
+/// What the login endpoints have done since the server started (the `tokens_*` and
+/// `sessions_*` fields of `/stats`; also [`crate::ServerHandle::login_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoginStats {
+    /// Tokens handed out by `/login` (any method but POST, any format; HEAD included).
+    pub tokens_issued: u64,
+    /// Token checks that passed (`POST /login`, `/verify`).
+    pub tokens_ok: u64,
+    /// Token checks that failed: missing, malformed, forged or altered token (answered 403).
+    pub tokens_bad: u64,
+    /// `/account` requests with a valid `session` cookie.
+    pub sessions_ok: u64,
+    /// `/account` requests without a valid `session` cookie (answered 401).
+    pub sessions_bad: u64,
+}
+
+/// One login event to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoginEvent {
+    TokenIssued,
+    TokenOk,
+    TokenBad,
+    SessionOk,
+    SessionBad,
 }
 
 /// State shared by all threads of one server.
@@ -42,6 +73,8 @@ pub(crate) struct Shared {
     shards: Box<[Shard]>,
     /// The server's start: `/stall` windows are aligned to it.
     pub(crate) started: Instant,
+    /// Signs and checks login tokens and session ids (random per server).
+    pub(crate) keys: crate::login::Keys,
 }
 
 impl Shared {
@@ -49,6 +82,7 @@ impl Shared {
         Shared {
             shards: (0..threads.max(1)).map(|_| Shard::default()).collect(),
             started: Instant::now(),
+            keys: crate::login::Keys::new(),
         }
     }
 
@@ -91,6 +125,32 @@ impl Shared {
     }
 }
 
+impl Shared {
+    pub(crate) fn login(&self) -> LoginStats {
+        let mut s = LoginStats::default();
+        for shard in self.shards.iter() {
+            s.tokens_issued += shard.tokens_issued.load(Relaxed);
+            s.tokens_ok += shard.tokens_ok.load(Relaxed);
+            s.tokens_bad += shard.tokens_bad.load(Relaxed);
+            s.sessions_ok += shard.sessions_ok.load(Relaxed);
+            s.sessions_bad += shard.sessions_bad.load(Relaxed);
+        }
+        s
+    }
+
+    pub(crate) fn count_login(&self, shard: usize, event: LoginEvent) {
+        let shard = &self.shards[shard];
+        match event {
+            LoginEvent::TokenIssued => &shard.tokens_issued,
+            LoginEvent::TokenOk => &shard.tokens_ok,
+            LoginEvent::TokenBad => &shard.tokens_bad,
+            LoginEvent::SessionOk => &shard.sessions_ok,
+            LoginEvent::SessionBad => &shard.sessions_bad,
+        }
+        .fetch_add(1, Relaxed);
+    }
+}
+
 /// Per-connection view: which shard to bump and whether this connection is counted yet.
 pub(crate) struct ConnCounter {
     shard: usize,
@@ -103,6 +163,11 @@ impl ConnCounter {
             shard,
             counted: AtomicBool::new(false),
         }
+    }
+
+    /// The shard this connection's thread bumps.
+    pub(crate) fn shard(&self) -> usize {
+        self.shard
     }
 
     /// Counts one request that is not `/stats`, and its connection if it is the first such.

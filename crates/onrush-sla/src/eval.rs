@@ -96,7 +96,11 @@ pub(crate) fn evaluate_one(
             )
         }
     };
-    match figure(t, &rows, hists) {
+    let figure = match t.metric {
+        ThresholdMetric::Checks | ThresholdMetric::ChecksFailed => check_figure(t, summary),
+        _ => figure(t, &rows, hists),
+    };
+    match figure {
         Figure::Value(v) => {
             let passed = t.op.holds(v, t.value);
             let shown = fmt::value(kind, v);
@@ -220,6 +224,39 @@ fn select<'a>(scope: &ThresholdScope, s: &'a Summary) -> Result<Rows<'a>, String
             }
             Ok(Rows::Steps(rows))
         }
+    }
+}
+
+/// Passes and fails of the checks in the threshold's scope: the run's, a scenario's, or those
+/// of the step(s) named (a check belongs to the step it is written on).
+fn check_counts(scope: &ThresholdScope, s: &Summary) -> (u64, u64) {
+    match scope {
+        ThresholdScope::Total | ThresholdScope::Generator => {
+            (s.totals.checks.passes, s.totals.checks.fails)
+        }
+        ThresholdScope::Scenario(name) => s
+            .scenarios
+            .iter()
+            .find(|x| &x.name == name)
+            .map_or((0, 0), |x| (x.checks.passes, x.checks.fails)),
+        ThresholdScope::Step { scenario, step } => s
+            .checks
+            .iter()
+            .filter(|c| &c.step == step && scenario.as_ref().map_or(true, |sc| &c.scenario == sc))
+            .fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails)),
+    }
+}
+
+/// `checks` (pass rate) and `checks_failed` (count). A scope where no check ran has no value:
+/// "no checks" (a check that never ran has not shown anything).
+fn check_figure(t: &Threshold, s: &Summary) -> Figure {
+    let (passes, fails) = check_counts(&t.scope, s);
+    if passes + fails == 0 {
+        return Figure::Missing("no checks".into());
+    }
+    match t.metric {
+        ThresholdMetric::ChecksFailed => Figure::Value(fails as f64),
+        _ => Figure::Value(passes as f64 / (passes + fails) as f64),
     }
 }
 

@@ -21,7 +21,7 @@ pub(crate) mod tests;
 
 use std::mem::MaybeUninit;
 
-use crate::{BodySink, Error, MAX_HEADERS, MAX_HEAD_BYTES};
+use crate::{BodySink, Error, Headers, MAX_HEADERS, MAX_HEAD_BYTES};
 use chunked::Chunked;
 
 #[derive(Debug)]
@@ -42,6 +42,8 @@ pub(crate) struct Decoder {
     state: State,
     head_request: bool,
     request_close: bool,
+    /// `BodySink::end` was called.
+    ended: bool,
     pub status: u16,
     pub keep_alive: bool,
     pub head_bytes: u64,
@@ -58,6 +60,7 @@ impl Decoder {
             state: State::Head,
             head_request,
             request_close,
+            ended: false,
             status: 0,
             keep_alive: false,
             head_bytes: 0,
@@ -75,7 +78,7 @@ impl Decoder {
         let done = loop {
             let rest = &input[pos..];
             match &mut self.state {
-                State::Head => match self.parse_head(rest)? {
+                State::Head => match self.parse_head(rest, sink)? {
                     Some(n) => pos += n,
                     None => break false,
                 },
@@ -108,7 +111,13 @@ impl Decoder {
                     pos = input.len();
                     break false;
                 }
-                State::Done => break true,
+                State::Done => {
+                    if !self.ended {
+                        self.ended = true;
+                        sink.end();
+                    }
+                    break true;
+                }
             }
         };
         self.bytes_in += pos as u64;
@@ -117,10 +126,14 @@ impl Decoder {
 
     /// The connection reached EOF. `unconsumed` is how many bytes were shown but not consumed
     /// (a partial head). Completes a close-delimited body; anything else ended too early.
-    pub fn eof(&mut self, unconsumed: usize) -> Result<(), Error> {
+    pub fn eof(&mut self, unconsumed: usize, sink: &mut impl BodySink) -> Result<(), Error> {
         match &self.state {
             State::UntilClose => {
                 self.state = State::Done;
+                if !self.ended {
+                    self.ended = true;
+                    sink.end();
+                }
                 Ok(())
             }
             State::Done => Ok(()),
@@ -149,7 +162,11 @@ impl Decoder {
 
     /// Parses a head at the start of `input`. Returns its length when complete, `None` when
     /// more bytes are needed, and sets up the body state.
-    fn parse_head(&mut self, input: &[u8]) -> Result<Option<usize>, Error> {
+    fn parse_head(
+        &mut self,
+        input: &[u8],
+        sink: &mut impl BodySink,
+    ) -> Result<Option<usize>, Error> {
         // Uninitialised: httparse writes the headers it finds; saves zeroing 2 KiB per response.
         let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
@@ -244,6 +261,7 @@ impl Decoder {
                 }
             }
         };
+        sink.head(status, &Headers::new(resp.headers));
         Ok(Some(n))
     }
 }

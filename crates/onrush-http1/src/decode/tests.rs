@@ -2,11 +2,43 @@
 //! single split point, and in deterministic pseudo-random splits. All must agree.
 
 use super::Decoder;
-use crate::{Error, ErrorKind};
+use crate::{BodySink, Error, ErrorKind, Headers};
+
+type Head = (u16, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// Records what the decoder gives a sink: heads, body, end calls, and checks their order.
+#[derive(Debug, Default)]
+struct Rec {
+    heads: Vec<Head>,
+    body: Vec<u8>,
+    ends: u32,
+}
+
+impl BodySink for Rec {
+    fn data(&mut self, chunk: &[u8]) {
+        assert_eq!(self.heads.len(), 1, "body data before the head");
+        assert_eq!(self.ends, 0, "body data after the end");
+        assert!(!chunk.is_empty());
+        self.body.extend_from_slice(chunk);
+    }
+    fn head(&mut self, status: u16, headers: &Headers<'_>) {
+        assert!(status >= 200, "interim head passed");
+        let hs = headers
+            .iter()
+            .map(|(n, v)| (n.to_vec(), v.to_vec()))
+            .collect();
+        self.heads.push((status, hs));
+    }
+    fn end(&mut self) {
+        assert_eq!(self.heads.len(), 1, "end before the head");
+        self.ends += 1;
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Outcome {
     status: u16,
+    head: Head,
     body: Vec<u8>,
     keep_alive: bool,
     head_bytes: u64,
@@ -44,7 +76,7 @@ impl Rng {
 /// `Ok(None)`: the decoder is still waiting for more.
 fn run(input: &[u8], cuts: &[usize], req: Req, eof: bool) -> Result<Option<Outcome>, Error> {
     let mut dec = Decoder::new(req == Req::Head, req == Req::Close);
-    let mut body = Vec::new();
+    let mut body = Rec::default();
     let mut buf: Vec<u8> = Vec::new();
     let mut prev = 0;
     for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -60,15 +92,19 @@ fn run(input: &[u8], cuts: &[usize], req: Req, eof: bool) -> Result<Option<Outco
     if !eof {
         return Ok(None);
     }
-    dec.eof(buf.len())?;
+    dec.eof(buf.len(), &mut body)?;
     Ok(Some(outcome(&dec, body, buf)))
 }
 
-fn outcome(dec: &Decoder, body: Vec<u8>, leftover: Vec<u8>) -> Outcome {
-    assert_eq!(dec.body_bytes, body.len() as u64);
+fn outcome(dec: &Decoder, rec: Rec, leftover: Vec<u8>) -> Outcome {
+    assert_eq!(dec.body_bytes, rec.body.len() as u64);
+    assert_eq!(rec.heads.len(), 1, "one head per response");
+    assert_eq!(rec.ends, 1, "one end per complete response");
+    assert_eq!(rec.heads[0].0, dec.status);
     Outcome {
         status: dec.status,
-        body,
+        head: rec.heads.into_iter().next().unwrap(),
+        body: rec.body,
         keep_alive: dec.keep_alive,
         head_bytes: dec.head_bytes,
         bytes_in: dec.bytes_in,
@@ -482,4 +518,64 @@ fn random_responses_roundtrip() {
         assert_eq!(o.body, body, "round {round}, chunked {chunked}");
         assert_eq!(o.bytes_in, input.len() as u64);
     }
+}
+
+#[test]
+fn head_reaches_the_sink_once_with_every_header_in_order() {
+    let input = b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n\
+HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n\
+HTTP/1.1 302 Found\r\nSet-Cookie: a=1; Path=/\r\nLocation: /next\r\nset-cookie: b=2\r\n\
+Content-Type: text/plain\r\nSET-COOKIE: c=3; Secure\r\nContent-Length: 2\r\n\r\nok";
+    let o = ok(input, Req::Get, false);
+    let (status, headers) = &o.head;
+    assert_eq!(*status, 302);
+    let names: Vec<&[u8]> = headers.iter().map(|(n, _)| &n[..]).collect();
+    assert_eq!(
+        names,
+        [
+            &b"Set-Cookie"[..],
+            b"Location",
+            b"set-cookie",
+            b"Content-Type",
+            b"SET-COOKIE",
+            b"Content-Length"
+        ]
+    );
+    let cookies: Vec<&[u8]> = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
+        .map(|(_, v)| &v[..])
+        .collect();
+    assert_eq!(cookies, [&b"a=1; Path=/"[..], b"b=2", b"c=3; Secure"]);
+    assert_eq!(o.body, b"ok");
+
+    // Responses without a body still get their head and end.
+    let o = ok(b"HTTP/1.1 204 No Content\r\nX: y\r\n\r\n", Req::Get, false);
+    assert_eq!(o.head, (204, vec![(b"X".to_vec(), b"y".to_vec())]));
+    let o = ok(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n",
+        Req::Head,
+        false,
+    );
+    assert_eq!(o.head.0, 200);
+    let o = ok(b"HTTP/1.0 200 OK\r\n\r\nuntil close", Req::Get, true);
+    assert_eq!(o.body, b"until close");
+}
+
+#[test]
+fn headers_view_lookups() {
+    let mut raw = [httparse::EMPTY_HEADER; 8];
+    let mut resp = httparse::Response::new(&mut raw);
+    resp.parse(
+        b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nContent-Encoding: gzip\r\nset-cookie: b=2\r\n\r\n",
+    )
+    .unwrap();
+    let h = Headers::new(resp.headers);
+    assert_eq!(h.len(), 3);
+    assert!(!h.is_empty());
+    assert_eq!(h.get("content-encoding"), Some(&b"gzip"[..]));
+    assert_eq!(h.get("x-missing"), None);
+    let all: Vec<&[u8]> = h.get_all("SET-COOKIE").collect();
+    assert_eq!(all, [&b"a=1"[..], b"b=2"]);
+    assert!(format!("{h:?}").contains("Content-Encoding"));
 }

@@ -7,9 +7,21 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
 use crate::yaml::Node;
-use crate::{CloseMode, ConnectionScope, HttpSettings};
+use crate::units;
+use crate::{CloseMode, ConnectionScope, CookieMode, HttpSettings};
 
-const HTTP_KEYS: [&str; 5] = ["timeout", "connections", "source_addresses", "close", "tls"];
+const HTTP_KEYS: [&str; 10] = [
+    "timeout",
+    "connections",
+    "source_addresses",
+    "close",
+    "tls",
+    "cookies",
+    "decompress",
+    "redirects",
+    "throttle",
+    "body_limit",
+];
 
 /// Most source addresses one `source_addresses` list may expand to.
 pub(crate) const MAX_SOURCE_ADDRESSES: usize = 65_536;
@@ -74,6 +86,44 @@ impl Ctx<'_> {
         }
         if let Some(t) = f.get("tls") {
             out.tls = self.tls(t, &f.child("tls"), &base.tls)?;
+        }
+        if let Some(c) = f.get("cookies") {
+            out.cookies = self.choice(
+                c,
+                &f.child("cookies"),
+                "cookie mode",
+                &[CookieMode::On, CookieMode::PerIteration, CookieMode::Off],
+                CookieMode::as_str,
+                "on keeps each VU's cookies; per_iteration empties the jar each iteration; off disables the jar",
+            )?;
+        }
+        if let Some(d) = f.get("decompress") {
+            out.decompress = self.boolean(d, &f.child("decompress"), "decompress")?;
+        }
+        if let Some(r) = f.get("redirects") {
+            out.redirects = self.uint(
+                r,
+                &f.child("redirects"),
+                0,
+                100,
+                "`redirects` is how many redirects to follow per request, e.g. `redirects: 5` (0: none)",
+            )? as u32;
+        }
+        if let Some(t) = f.get("throttle") {
+            let field = f.child("throttle");
+            let text = self.string(t, &field)?;
+            let rate = units::parse_bytes(text.trim().trim_end_matches("/s"))
+                .map_err(|e| self.err(t, &field, e.message).with_hint("a bandwidth per connection, e.g. `throttle: 64KB/s` or `1MiB/s`"))?;
+            if rate == 0 {
+                return Err(self.err(t, &field, "throttle is 0; expected a positive bandwidth").with_hint("e.g. `throttle: 64KB/s`; remove the key for no cap"));
+            }
+            out.throttle = Some(rate);
+        }
+        if let Some(b) = f.get("body_limit") {
+            let field = f.child("body_limit");
+            let text = self.string(b, &field)?;
+            out.body_limit = units::parse_bytes(text.trim())
+                .map_err(|e| self.err(b, &field, e.message).with_hint("how much of a body extractors and checks see, e.g. `body_limit: 4MiB`"))?;
         }
         Ok(out)
     }

@@ -3,18 +3,24 @@
 //! Variables and `${...}` expansion are in `vars.rs`, load models in `load.rs`, steps in
 //! `steps.rs`, URLs in `url.rs`.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{did_you_mean, one_of, PlanError};
+use crate::template::{Func, GlobalCounter};
 use crate::units::{self, UnitError};
 use crate::yaml::{self, Kind, Node};
-use crate::{HttpSettings, Plan, Scenario, Target};
+use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
+mod flow;
+mod funcs;
 mod http;
 mod load;
+mod request;
+mod runtime;
 mod steps;
 mod thresholds;
 mod tls;
@@ -29,7 +35,16 @@ pub(crate) use vars::to_template;
 const MAX_EXPANDED: usize = 1 << 20;
 
 const PLAN_KEYS: [&str; 5] = ["target", "vars", "http", "scenarios", "thresholds"];
-const SCENARIO_KEYS: [&str; 5] = ["name", "load", "http", "steps", "thresholds"];
+const SCENARIO_KEYS: [&str; 8] = [
+    "name",
+    "load",
+    "http",
+    "feeders",
+    "pacing",
+    "on_failure",
+    "steps",
+    "thresholds",
+];
 
 pub(crate) fn compile(
     source: &str,
@@ -44,6 +59,10 @@ pub(crate) fn compile(
         base_dir,
         env,
         vars: BTreeMap::new(),
+        runtime: Vec::new(),
+        counters: RefCell::new(Vec::new()),
+        globals: RefCell::new(BTreeMap::new()),
+        on_failure_default: Cell::new(OnFailure::Continue),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -148,7 +167,48 @@ pub(crate) fn compile(
         let load = cx.load(load_node, &f.child("load"))?;
         let scen_http = cx.http(f.get("http"), &f.child("http"), &http, target_ip)?;
         let steps_node = cx.required(&f, "steps", "a list of steps")?;
-        let (steps, metrics) = cx.scenario_steps(steps_node, &f.child("steps"), &base_path)?;
+        let mut feeders = Vec::new();
+        let mut columns = Vec::new();
+        if let Some(n) = f.get("feeders") {
+            for (feeder, cols) in cx.feeders(n, &f.child("feeders"))? {
+                for c in &cols {
+                    if !columns.contains(c) {
+                        columns.push(c.clone());
+                    }
+                }
+                feeders.push((feeder, cols));
+            }
+        }
+        cx.runtime = cx.runtime_names(steps_node, columns)?;
+        let feeders = feeders
+            .into_iter()
+            .map(|(mut feeder, cols)| {
+                feeder.slots = cols
+                    .iter()
+                    .map(|c| cx.runtime.iter().position(|r| r == c).expect("collected"))
+                    .collect();
+                feeder
+            })
+            .collect();
+        cx.counters = RefCell::new(Vec::new());
+        cx.on_failure_default.set(match f.get("on_failure") {
+            Some(o) => cx.on_failure(o, &f.child("on_failure"))?,
+            None => OnFailure::Continue,
+        });
+        let pacing = match f.get("pacing") {
+            Some(p) => {
+                let d = cx.duration(p, &f.child("pacing"))?;
+                if d.is_zero() {
+                    return Err(cx
+                        .err(p, &f.child("pacing"), "pacing is 0; expected a positive duration")
+                        .with_hint("pacing is the target duration of one iteration, e.g. `pacing: 5s`; remove it for none"));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        let (steps, build) = cx.scenario_steps(steps_node, &f.child("steps"), &base_path)?;
+        let metrics = build.infos;
         let thresholds = match f.get("thresholds") {
             Some(t) => {
                 let names = ScopeNames {
@@ -168,6 +228,12 @@ pub(crate) fn compile(
             http: scen_http,
             steps,
             metrics,
+            checks: build.checks,
+            vars: std::mem::take(&mut cx.runtime),
+            counters: cx.counters.borrow().len(),
+            onces: build.onces,
+            feeders,
+            pacing,
             thresholds,
         });
     }
@@ -213,6 +279,14 @@ pub(crate) struct Ctx<'a> {
     env: &'a dyn Fn(&str) -> Option<String>,
     /// Final plan variables.
     vars: BTreeMap<String, String>,
+    /// The runtime variables of the scenario being compiled (slot = index).
+    runtime: Vec<String>,
+    /// Per-VU counters (`${counter(name)}`) of the scenario being compiled, by name.
+    counters: RefCell<Vec<String>>,
+    /// Global counters (`${global_counter(name)}`) of the plan, by name.
+    globals: RefCell<BTreeMap<String, GlobalCounter>>,
+    /// The scenario's `on_failure`, for steps without their own.
+    on_failure_default: Cell<OnFailure>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.
@@ -249,10 +323,18 @@ impl<'n> Fields<'n> {
     }
 }
 
-/// A `${...}` expansion: literal text and runtime slots.
+/// A `${...}` expansion: literal text and per-request slots.
 pub(crate) enum Part {
     Lit(String),
+    /// A built-in (`vu`, `iteration`).
     Slot(&'static str),
+    /// A runtime variable.
+    Var {
+        slot: usize,
+        name: String,
+        default: Option<String>,
+    },
+    Func(Func),
 }
 
 impl<'a> Ctx<'a> {

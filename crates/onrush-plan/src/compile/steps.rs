@@ -1,14 +1,15 @@
-//! `steps:` → [`Step`]s: requests (one method key), `think`, `loop`; metric names.
+//! `steps:` → [`Step`]s: requests (one method key), `think`, and the flow steps (`loop`,
+//! `group`, `if`, `once`, `random`, in flow.rs); metric names, check names.
 
 use super::url::split_url;
 use super::{to_template, Ctx, Fields, Part};
 use crate::error::{one_of, PlanError};
 use crate::units::{self, show_duration};
 use crate::yaml::{Kind, Node};
-use crate::{Body, RequestStep, Step, StepInfo, Template};
+use crate::{CheckInfo, MetricKind, RequestStep, Step, StepInfo, Template};
 
 const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
-const REQUEST_KEYS: [&str; 13] = [
+pub(super) const REQUEST_KEYS: [&str; 21] = [
     "get",
     "post",
     "put",
@@ -20,65 +21,83 @@ const REQUEST_KEYS: [&str; 13] = [
     "headers",
     "body",
     "body_file",
+    "body_template",
+    "form",
+    "multipart",
+    "query",
+    "auth",
     "timeout",
     "expect_status",
+    "extract",
+    "check",
+    "on_failure",
 ];
-const STEP_KEYS: [&str; 15] = [
-    "get",
-    "post",
-    "put",
-    "patch",
-    "delete",
-    "head",
-    "options",
-    "name",
-    "headers",
-    "body",
-    "body_file",
-    "timeout",
-    "expect_status",
-    "think",
-    "loop",
-];
-const LOOP_KEYS: [&str; 2] = ["count", "steps"];
-const MAX_LOOP_DEPTH: usize = 8;
-const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }` or `{ loop: { count: 3, steps: [...] } }`";
+/// Keys that start a step other than a request.
+pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
+pub(super) const MAX_DEPTH: usize = 8;
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }` or `{ random: [{ weight, steps }] }`";
 
-/// Metric names of one scenario, deduplicated in first-appearance order.
-struct Metrics {
-    infos: Vec<StepInfo>,
+/// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
+/// check names, `once` blocks.
+pub(super) struct Build {
+    pub infos: Vec<StepInfo>,
+    pub checks: Vec<CheckInfo>,
+    pub onces: usize,
 }
 
-impl Metrics {
-    fn id(&mut self, name: String) -> usize {
+impl Build {
+    pub fn id(&mut self, name: String) -> usize {
+        self.id_of(name, MetricKind::Request)
+    }
+
+    pub fn id_of(&mut self, name: String, kind: MetricKind) -> usize {
         match self.infos.iter().position(|m| m.name == name) {
             Some(i) => i,
             None => {
-                self.infos.push(StepInfo { name });
+                self.infos.push(StepInfo { name, kind });
                 self.infos.len() - 1
+            }
+        }
+    }
+
+    /// The id of check `name` of metric `metric` (same name on the same metric: same check).
+    pub fn check(&mut self, name: String, metric: usize) -> usize {
+        match self
+            .checks
+            .iter()
+            .position(|c| c.name == name && c.metric == metric)
+        {
+            Some(i) => i,
+            None => {
+                self.checks.push(CheckInfo { name, metric });
+                self.checks.len() - 1
             }
         }
     }
 }
 
 impl Ctx<'_> {
-    pub(crate) fn scenario_steps(
+    pub(super) fn scenario_steps(
         &self,
         node: &Node,
         path: &str,
         base_path: &str,
-    ) -> Result<(Vec<Step>, Vec<StepInfo>), PlanError> {
-        let mut metrics = Metrics { infos: Vec::new() };
-        let steps = self.steps(node, path, base_path, &mut metrics, 0)?;
-        Ok((steps, metrics.infos))
+    ) -> Result<(Vec<Step>, Build), PlanError> {
+        let mut build = Build {
+            infos: Vec::new(),
+            checks: Vec::new(),
+            onces: 0,
+        };
+        let steps = self.steps(node, path, base_path, &mut build, 0)?;
+        Ok((steps, build))
     }
 
-    fn steps(
+    pub(super) fn steps(
         &self,
         node: &Node,
         path: &str,
         base: &str,
-        m: &mut Metrics,
+        m: &mut Build,
         depth: usize,
     ) -> Result<Vec<Step>, PlanError> {
         let items = match &node.kind {
@@ -115,7 +134,7 @@ impl Ctx<'_> {
         node: &Node,
         path: &str,
         base: &str,
-        m: &mut Metrics,
+        m: &mut Build,
         depth: usize,
     ) -> Result<Step, PlanError> {
         let Kind::Map(entries) = &node.kind else {
@@ -136,15 +155,19 @@ impl Ctx<'_> {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "loop") {
-            let f = self.only(node, path, "loop")?;
-            return self.loop_step(
-                f.get("loop").expect("present"),
-                &f.child("loop"),
-                base,
-                m,
-                depth,
-            );
+        if let Some(flow) = entries
+            .iter()
+            .map(|(k, _)| key_text(k))
+            .find(|k| FLOW_KEYS.contains(&k.as_str()))
+        {
+            if depth >= MAX_DEPTH {
+                return Err(self.err(
+                    node,
+                    path,
+                    format!("steps are nested more than {MAX_DEPTH} deep; expected fewer levels"),
+                ));
+            }
+            return self.flow(node, path, &flow, base, m, depth);
         }
         for (k, _) in entries {
             let key = key_text(k);
@@ -167,7 +190,8 @@ impl Ctx<'_> {
                         .err(k, &field, format!("unknown key `{key}`; expected the method as the key: {}", one_of(&METHODS)))
                         .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`"));
                 }
-                return Err(self.unknown_key(k, &field, &key, &STEP_KEYS));
+                let all: Vec<&str> = REQUEST_KEYS.iter().chain(FLOW_KEYS.iter()).copied().collect();
+                return Err(self.unknown_key(k, &field, &key, &all));
             }
         }
         let f = self.map(node, path, &REQUEST_KEYS)?;
@@ -182,7 +206,7 @@ impl Ctx<'_> {
     }
 
     /// A step mapping that may hold only `key`.
-    fn only<'n>(&self, node: &'n Node, path: &str, key: &str) -> Result<Fields<'n>, PlanError> {
+    pub(super) fn only<'n>(&self, node: &'n Node, path: &str, key: &str) -> Result<Fields<'n>, PlanError> {
         if let Kind::Map(entries) = &node.kind {
             for (k, _) in entries {
                 let other = k.as_scalar().map_or("", |s| s.text.as_str());
@@ -234,45 +258,12 @@ impl Ctx<'_> {
         Ok(Step::Think { min, max })
     }
 
-    fn loop_step(
-        &self,
-        node: &Node,
-        path: &str,
-        base: &str,
-        m: &mut Metrics,
-        depth: usize,
-    ) -> Result<Step, PlanError> {
-        if depth >= MAX_LOOP_DEPTH {
-            return Err(self.err(
-                node,
-                path,
-                format!("loops are nested more than {MAX_LOOP_DEPTH} deep; expected fewer levels"),
-            ));
-        }
-        let f = self.map(node, path, &LOOP_KEYS)?;
-        let count_node = self.required(
-            &f,
-            "count",
-            "how many times to run the steps, e.g. `count: 3`",
-        )?;
-        let count = self.uint(
-            count_node,
-            &f.child("count"),
-            1,
-            u64::MAX,
-            "`count` is how many times the loop runs its steps, at least 1",
-        )?;
-        let steps_node = self.required(&f, "steps", "a list of steps")?;
-        let steps = self.steps(steps_node, &f.child("steps"), base, m, depth + 1)?;
-        Ok(Step::Loop { count, steps })
-    }
-
     fn request(
         &self,
         f: &Fields,
         method: &str,
         base: &str,
-        m: &mut Metrics,
+        m: &mut Build,
     ) -> Result<RequestStep, PlanError> {
         let path_field = f.child(method);
         let node = f.get(method).expect("present");
@@ -306,47 +297,20 @@ impl Ctx<'_> {
             None => Vec::new(),
         };
 
-        let body =
-            match (f.get("body"), f.get("body_file")) {
-                (Some(_), Some(_)) => return Err(self
-                    .err(
-                        f.key("body_file").expect("present"),
-                        &f.child("body_file"),
-                        "`body` and `body_file` are both given; expected one of them",
-                    )
-                    .with_hint(
-                        "keep `body:` for an inline body, or `body_file:` to send a file's content",
-                    )),
-                (Some(b), None) if b.is_null() => Body::None,
-                (Some(b), None) => Body::Inline(self.template(b, &f.child("body"))?),
-                (None, Some(b)) => {
-                    let field = f.child("body_file");
-                    let rel = self.string(b, &field)?;
-                    let resolved = self.base_dir().join(rel.trim());
-                    if !resolved.is_file() {
-                        let what = if resolved.exists() {
-                            "is not a file"
-                        } else {
-                            "does not exist"
-                        };
-                        return Err(self
-                            .err(
-                                b,
-                                &field,
-                                format!(
-                                    "{} {what}; expected a file to send as the body",
-                                    resolved.display()
-                                ),
-                            )
-                            .with_hint(format!(
-                                "body_file paths are relative to the plan file's directory ({})",
-                                self.base_dir().display()
-                            )));
-                    }
-                    Body::File(resolved)
-                }
-                (None, None) => Body::None,
-            };
+        let body = self.request_body(f)?;
+        let mut headers = headers;
+        if let Some(a) = f.get("auth") {
+            if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
+                return Err(self
+                    .err(a, &f.child("auth"), "`auth` and an `Authorization` header are both given; expected one of them")
+                    .with_hint("remove the Authorization header, `auth:` writes it"));
+            }
+            headers.push(("Authorization".to_string(), self.auth(a, &f.child("auth"))?));
+        }
+        let query = match f.get("query") {
+            Some(q) => self.pairs(q, &f.child("query"), "query parameter")?,
+            None => Vec::new(),
+        };
 
         let timeout = match f.get("timeout") {
             Some(t) => {
@@ -368,8 +332,21 @@ impl Ctx<'_> {
             Some(s) => Some(self.statuses(s, &f.child("expect_status"))?),
             None => None,
         };
+        let metric = m.id(name);
+        let extract = match f.get("extract") {
+            Some(e) => self.extract(e, &f.child("extract"), metric, m)?,
+            None => Vec::new(),
+        };
+        let checks = match f.get("check") {
+            Some(c) => self.checks(c, &f.child("check"), metric, m)?,
+            None => Vec::new(),
+        };
+        let on_failure = match f.get("on_failure") {
+            Some(o) => self.on_failure(o, &f.child("on_failure"))?,
+            None => self.on_failure_default.get(),
+        };
         Ok(RequestStep {
-            metric: m.id(name),
+            metric,
             method: method.to_ascii_uppercase(),
             target,
             path,
@@ -377,6 +354,10 @@ impl Ctx<'_> {
             body,
             timeout,
             expect_status,
+            query,
+            extract,
+            checks,
+            on_failure,
         })
     }
 

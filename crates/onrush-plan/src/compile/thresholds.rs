@@ -18,7 +18,7 @@ const EXAMPLE: &str =
     "e.g. `p99 < 100ms`, `failure_rate < 1%`, `rate > 500/s` or `home: p95 < 50ms`";
 
 /// Metric names offered in "did you mean" hints and listed in messages.
-const METRIC_NAMES: [&str; 27] = [
+const METRIC_NAMES: [&str; 28] = [
     "min",
     "mean",
     "max",
@@ -45,11 +45,12 @@ const METRIC_NAMES: [&str; 27] = [
     "ttfb_p99",
     "ttfb_mean",
     "checks",
+    "checks_failed",
     "healthy",
 ];
 
 /// The metrics, for "expected ..." in messages.
-const METRICS_EXPECTED: &str = "a latency statistic (`p50`, `p90`, `p95`, `p99`, `p99.9`, any `pNN.N`, `min`, `mean`, `max`; `service_`, `connect_` or `ttfb_` in front for those times), `failure_rate`, `failures`, `requests`, `rate`, `iterations`, `dropped_iterations`, `dropped_rate`, `rate_10s_min` or `rate_10s_max`";
+const METRICS_EXPECTED: &str = "a latency statistic (`p50`, `p90`, `p95`, `p99`, `p99.9`, any `pNN.N`, `min`, `mean`, `max`; `service_`, `connect_` or `ttfb_` in front for those times), `failure_rate`, `failures`, `requests`, `rate`, `iterations`, `dropped_iterations`, `dropped_rate`, `rate_10s_min`, `rate_10s_max`, `checks` (pass rate of the checks) or `checks_failed`";
 
 /// The scenarios and steps a threshold's scope may name.
 pub(crate) struct ScopeNames<'a> {
@@ -215,17 +216,12 @@ fn parse_metric(text: &str) -> Result<ThresholdMetric, ExprError> {
         "rate_10s_min" => Some(ThresholdMetric::Rate10sMin),
         "rate_10s_max" => Some(ThresholdMetric::Rate10sMax),
         "healthy" => Some(ThresholdMetric::GeneratorHealthy),
+        "checks" => Some(ThresholdMetric::Checks),
+        "checks_failed" => Some(ThresholdMetric::ChecksFailed),
         _ => None,
     };
     if let Some(m) = plain {
         return Ok(m);
-    }
-    if lower == "checks" || lower.starts_with("checks") {
-        return Err(expr_err(
-            format!("`{text}`: checks thresholds need checks, which onrush does not have yet"),
-            "use `failure_rate` (with `expect_status` on the steps) to bound failed requests",
-            Some(text),
-        ));
     }
     let (family, stat) = [
         ("latency_", LatencyFamily::Latency),
@@ -251,6 +247,10 @@ fn parse_metric(text: &str) -> Result<ThresholdMetric, ExprError> {
     let hint = match lower.as_str() {
         "error_rate" | "errors_rate" | "http_req_failed" => "did you mean `failure_rate`?".to_string(),
         "errors" => "did you mean `failures`?".to_string(),
+        "check" | "checks_rate" | "checks_passed" | "checks_pass_rate" => {
+            "did you mean `checks` (the pass rate of the checks, e.g. `checks > 99.9%`)?".to_string()
+        }
+        "checks_fails" | "checks_failures" | "failed_checks" => "did you mean `checks_failed`?".to_string(),
         "rps" | "throughput" | "req_rate" | "http_reqs" => "did you mean `rate` (requests per second)?".to_string(),
         "median" | "med" => "did you mean `p50`?".to_string(),
         "latency" | "duration" | "http_req_duration" | "response_time" | "service" | "ttfb" | "connect" => {
@@ -353,7 +353,10 @@ fn parse_value(metric: &ThresholdMetric, text: &str) -> Result<f64, ExprError> {
                         at,
                     ));
                 }
-                return Ok(v / 100.0);
+                // `99.9%` → 0.999 exactly as written (not 99.9 / 100 = 0.9990000000000001)
+                return Ok(format!("{}e-2", num.trim())
+                    .parse::<f64>()
+                    .unwrap_or(v / 100.0));
             }
             match t.parse::<f64>() {
                 Ok(v) if v.is_finite() && (0.0..1.0).contains(&v) => Ok(v),
@@ -400,6 +403,8 @@ fn parse_value(metric: &ThresholdMetric, text: &str) -> Result<f64, ExprError> {
                         format!("`requests` is a count; for requests per second write `rate > {t}`")
                     } else if *metric == ThresholdMetric::Failures && t.ends_with('%') {
                         format!("`failures` is a count; for a share of the requests write `failure_rate < {t}`")
+                    } else if *metric == ThresholdMetric::ChecksFailed && t.ends_with('%') {
+                        format!("`checks_failed` is a count; for the pass rate write `checks > {t}`")
                     } else if *metric == ThresholdMetric::DroppedIterations && t.ends_with('%') {
                         format!("`dropped_iterations` is a count; for a share of the iterations write `dropped_rate < {t}`")
                     } else {
@@ -728,7 +733,7 @@ impl Ctx<'_> {
             ) => {
                 return Err(scoped(
                     &format!("is counted per scenario, not per step; expected no scope or a scenario as the scope of `{name}`"),
-                    "a step has `requests`, `failures`, `failure_rate`, `rate` and the latencies",
+                    "a step has `requests`, `failures`, `failure_rate`, `rate`, the latencies, `checks` and `checks_failed`",
                 ))
             }
             (
@@ -948,10 +953,20 @@ mod tests {
             .hint
             .contains("`failure_rate`"));
         assert!(parse_metric("rps").unwrap_err().hint.contains("`rate`"));
-        assert!(parse_metric("checks")
+        assert_eq!(parse_metric("checks").unwrap(), ThresholdMetric::Checks);
+        assert_eq!(parse_metric("CHECKS").unwrap(), ThresholdMetric::Checks);
+        assert_eq!(
+            parse_metric("checks_failed").unwrap(),
+            ThresholdMetric::ChecksFailed
+        );
+        assert!(parse_metric("check")
             .unwrap_err()
-            .message
-            .contains("checks thresholds need checks, which onrush does not have yet"));
+            .hint
+            .contains("`checks`"));
+        assert!(parse_metric("checks_fails")
+            .unwrap_err()
+            .hint
+            .contains("`checks_failed`"));
     }
 
     #[test]
@@ -983,5 +998,13 @@ mod tests {
             .hint
             .contains("rate > 100/s"));
         assert!(v(ThresholdMetric::Failures, "-1").is_err());
+        assert_eq!(v(ThresholdMetric::Checks, "99.9%").ok(), Some(0.999));
+        assert_eq!(v(ThresholdMetric::Checks, "100%").ok(), Some(1.0));
+        assert!(v(ThresholdMetric::Checks, "99").is_err());
+        assert_eq!(v(ThresholdMetric::ChecksFailed, "10").ok(), Some(10.0));
+        assert!(v(ThresholdMetric::ChecksFailed, "1%")
+            .unwrap_err()
+            .hint
+            .contains("checks > 1%"));
     }
 }

@@ -8,7 +8,7 @@ use crate::template::{self, Builder, Piece, Template, BUILTINS};
 use crate::yaml::{Kind, Node};
 
 impl Ctx<'_> {
-    /// Expands `${...}` in a scalar. Runtime slots are returned as `Part::Slot`.
+    /// Expands `${...}` in a scalar. Per-request values are returned as slots.
     pub fn expand(&self, node: &Node, path: &str) -> Result<Vec<Part>, PlanError> {
         let Some(s) = node.as_scalar() else {
             return Err(self.err(
@@ -21,11 +21,22 @@ impl Ctx<'_> {
             self.err_at(self.inner_span(node, &s.text[e.offset..]), path, e.message)
                 .with_hint(e.hint)
         })?;
+        self.expand_pieces(node, path, &s.text, &pieces)
+    }
+
+    /// Expands already split pieces of `text` (the node's text, for error positions).
+    pub(super) fn expand_pieces(
+        &self,
+        node: &Node,
+        path: &str,
+        text: &str,
+        pieces: &[Piece],
+    ) -> Result<Vec<Part>, PlanError> {
         let mut parts: Vec<Part> = Vec::new();
         let mut total = 0usize;
         for p in pieces {
             let lit = match p {
-                Piece::Lit(l) => l,
+                Piece::Lit(l) => l.clone(),
                 Piece::Ref {
                     name,
                     default,
@@ -36,16 +47,40 @@ impl Ctx<'_> {
                         parts.push(Part::Slot(b));
                         continue;
                     }
-                    let reference = &s.text[offset..offset + len];
-                    lookup(&self.vars, self.env, &name, default.as_deref()).ok_or_else(|| {
+                    if let Some(slot) = self.runtime.iter().position(|r| r == name) {
+                        parts.push(Part::Var {
+                            slot,
+                            name: name.clone(),
+                            default: default.clone(),
+                        });
+                        continue;
+                    }
+                    let reference = &text[*offset..*offset + *len];
+                    lookup(&self.vars, self.env, name, default.as_deref()).ok_or_else(|| {
                         let known: Vec<&str> = self
                             .vars
                             .keys()
                             .map(String::as_str)
+                            .chain(self.runtime.iter().map(String::as_str))
                             .chain(BUILTINS)
                             .collect();
-                        self.unknown_var(node, path, &name, reference, &known)
+                        self.unknown_var(node, path, name, reference, &known)
                     })?
+                }
+                Piece::Call {
+                    name,
+                    args,
+                    offset,
+                    len,
+                } => {
+                    let reference = &text[*offset..*offset + *len];
+                    match self.call(node, path, text, name, args, reference)? {
+                        Part::Lit(l) => l,
+                        other => {
+                            parts.push(other);
+                            continue;
+                        }
+                    }
                 }
             };
             total += lit.len();
@@ -101,17 +136,22 @@ impl Ctx<'_> {
         }
         let mut out = String::new();
         for part in self.expand(node, path)? {
-            match part {
-                Part::Lit(l) => out.push_str(&l),
-                Part::Slot(name) => {
-                    let s = &node.as_scalar().expect("expanded").text;
-                    let at = s.find(&format!("${{{name}")).unwrap_or(0);
-                    let msg = format!("`${{{name}}}` is a per-request value; expected it only in a request's path, headers or body");
-                    return Err(self
-                        .err_at(self.inner_span(node, &s[at..]), path, msg)
-                        .with_hint("this field is read once when the plan loads; use a plan variable (`vars:`) here"));
+            let shown = match part {
+                Part::Lit(l) => {
+                    out.push_str(&l);
+                    continue;
                 }
-            }
+                Part::Slot(name) => format!("${{{name}"),
+                Part::Var { name, .. } => format!("${{{name}"),
+                Part::Func(f) => f.to_string().chars().take(8).collect(),
+            };
+            let s = &node.as_scalar().expect("expanded").text;
+            let at = s.find(&shown).unwrap_or(0);
+            let end = s[at..].find('}').map_or(s.len(), |i| at + i + 1);
+            let msg = format!("`{}` is a per-request value; expected it only in a request's path, headers, body or checks", &s[at..end]);
+            return Err(self
+                .err_at(self.inner_span(node, &s[at..]), path, msg)
+                .with_hint("this field is read once when the plan loads; use a plan variable (`vars:`) here"));
         }
         Ok(out)
     }
@@ -216,6 +256,10 @@ impl Ctx<'_> {
         for p in pieces {
             match p {
                 Piece::Lit(l) => out.push_str(&l),
+                Piece::Call { offset, len, .. } => {
+                    let reference = &text[offset..offset + len];
+                    return Err(self.err_at(self.inner_span(node, reference), &field, format!("`{reference}` is a function call, evaluated per request; expected plain values and `${{NAME}}` references in `vars:`")).with_hint("call the function where the value is used, e.g. in a request's path, headers or body"));
+                }
                 Piece::Ref {
                     name: r,
                     default,
@@ -272,6 +316,12 @@ pub(crate) fn to_template(parts: Vec<Part>, source: &str) -> Template {
             Part::Slot(s) => {
                 b.builtin(s);
             }
+            Part::Var {
+                slot,
+                name,
+                default,
+            } => b.var(slot, &name, default.as_deref()),
+            Part::Func(f) => b.func(f),
         }
     }
     b.finish(source.to_string())

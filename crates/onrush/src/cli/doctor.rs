@@ -110,6 +110,30 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
                 requests += r * count;
                 think += t * (*count).min(u32::MAX as u64) as u32;
             }
+            // Flow whose repeats are only known at run time counts once (a lower bound).
+            Step::While { steps, .. }
+            | Step::ForEach { steps, .. }
+            | Step::Group { steps, .. }
+            | Step::Once { steps, .. } => {
+                let (r, t) = weight(steps);
+                requests += r;
+                think += t;
+            }
+            Step::If {
+                then, otherwise, ..
+            } => {
+                let (a, ta) = weight(then);
+                let (b, tb) = weight(otherwise);
+                requests += a.max(b);
+                think += ta.max(tb);
+            }
+            Step::Random { branches } => {
+                let most = branches.iter().map(|(_, s)| weight(s)).max();
+                if let Some((r, t)) = most {
+                    requests += r;
+                    think += t;
+                }
+            }
         }
     }
     (requests, think)

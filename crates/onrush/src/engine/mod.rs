@@ -4,6 +4,7 @@
 //! connections and its [`WorkerMetrics`]; nothing is locked or sent between threads per request.
 //! Once a second each worker hands a snapshot to the collector running on the calling thread.
 
+pub(crate) mod checks;
 mod pacer;
 mod prepare;
 mod program;
@@ -13,4 +14,5 @@ mod vu;
 mod worker;
 
 pub use prepare::prepare;
+pub(crate) use prepare::ScenarioRun;
 pub use run::{run, RunOptions};

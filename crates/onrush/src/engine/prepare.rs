@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use onrush_http1::{SessionMode, TlsClient, TlsOptions, TlsVersion};
-use onrush_metrics::{Layout, ScenarioLayout};
+use onrush_metrics::{Layout, ScenarioLayout, StepKind};
 use onrush_plan::{
-    CloseMode, ConnectionScope, LoadModel, Plan, Scheme, Step, Target, TargetUrl, TlsSessionMode,
-    TlsSettings, TlsVersionSetting,
+    CloseMode, ConnectionScope, CookieMode, FeederUse, HttpSettings, LoadModel, MetricKind, Plan,
+    Scheme,
+    Step, Target, TargetUrl, TlsSessionMode, TlsSettings, TlsVersionSetting,
 };
+use std::sync::atomic::AtomicBool;
 
 use super::program::Op;
 use crate::protocol::http::{HttpStep, HttpTarget};
@@ -24,6 +26,8 @@ pub struct Prepared {
     /// The most source addresses any scenario spreads its connections over (0: the kernel's).
     pub max_source_addresses: usize,
     pub layout: Layout,
+    /// Set by a VU whose step says `on_failure: stop_test`; the collector then stops the run.
+    pub stop_requested: Arc<AtomicBool>,
 }
 
 pub struct ScenarioRun {
@@ -36,6 +40,26 @@ pub struct ScenarioRun {
     /// For https targets: the scenario's TLS configuration and how VUs reuse sessions.
     pub tls: Option<(Arc<TlsClient>, SessionMode)>,
     pub program: Vec<Op>,
+    /// `http.throttle`: a bandwidth cap per connection, bytes/s.
+    pub throttle: Option<u64>,
+    pub name: String,
+    /// Runtime variable names (slot order), counters and `once` blocks, for each VU's state.
+    pub vars: Vec<String>,
+    pub counters: usize,
+    pub onces: usize,
+    pub feeders: Vec<FeederUse>,
+    pub pacing: Option<std::time::Duration>,
+    pub cookies: CookieMode,
+    /// Metric names, for messages.
+    pub metric_names: Vec<String>,
+    /// Per variable slot: a warning naming the variable was printed (once per run) when a
+    /// request needed it unset.
+    pub unset_warned: Box<[AtomicBool]>,
+    /// Set when a `unique` feeder with `on_exhausted: stop` ran out of rows: no new iteration
+    /// of the scenario starts.
+    pub stopped: AtomicBool,
+    /// The run's stop request (`on_failure: stop_test`), shared by all scenarios.
+    pub stop_test: Arc<AtomicBool>,
 }
 
 /// Resolves targets (`builtin` → `builtin_addr`) and flattens every scenario's steps.
@@ -51,6 +75,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
     };
     let mut scenarios = Vec::new();
     let mut layout = Vec::new();
+    let stop_requested = Arc::new(AtomicBool::new(false));
     for scenario in &plan.scenarios {
         let mut program = Vec::new();
         flatten(
@@ -58,7 +83,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             &mut program,
             &mut targets,
             default_target,
-            scenario.http.timeout,
+            &scenario.http,
         )?;
         let tls = if targets.list.iter().any(|(_, t)| t.tls) {
             let client = TlsClient::new(&tls_options(&scenario.http.tls))
@@ -74,11 +99,20 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             close_reset: scenario.http.close == CloseMode::Reset,
             tls,
             program,
-        });
-        layout.push(ScenarioLayout {
+            throttle: scenario.http.throttle,
             name: scenario.name.clone(),
-            steps: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
+            vars: scenario.vars.clone(),
+            counters: scenario.counters,
+            onces: scenario.onces,
+            feeders: scenario.feeders.clone(),
+            pacing: scenario.pacing,
+            cookies: scenario.http.cookies,
+            metric_names: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
+            unset_warned: scenario.vars.iter().map(|_| AtomicBool::new(false)).collect(),
+            stopped: AtomicBool::new(false),
+            stop_test: stop_requested.clone(),
         });
+        layout.push(scenario_layout(scenario));
     }
     Ok(Prepared {
         scenarios,
@@ -91,6 +125,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             .max()
             .unwrap_or(0),
         layout: Layout { scenarios: layout },
+        stop_requested,
     })
 }
 
@@ -99,7 +134,7 @@ fn flatten(
     program: &mut Vec<Op>,
     targets: &mut Targets,
     default_target: usize,
-    timeout: std::time::Duration,
+    http: &HttpSettings,
 ) -> anyhow::Result<()> {
     for step in steps {
         match step {
@@ -109,9 +144,8 @@ fn flatten(
                     None => default_target,
                 };
                 let metric = request.metric;
-                let step =
-                    HttpStep::new(request.clone(), slot, targets.list[slot].1.clone(), timeout)
-                        .map_err(anyhow::Error::msg)?;
+                let step = HttpStep::new(request.clone(), slot, targets.list[slot].1.clone(), http)
+                    .map_err(anyhow::Error::msg)?;
                 program.push(Op::Request {
                     metric,
                     step: Box::new(step),
@@ -123,18 +157,124 @@ fn flatten(
             }),
             Step::Loop { count, steps } => {
                 let start = program.len();
-                program.push(Op::LoopStart {
-                    count: *count,
-                    end: 0,
-                });
-                flatten(steps, program, targets, default_target, timeout)?;
+                program.push(Op::Jump { to: 0 });
+                flatten(steps, program, targets, default_target, http)?;
                 let end = program.len();
                 program.push(Op::LoopEnd { start });
                 program[start] = Op::LoopStart { count: *count, end };
             }
+            Step::While {
+                condition,
+                max,
+                steps,
+            } => {
+                let start = program.len();
+                program.push(Op::Jump { to: 0 });
+                flatten(steps, program, targets, default_target, http)?;
+                let end = program.len();
+                program.push(Op::LoopEnd { start });
+                program[start] = Op::WhileStart {
+                    condition: condition.clone(),
+                    max: *max,
+                    end,
+                };
+            }
+            Step::ForEach { list, item, steps } => {
+                let start = program.len();
+                program.push(Op::Jump { to: 0 });
+                flatten(steps, program, targets, default_target, http)?;
+                let end = program.len();
+                program.push(Op::LoopEnd { start });
+                program[start] = Op::ForEachStart {
+                    list: *list,
+                    item: *item,
+                    end,
+                };
+            }
+            Step::Group { metric, steps } => {
+                program.push(Op::GroupStart { metric: *metric });
+                flatten(steps, program, targets, default_target, http)?;
+                program.push(Op::GroupEnd);
+            }
+            Step::If {
+                condition,
+                then,
+                otherwise,
+            } => {
+                let at = program.len();
+                program.push(Op::Jump { to: 0 });
+                flatten(then, program, targets, default_target, http)?;
+                if otherwise.is_empty() {
+                    let end = program.len();
+                    program[at] = Op::If {
+                        condition: condition.clone(),
+                        otherwise: end,
+                    };
+                } else {
+                    let jump = program.len();
+                    program.push(Op::Jump { to: 0 });
+                    let else_start = program.len();
+                    flatten(otherwise, program, targets, default_target, http)?;
+                    let end = program.len();
+                    program[jump] = Op::Jump { to: end };
+                    program[at] = Op::If {
+                        condition: condition.clone(),
+                        otherwise: else_start,
+                    };
+                }
+            }
+            Step::Once { id, steps } => {
+                let at = program.len();
+                program.push(Op::Jump { to: 0 });
+                flatten(steps, program, targets, default_target, http)?;
+                program[at] = Op::Once {
+                    id: *id,
+                    end: program.len(),
+                };
+            }
+            Step::Random { branches } => {
+                let at = program.len();
+                program.push(Op::Jump { to: 0 });
+                let mut starts = Vec::new();
+                let mut jumps = Vec::new();
+                let mut total = 0u64;
+                for (weight, steps) in branches {
+                    total += u64::from(*weight);
+                    starts.push((total, program.len()));
+                    flatten(steps, program, targets, default_target, http)?;
+                    jumps.push(program.len());
+                    program.push(Op::Jump { to: 0 });
+                }
+                let end = program.len();
+                for j in jumps {
+                    program[j] = Op::Jump { to: end };
+                }
+                program[at] = Op::Random { branches: starts };
+            }
         }
     }
     Ok(())
+}
+
+/// The metrics layout of one scenario: its steps and groups, and its checks.
+fn scenario_layout(scenario: &onrush_plan::Scenario) -> ScenarioLayout {
+    ScenarioLayout {
+        name: scenario.name.clone(),
+        steps: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
+        kinds: scenario
+            .metrics
+            .iter()
+            .map(|m| match m.kind {
+                MetricKind::Request => StepKind::Request,
+                MetricKind::Group => StepKind::Group,
+            })
+            .collect(),
+        checks: scenario
+            .checks
+            .iter()
+            .map(|c| (c.name.clone(), c.metric))
+            .collect(),
+    }
 }
 
 #[derive(Default)]

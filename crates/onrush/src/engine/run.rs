@@ -93,6 +93,7 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
     let mut status = Status::new(options.quiet, options.planned);
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
+    let mut stop_test_seen = false;
     let mut aborted_by = None;
     let mut exporters = options.exporters;
     exporters.begin(&prepared.layout);
@@ -137,6 +138,13 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
                     let _ = stop_tx.send(true);
                 }
             }
+        }
+        if !stop_test_seen
+            && prepared.stop_requested.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            stop_test_seen = true;
+            status.note("stopping the test: a step failed with `on_failure: stop_test`; writing results");
+            let _ = stop_tx.send(true);
         }
         if !interrupted && signals::interrupted() {
             interrupted = true;

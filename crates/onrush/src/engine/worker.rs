@@ -3,6 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::mpsc::Sender;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use tokio::time::sleep_until;
 use super::pacer::PreciseTimer;
 use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
-use super::vu::Vu;
+use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
 
 /// After a scenario's time is up, iterations in flight may finish for this long before they are
@@ -227,7 +228,10 @@ async fn closed_iterations(
             let scenario = &shared.prepared.scenarios[s];
             let mut vu = Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots);
             active.change(&shared, s, true);
-            while iterations.take(vu.iteration) {
+            while vu.state == VuState::Running
+                && !scenario.stopped.load(Ordering::Relaxed)
+                && iterations.take(vu.iteration)
+            {
                 vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
                     .await;
             }
@@ -256,7 +260,10 @@ async fn closed_stages(shared: &Rc<Shared>, s: usize, ramp: VuRamp) {
             let mut vu: Option<Vu> = None;
             loop {
                 let now = Instant::now();
-                if now >= end {
+                if now >= end
+                    || scenario.stopped.load(Ordering::Relaxed)
+                    || vu.as_ref().is_some_and(|v| v.state == VuState::Stopped)
+                {
                     break;
                 }
                 let at = now - shared.start;
@@ -305,6 +312,10 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
     let end = shared.start + scenario_len;
     let total = arrivals.count();
     while let Some(offset) = arrivals.time_of(i, &mut cursor) {
+        if shared.prepared.scenarios[s].stopped.load(Ordering::Relaxed) {
+            // Its unique test data ran out: the scenario is over.
+            break;
+        }
         if Instant::now() >= end {
             // The scenario's time is up with arrivals still unstarted (the worker fell behind):
             // they are dropped and counted, not run after the end.
@@ -359,7 +370,9 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
             let scenario = &shared2.prepared.scenarios[s];
             vu.run_iteration(s, scenario, intended, &shared2.metrics)
                 .await;
-            idle.borrow_mut().push(vu);
+            if vu.state == VuState::Running {
+                idle.borrow_mut().push(vu);
+            }
             in_flight.set(in_flight.get() - 1);
             shared2
                 .metrics

@@ -1,0 +1,86 @@
+//! One connection type for every transport (plain or TLS, with or without a bandwidth cap), so a
+//! caller holds one type and one `send`; the match costs one branch per request, not per read.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::tls::{connect_tls_throttled, ThrottledTlsConnection};
+use crate::{
+    connect, connect_throttled, connect_tls, BodySink, ConnectOptions, Connection, Error,
+    HandshakeKind, Request, Response, ThrottledConnection, TlsConnection, TlsSession,
+};
+
+/// A connection over any transport, as [`connect_any`] returns it.
+#[derive(Debug)]
+pub enum AnyConnection {
+    /// Plain TCP.
+    Plain(Connection),
+    /// TLS over TCP.
+    Tls(Box<TlsConnection>),
+    /// Plain TCP with a bandwidth cap.
+    Throttled(Box<ThrottledConnection>),
+    /// TLS over TCP with a bandwidth cap (beneath TLS).
+    ThrottledTls(Box<ThrottledTlsConnection>),
+}
+
+impl AnyConnection {
+    /// [`Connection::send`] on whichever transport.
+    pub async fn send(
+        &mut self,
+        req: &Request<'_>,
+        sink: &mut impl BodySink,
+    ) -> Result<Response, Error> {
+        match self {
+            AnyConnection::Plain(c) => c.send(req, sink).await,
+            AnyConnection::Tls(c) => c.send(req, sink).await,
+            AnyConnection::Throttled(c) => c.send(req, sink).await,
+            AnyConnection::ThrottledTls(c) => c.send(req, sink).await,
+        }
+    }
+
+    /// [`Connection::is_reusable`].
+    pub fn is_reusable(&self) -> bool {
+        match self {
+            AnyConnection::Plain(c) => c.is_reusable(),
+            AnyConnection::Tls(c) => c.is_reusable(),
+            AnyConnection::Throttled(c) => c.is_reusable(),
+            AnyConnection::ThrottledTls(c) => c.is_reusable(),
+        }
+    }
+
+    /// [`Connection::requests_sent`].
+    pub fn requests_sent(&self) -> u64 {
+        match self {
+            AnyConnection::Plain(c) => c.requests_sent(),
+            AnyConnection::Tls(c) => c.requests_sent(),
+            AnyConnection::Throttled(c) => c.requests_sent(),
+            AnyConnection::ThrottledTls(c) => c.requests_sent(),
+        }
+    }
+}
+
+/// Opens a connection to `addr`: TLS when `tls` is `Some((session, server_name))` (as
+/// [`connect_tls`]), plain TCP otherwise (as [`connect`]); with a bandwidth cap when
+/// `opts.throttle` is `Some`. Returns the connection and, for TLS, the handshake's kind and
+/// duration.
+pub async fn connect_any(
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+    tls: Option<(&TlsSession, &str)>,
+) -> Result<(AnyConnection, Option<(HandshakeKind, Duration)>), Error> {
+    Ok(match (tls, opts.throttle.is_some()) {
+        (None, false) => (AnyConnection::Plain(connect(addr, opts).await?), None),
+        (None, true) => (
+            AnyConnection::Throttled(Box::new(connect_throttled(addr, opts).await?)),
+            None,
+        ),
+        (Some((session, name)), false) => {
+            let (c, kind, took) = connect_tls(addr, opts, session, name).await?;
+            (AnyConnection::Tls(Box::new(c)), Some((kind, took)))
+        }
+        (Some((session, name)), true) => {
+            let (c, kind, took) = connect_tls_throttled(addr, opts, session, name).await?;
+            (AnyConnection::ThrottledTls(Box::new(c)), Some((kind, took)))
+        }
+    })
+}
