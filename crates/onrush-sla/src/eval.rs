@@ -406,13 +406,16 @@ fn latency(
     hists: Option<&Histograms>,
     name: &str,
 ) -> Figure {
+    // Groups count only when a scope names them (a step scope); never in a whole test's or a
+    // scenario's figures.
+    let groups = matches!(rows, Rows::Steps(_));
     let from_hists = |keep: &dyn Fn(&str, &str) -> bool| -> Figure {
         let LatencyStat::Percentile(p) = stat else {
             unreachable!("only percentiles come from histograms")
         };
         match hists {
             None => needs_histograms_msg(name),
-            Some(h) => match h.merged(family, keep) {
+            Some(h) => match h.merged(family, groups, keep) {
                 Some(h) => Figure::Value(percentile_ms(&h, p)),
                 None => Figure::Missing("no requests in the histograms".into()),
             },

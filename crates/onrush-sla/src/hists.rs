@@ -23,6 +23,8 @@ pub struct Histograms {
 struct StepHists {
     scenario: String,
     step: String,
+    /// A group (transaction): left out of the whole test's and the scenarios' figures.
+    group: bool,
     /// Indexed by [`family_index`].
     hists: [Option<Hist>; 4],
 }
@@ -49,8 +51,26 @@ impl Histograms {
         Histograms::default()
     }
 
-    /// Adds `h` (microsecond values) to the `family` histogram of (`scenario`, `step`).
+    /// Adds `h` (microsecond values) to the `family` histogram of (`scenario`, `step`), a
+    /// request step.
     pub fn add(&mut self, scenario: &str, step: &str, family: LatencyFamily, h: &Hist) {
+        self.add_kind(scenario, step, false, family, h)
+    }
+
+    /// Adds `h` to the `family` histogram of the group (`scenario`, `group`): used for the
+    /// group's own thresholds only, never in the whole test's or a scenario's figures.
+    pub fn add_group(&mut self, scenario: &str, group: &str, family: LatencyFamily, h: &Hist) {
+        self.add_kind(scenario, group, true, family, h)
+    }
+
+    fn add_kind(
+        &mut self,
+        scenario: &str,
+        step: &str,
+        group: bool,
+        family: LatencyFamily,
+        h: &Hist,
+    ) {
         let i = match self
             .steps
             .iter()
@@ -61,6 +81,7 @@ impl Histograms {
                 self.steps.push(StepHists {
                     scenario: scenario.to_string(),
                     step: step.to_string(),
+                    group,
                     hists: [None, None, None, None],
                 });
                 self.steps.len() - 1
@@ -86,8 +107,8 @@ impl Histograms {
         })
     }
 
-    /// Sums the histograms of every `step` line of an `intervals.jsonl` text. Errors are
-    /// `LINE: what`.
+    /// Sums the histograms of every `step` and `group` line of an `intervals.jsonl` text.
+    /// Errors are `LINE: what`.
     pub fn from_intervals(text: &str) -> Result<Histograms, String> {
         let mut out = Histograms::new();
         for (i, line) in text.lines().enumerate() {
@@ -96,9 +117,11 @@ impl Histograms {
             }
             let v: Value =
                 serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", i + 1))?;
-            if v.get("kind").and_then(Value::as_str) != Some("step") {
-                continue;
-            }
+            let group = match v.get("kind").and_then(Value::as_str) {
+                Some("step") => false,
+                Some("group") => true,
+                _ => continue,
+            };
             let name = |k: &str| {
                 v.get(k)
                     .and_then(Value::as_str)
@@ -108,7 +131,7 @@ impl Histograms {
             for (field, family) in FIELDS {
                 if let Some(enc) = v.get(field).and_then(Value::as_str) {
                     let h = decode_hist(enc).map_err(|e| format!("{}: {field}: {e}", i + 1))?;
-                    out.add(scenario, step, family, &h);
+                    out.add_kind(scenario, step, group, family, &h);
                 }
             }
         }
@@ -120,15 +143,20 @@ impl Histograms {
         self.steps.is_empty()
     }
 
-    /// The sum of the `family` histograms of the (scenario, step) pairs `keep` accepts; `None`
-    /// when none of them has one.
+    /// The sum of the `family` histograms of the (scenario, step) pairs `keep` accepts (groups
+    /// only with `groups`); `None` when none of them has one.
     pub(crate) fn merged(
         &self,
         family: LatencyFamily,
+        groups: bool,
         keep: impl Fn(&str, &str) -> bool,
     ) -> Option<Hist> {
         let mut acc: Option<Hist> = None;
-        for s in self.steps.iter().filter(|s| keep(&s.scenario, &s.step)) {
+        for s in self
+            .steps
+            .iter()
+            .filter(|s| (groups || !s.group) && keep(&s.scenario, &s.step))
+        {
             if let Some(h) = &s.hists[family_index(family)] {
                 let a = acc.get_or_insert_with(new_hist);
                 a.add(h)

@@ -40,6 +40,14 @@ pub fn rss_bytes() -> Option<u64> {
     Some(pages * page)
 }
 
+/// Peak resident set size in bytes (VmHWM): the most memory the process ever held.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Open file descriptors of this process.
 pub fn open_fds() -> Option<u64> {
     Some(fs::read_dir("/proc/self/fd").ok()?.count() as u64)

@@ -40,6 +40,8 @@ pub struct Verdict {
     pub cpu_percent_max: f64,
     pub worker_cpu_percent_max: f64,
     pub rss_mb_max: f64,
+    /// The process's peak resident memory over the whole run (VmHWM), not a per-second sample.
+    pub rss_mb_peak: f64,
     pub schedule_lag_p99_ms_max: Option<f64>,
     pub open_fds_max: u64,
     pub sockets_to_targets_max: u64,
@@ -224,6 +226,8 @@ impl Rules {
                     .reduce(f64::max)
             }),
             rss_mb_max: max(|s| Some(s.rss_mb)),
+            rss_mb_peak: super::proc::peak_rss_bytes()
+                .map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
             schedule_lag_p99_ms_max: history
                 .iter()
                 .filter_map(|s| s.schedule_lag_p99_ms)
