@@ -462,6 +462,12 @@ impl Ctx<'_> {
                 rest.to_string()
             };
             parts[0] = Part::Lit(rest);
+        } else if matches!(parts.first(), Some(Part::Var { .. } | Part::Func(_))) {
+            // The path starts with a runtime variable (`get: "${next_page}"`): its value must
+            // be a path; the target's base path still goes in front.
+            if !base.is_empty() {
+                parts.insert(0, Part::Lit(base.to_string()));
+            }
         } else if !lead.starts_with('/') {
             let shown = raw.trim();
             let hint = if shown.contains('.') && !shown.contains(' ') {
