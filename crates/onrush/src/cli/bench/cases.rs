@@ -135,8 +135,8 @@ impl Bench<'_> {
                 None,
                 closed(50),
                 ten_steps(),
-                "50 VUs, 10 different requests per iteration (templated path and body), without \
-                 extractors (extractors arrive with the scenarios issue)",
+                "50 VUs, 10 different requests per iteration: templated paths and body, a JSONPath \
+                 and a CSS extractor whose values the next requests send, two checks",
             ),
             "empty_iterations" => self.empty_iterations(),
             "open_model" => self.open_model(),
@@ -383,17 +383,26 @@ impl Bench<'_> {
     }
 }
 
-/// The ten requests of the scenario case: different paths, statuses and bodies; one templated
-/// path and one templated POST body.
+/// The ten requests of the scenario case: different paths, statuses and bodies; templated paths
+/// and a templated POST body; two extractors whose values later requests send; two checks.
 fn ten_steps() -> Vec<Value> {
     vec![
-        json!({ "name": "home", "get": "/" }),
+        json!({ "name": "home", "get": "/", "check": [{ "status": 200 }] }),
         json!({ "name": "bytes_10", "get": "/bytes/10" }),
         json!({ "name": "bytes_100", "get": "/bytes/100" }),
         json!({ "name": "bytes_vu", "get": "/bytes/${vu}" }),
-        json!({ "name": "json", "get": "/json" }),
-        json!({ "name": "html", "get": "/html" }),
-        json!({ "name": "xml", "get": "/xml" }),
+        json!({
+            "name": "json",
+            "get": "/json",
+            "extract": { "token": { "jsonpath": "$.token" } },
+        }),
+        json!({
+            "name": "html",
+            "get": "/html",
+            "extract": { "csrf": { "css": "input[name=csrf_token]", "attribute": "value" } },
+            "check": [{ "body_contains": "Sign in" }],
+        }),
+        json!({ "name": "xml", "get": "/xml?token=${token}&csrf=${csrf}" }),
         json!({ "name": "status_200", "get": "/status/200" }),
         json!({ "name": "status_204", "get": "/status/204" }),
         json!({
