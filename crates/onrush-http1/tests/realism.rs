@@ -30,9 +30,9 @@ fn plain_body() -> &'static [u8] {
         let mut v = Vec::with_capacity(10 * MIB + 100);
         let mut i = 0u64;
         while v.len() < 10 * MIB {
-            write!(
+            writeln!(
                 v,
-                "line {i}: onrush streams this body through a fixed buffer, {}\n",
+                "line {i}: onrush streams this body through a fixed buffer, {}",
                 i.wrapping_mul(2_654_435_761) % 1000
             )
             .unwrap();
@@ -201,10 +201,13 @@ fn get(target: &[u8]) -> Request<'_> {
     }
 }
 
+/// Status, Set-Cookie values, Content-Type.
+type SeenHead = (u16, Vec<Vec<u8>>, Option<Vec<u8>>);
+
 /// Records heads (status, Set-Cookie values) and hashes the body.
 #[derive(Default)]
 struct Recorder {
-    heads: Vec<(u16, Vec<Vec<u8>>, Option<Vec<u8>>)>,
+    heads: Vec<SeenHead>,
     body: Vec<u8>,
     hasher: Sha256,
     len: u64,

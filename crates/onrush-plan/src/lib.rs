@@ -628,7 +628,9 @@ pub struct RequestStep {
 impl RequestStep {
     /// True when extractors or checks need the response body.
     pub fn needs_body(&self) -> bool {
-        self.extract.iter().any(|e| matches!(e.source, ExtractSource::Body(_)))
+        self.extract
+            .iter()
+            .any(|e| matches!(e.source, ExtractSource::Body(_)))
             || self.checks.iter().any(|c| c.kind.needs_body())
     }
 }
@@ -725,7 +727,10 @@ pub enum CheckKind {
     /// `body_size: { min, max }` in bytes (decoded body).
     BodySize { min: u64, max: u64 },
     /// `body_sha256: HEX` / `body_md5: HEX`: computed while streaming, whatever the size.
-    BodyHash { algorithm: HashAlgorithm, hex: String },
+    BodyHash {
+        algorithm: HashAlgorithm,
+        hex: String,
+    },
 }
 
 impl CheckKind {

@@ -42,6 +42,69 @@ pub fn json_schema() -> Value {
         "description": "Text rendered per request: plan variables plus `${vu}` (1-based VU number) and `${iteration}` (0-based, per VU)"
     });
 
+    let form_value = json!({
+        "type": ["string", "number", "boolean", "null"],
+        "description": "A value rendered per request (plan variables, `${vu}`, `${iteration}`, runtime variables, functions); empty when null"
+    });
+    let templated_range = |min: u64, max: u64, description: &str| {
+        json!({
+            "description": description,
+            "anyOf": [
+                { "type": "integer", "minimum": min, "maximum": max },
+                { "type": "string", "pattern": format!(r"^\s*[0-9]+\s*$|{TEMPLATE}") }
+            ]
+        })
+    };
+    let flag = |description: &str| {
+        json!({
+            "description": description,
+            "anyOf": [{ "type": "boolean" }, { "type": "string", "pattern": TEMPLATE }]
+        })
+    };
+    // `true` is the only meaningful value (`status: true`, `url: true`, `exists: true` stays a flag).
+    let only_true = |description: &str| {
+        json!({
+            "description": description,
+            "anyOf": [{ "const": true }, { "type": "string", "pattern": TEMPLATE }]
+        })
+    };
+    let byte_size = json!({
+        "description": "A byte count: `512`, `64KB` (1000-based: B, KB, MB, GB) or `64KiB` (1024-based: KiB, MiB, GiB)",
+        "anyOf": [
+            { "type": "integer", "minimum": 0 },
+            { "type": "string", "pattern": format!(r"^\s*[0-9_]*\.?[0-9]+\s*(B|b|KB|kB|kb|K|k|MB|mb|M|GB|gb|G|KiB|MiB|GiB)?\s*$|{TEMPLATE}") }
+        ],
+        "examples": ["1MiB", "64KB", "2MB"]
+    });
+    let runtime_name = json!({
+        "type": "string",
+        "description": "The name of a runtime variable of the scenario (`name` or `${name}`)",
+        "pattern": r"^\s*(\$\{)?[A-Za-z_][A-Za-z0-9_]*\}?\s*$"
+    });
+    // Exactly one of `keys` is present (each entry of the result is `{ required: [key] }`).
+    let one_of_keys = |keys: &[&str]| -> Value {
+        Value::Array(keys.iter().map(|k| json!({ "required": [k] })).collect())
+    };
+    // `dependencies` making `keys` mutually exclusive, each one merged with `extra[key]`.
+    let exclusive = |keys: &[&str], extra: &[(&str, Value)]| -> Value {
+        let mut deps = serde_json::Map::new();
+        for k in keys {
+            let others: Vec<Value> = keys
+                .iter()
+                .filter(|o| *o != k)
+                .map(|o| json!({ "required": [o] }))
+                .collect();
+            let mut dep = json!({ "not": { "anyOf": others } });
+            if let Some((_, more)) = extra.iter().find(|(name, _)| name == k) {
+                if let (Some(d), Some(m)) = (dep.as_object_mut(), more.as_object()) {
+                    d.extend(m.clone());
+                }
+            }
+            deps.insert(k.to_string(), dep);
+        }
+        Value::Object(deps)
+    };
+
     let methods = ["get", "post", "put", "patch", "delete", "head", "options"];
     let mut request_props = serde_json::Map::new();
     for m in methods {
@@ -61,6 +124,64 @@ pub fn json_schema() -> Value {
     );
     request_props.insert("body".into(), json!({ "type": ["string", "number", "boolean"], "description": "Inline request body (may use `${vu}`, `${iteration}`)" }));
     request_props.insert("body_file".into(), json!({ "type": "string", "description": "File sent as the body, relative to the plan file's directory; must exist" }));
+    request_props.insert(
+        "body_template".into(),
+        json!({ "type": "string", "description": "A text file (JSON, XML, …) compiled as a template when the plan loads: `${...}` in it are filled per request. Relative to the plan file's directory; errors in it name its own line", "examples": ["data/order.json"] }),
+    );
+    request_props.insert(
+        "form".into(),
+        json!({
+            "type": "object",
+            "description": "Name → value: an `application/x-www-form-urlencoded` body (and its Content-Type)",
+            "additionalProperties": form_value.clone(),
+            "examples": [{ "csrf_token": "${csrf}", "username": "${user}", "password": "${password}" }]
+        }),
+    );
+    request_props.insert(
+        "multipart".into(),
+        json!({
+            "type": "object",
+            "description": "Name → value or `{ file, filename, content_type }`: a `multipart/form-data` body; files are streamed from disk at every send, Content-Length computed up front",
+            "additionalProperties": {
+                "anyOf": [form_value.clone(), { "$ref": "#/definitions/multipart_file" }]
+            },
+            "examples": [{ "title": "quarterly report", "upload": { "file": "data/report.pdf", "content_type": "application/pdf" } }]
+        }),
+    );
+    request_props.insert(
+        "query".into(),
+        json!({
+            "type": "object",
+            "description": "Name → value: query parameters appended to the path, percent-encoded",
+            "additionalProperties": form_value.clone(),
+            "examples": [{ "q": "${term}", "page": "${random_int(1, 5)}" }]
+        }),
+    );
+    request_props.insert("auth".into(), json!({ "$ref": "#/definitions/auth" }));
+    request_props.insert(
+        "extract".into(),
+        json!({
+            "type": "object",
+            "description": "Variables from the response: name → extractor. Each name becomes a runtime variable of the scenario (`${name}`)",
+            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": { "enum": ["vu", "iteration"] } },
+            "additionalProperties": { "$ref": "#/definitions/extractor" },
+            "examples": [{ "token": { "jsonpath": "$.token" }, "csrf": { "css": "input[name=csrf_token]", "attribute": "value" } }]
+        }),
+    );
+    request_props.insert(
+        "check".into(),
+        json!({
+            "description": "Response checks: one check or a list. Each is counted per step; a failed check fails the request (class `check_failed`)",
+            "anyOf": [
+                { "$ref": "#/definitions/check" },
+                { "type": "array", "items": { "$ref": "#/definitions/check" } }
+            ]
+        }),
+    );
+    request_props.insert(
+        "on_failure".into(),
+        json!({ "$ref": "#/definitions/on_failure", "description": "What the VU does when this request fails for any reason (default: the scenario's `on_failure`, else `continue`)" }),
+    );
     request_props.insert("timeout".into(), json!({ "$ref": "#/definitions/duration", "description": "Overrides http.timeout for this request" }));
     request_props.insert(
         "expect_status".into(),
@@ -103,6 +224,21 @@ pub fn json_schema() -> Value {
             }
         }
     });
+    let extract_kinds = [
+        "boundary", "regex", "jsonpath", "css", "xpath", "header", "cookie", "status", "url",
+    ];
+    let check_kinds = [
+        "status",
+        "body_contains",
+        "body_matches",
+        "jsonpath",
+        "header",
+        "duration_below",
+        "body_size",
+        "body_sha256",
+        "body_md5",
+    ];
+    let body_keys = ["body", "body_file", "body_template", "form", "multipart"];
     let one_method: Vec<Value> = methods.iter().map(|m| json!({ "required": [m] })).collect();
     let expression = json!({
         "type": "string",
@@ -111,7 +247,7 @@ pub fn json_schema() -> Value {
         "examples": ["p99 < 100ms", "failure_rate < 1%", "rate > 7000/s", "home: p95 < 50ms", "generator: healthy"]
     });
 
-    json!({
+    let mut schema = json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "onrush plan",
         "description": "A load test plan for onrush: where to send requests (target), variables, HTTP settings and scenarios that run at the same time.",
@@ -166,7 +302,26 @@ pub fn json_schema() -> Value {
                         "enum": ["normal", "reset"],
                         "description": "How connections are closed: normal (default: FIN; the client keeps TIME_WAIT), reset (SO_LINGER 0: RST, no TIME_WAIT on the client; the server sees resets and data in flight can be lost; for connection-churn tests)"
                     },
-                    "tls": { "$ref": "#/definitions/tls" }
+                    "tls": { "$ref": "#/definitions/tls" },
+                    "cookies": {
+                        "enum": ["on", "per_iteration", "off"],
+                        "description": "Cookie jar: on (default: each VU has its own jar (RFC 6265), kept across its iterations, like one browser per VU), per_iteration (emptied when an iteration starts: a new browser each time), off (only the `Cookie` headers the plan writes)"
+                    },
+                    "decompress": flag("true: send `Accept-Encoding: gzip, deflate, br` and decode gzip, deflate and br responses as they stream, so extractors and checks see the decoded body (`bytes in` still counts what crossed the wire). Default false"),
+                    "redirects": templated_range(0, 100, "How many redirects (301/302/303/307/308) to follow per request on the same origin (default 0: none). The whole chain is one sample of the step; a redirect to another origin ends the chain"),
+                    "throttle": {
+                        "description": "Bandwidth cap per connection, both directions, to emulate slow clients. Units: `B`, `KB`, `MB` (1000-based), `KiB`, `MiB`",
+                        "anyOf": [
+                            { "type": "integer", "minimum": 1 },
+                            { "type": "string", "pattern": format!(r"^\s*[0-9_]*\.?[0-9]+\s*(B|b|KB|kB|kb|K|k|MB|mb|M|GB|gb|G|KiB|MiB|GiB)?\s*(/s)?\s*$|{TEMPLATE}") }
+                        ],
+                        "examples": ["64KB/s", "56KB/s", "1MiB/s"]
+                    },
+                    "body_limit": {
+                        "$ref": "#/definitions/byte_size",
+                        "description": "How much of a body extractors and body checks (`body_contains`, `body_matches`, `jsonpath`) see (default 1 MiB); other bodies are streamed and thrown away, `body_size` and body hashes are computed while streaming",
+                        "examples": ["1MiB", "4MiB"]
+                    }
                 }
             },
             "tls": {
@@ -249,6 +404,15 @@ pub fn json_schema() -> Value {
                     "name": { "type": "string", "description": "Scenario name, unique in the plan" },
                     "load": { "$ref": "#/definitions/load" },
                     "http": { "$ref": "#/definitions/http" },
+                    "feeders": {
+                        "description": "Test data: one feeder or a list. At the start of every iteration each feeder gives the VU one row; the row's columns become runtime variables (`${user}`)",
+                        "anyOf": [
+                            { "$ref": "#/definitions/feeder" },
+                            { "type": "array", "items": { "$ref": "#/definitions/feeder" } }
+                        ]
+                    },
+                    "pacing": { "$ref": "#/definitions/duration", "description": "The target duration of one iteration: every iteration lasts at least this long (a VU that finishes earlier waits for the rest); one that takes longer starts the next at once", "examples": ["5s", "200ms"] },
+                    "on_failure": { "$ref": "#/definitions/on_failure", "description": "Default `on_failure` of this scenario's steps (default `continue`)" },
                     "steps": { "$ref": "#/definitions/steps" },
                     "thresholds": { "$ref": "#/definitions/thresholds", "description": "Thresholds of this scenario; without a scope they are about the whole scenario, a scope names one of its steps" }
                 }
@@ -264,7 +428,11 @@ pub fn json_schema() -> Value {
                 "anyOf": [
                     { "$ref": "#/definitions/request" },
                     { "$ref": "#/definitions/think" },
-                    { "$ref": "#/definitions/loop" }
+                    { "$ref": "#/definitions/loop" },
+                    { "$ref": "#/definitions/group" },
+                    { "$ref": "#/definitions/if" },
+                    { "$ref": "#/definitions/once" },
+                    { "$ref": "#/definitions/random" }
                 ]
             },
             "request": {
@@ -272,7 +440,8 @@ pub fn json_schema() -> Value {
                 "description": "An HTTP request: exactly one method key (get, post, put, patch, delete, head, options) with the path",
                 "additionalProperties": false,
                 "properties": request_props,
-                "oneOf": one_method
+                "oneOf": one_method,
+                "dependencies": exclusive(&body_keys, &[])
             },
             "think": {
                 "type": "object",
@@ -285,23 +454,266 @@ pub fn json_schema() -> Value {
                         "examples": ["10ms", "1s..3s"]
                     }
                 }
-            },
+            }
+        }
+    });
+    let defs = schema["definitions"]
+        .as_object_mut()
+        .expect("definitions is an object");
+    defs.insert("loop".into(), json!({
+        "type": "object",
+        "description": "Repeat steps: exactly one of `count`, `while` (+ `max`) or `foreach` (+ `as`), and `steps`",
+        "additionalProperties": false,
+        "required": ["loop"],
+        "properties": {
             "loop": {
                 "type": "object",
+                "description": "`{ count: 3, steps }`, `{ while: { var: next, exists: true }, max: 100, steps }` or `{ foreach: ids, as: id, steps }`",
                 "additionalProperties": false,
-                "required": ["loop"],
+                "required": ["steps"],
+                "oneOf": one_of_keys(&["count", "while", "foreach"]),
+                "dependencies": { "as": ["foreach"], "foreach": ["as"], "max": ["while"] },
                 "properties": {
-                    "loop": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["count", "steps"],
-                        "properties": {
-                            "count": templated_int(1, "How many times to run the steps"),
-                            "steps": { "$ref": "#/definitions/steps" }
-                        }
+                    "count": templated_int(1, "How many times to run the steps"),
+                    "while": { "$ref": "#/definitions/condition", "description": "Run the steps while this condition on a runtime variable holds, at most `max` times" },
+                    "max": templated_int(1, "With `while`: the most times the loop runs (default 1000)"),
+                    "foreach": { "$ref": "#/definitions/runtime_name", "description": "A list variable (an extractor with `occurrence: all`): the steps run once per value", "examples": ["ids"] },
+                    "as": { "$ref": "#/definitions/runtime_name", "description": "With `foreach`: the runtime variable that holds each item", "examples": ["id"] },
+                    "steps": { "$ref": "#/definitions/steps" }
+                }
+            }
+        }
+    }));
+    defs.insert("group".into(), json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["group"],
+        "properties": {
+            "group": {
+                "type": "object",
+                "description": "A transaction: its steps measured as a whole (one sample per run, think times included, failed when a request inside failed), reported in its own table; its name can be a threshold scope",
+                "additionalProperties": false,
+                "required": ["name", "steps"],
+                "properties": {
+                    "name": { "type": "string", "description": "The group's name (not the name of a request step)", "examples": ["checkout"] },
+                    "steps": { "$ref": "#/definitions/steps" }
+                }
+            }
+        }
+    }));
+    defs.insert("if".into(), json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["if", "then"],
+        "properties": {
+            "if": { "$ref": "#/definitions/condition", "description": "A test of a runtime variable: `{ var, equals | not_equals | matches | exists }`" },
+            "then": { "$ref": "#/definitions/steps", "description": "Steps run when the condition holds" },
+            "else": { "$ref": "#/definitions/steps", "description": "Steps run otherwise (optional)" }
+        }
+    }));
+    defs.insert("once".into(), json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["once"],
+        "properties": {
+            "once": { "$ref": "#/definitions/steps", "description": "Steps run in each VU's first iteration only (e.g. log in once, then loop)" }
+        }
+    }));
+    defs.insert("random".into(), json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["random"],
+        "properties": {
+            "random": {
+                "type": "array",
+                "minItems": 1,
+                "description": "Weighted choice: one branch per run, chosen in proportion to the weights",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["steps"],
+                    "properties": {
+                        "weight": templated_range(1, 1_000_000, "This branch's weight, a positive whole number (default 1)"),
+                        "steps": { "$ref": "#/definitions/steps" }
                     }
                 }
             }
         }
-    })
+    }));
+    defs.insert("condition".into(), json!({
+        "type": "object",
+        "description": "`{ var: NAME, exists: true | equals: V | not_equals: V | matches: REGEX }`; without a test `exists: true` is meant; a list variable is tested by its first value",
+        "additionalProperties": false,
+        "required": ["var"],
+        "dependencies": exclusive(&["exists", "equals", "not_equals", "matches"], &[]),
+        "properties": {
+            "var": { "$ref": "#/definitions/runtime_name", "description": "The runtime variable to test" },
+            "exists": flag("true: the variable has a value; false: it has none"),
+            "equals": { "type": ["string", "number", "boolean"], "description": "The value equals this (a template)" },
+            "not_equals": { "type": ["string", "number", "boolean"], "description": "The value differs from this (a template)" },
+            "matches": { "type": "string", "description": "The value matches this regular expression" }
+        },
+        "examples": [{ "var": "role", "equals": "admin" }, { "var": "next_page", "exists": true }]
+    }));
+    defs.insert("runtime_name".into(), runtime_name);
+    defs.insert("byte_size".into(), byte_size);
+    defs.insert("on_failure".into(), json!({
+        "enum": ["continue", "next_iteration", "stop_vu", "stop_test"],
+        "description": "What the VU does when a request fails for any reason: continue (default) · next_iteration: skip the rest of this iteration · stop_vu: this VU runs no more iterations · stop_test: the whole test stops and writes its results, as after Ctrl-C"
+    }));
+    defs.insert("feeder".into(), json!({
+        "type": "object",
+        "description": "A CSV or JSON data file, read once when the plan loads and shared by every VU; each iteration takes one row",
+        "additionalProperties": false,
+        "required": ["file"],
+        "properties": {
+            "file": { "type": "string", "description": "A CSV file with a header row, or a JSON array of objects (`.json`, or `format: json`), relative to the plan", "examples": ["data/users.csv"] },
+            "format": { "enum": ["csv", "json"], "description": "csv or json (default: from the extension)" },
+            "mode": {
+                "enum": ["circular", "random", "unique", "per_vu"],
+                "description": "circular (default): rows in order, shared by all VUs, wrapping around · random: any row, each pick · unique: each row used once in the whole test · per_vu: row k for VU k (wrapping)"
+            },
+            "on_exhausted": {
+                "enum": ["stop", "recycle"],
+                "description": "`mode: unique` only: stop (default: a VU that finds no unused row stops, and the scenario ends) or recycle (start again from the first row)"
+            },
+            "delimiter": {
+                "type": "string",
+                "description": "CSV only: one character, default `,` (e.g. `\";\"`, `\"\\t\"`)",
+                "examples": [";", "\t"]
+            }
+        },
+        "dependencies": {
+            "on_exhausted": { "required": ["mode"], "properties": { "mode": { "const": "unique" } } },
+            "delimiter": { "not": { "required": ["format"], "properties": { "format": { "const": "json" } } } }
+        }
+    }));
+    defs.insert("multipart_file".into(), json!({
+        "type": "object",
+        "description": "A file part of a multipart body, streamed from disk at every send",
+        "additionalProperties": false,
+        "required": ["file"],
+        "properties": {
+            "file": { "type": "string", "description": "The file to upload, relative to the plan file's directory; must exist", "examples": ["data/report.pdf"] },
+            "filename": { "type": "string", "description": "The file name sent (default: the file's own name)" },
+            "content_type": { "type": "string", "description": "The part's Content-Type (default application/octet-stream)", "examples": ["application/pdf"] }
+        }
+    }));
+    defs.insert("auth".into(), json!({
+        "type": "object",
+        "description": "The `Authorization` header: `{ basic: { user, password } }` or `{ bearer: \"${token}\" }`",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "maxProperties": 1,
+        "properties": {
+            "basic": {
+                "type": "object",
+                "description": "HTTP Basic authentication (`Basic base64(user:password)`)",
+                "additionalProperties": false,
+                "required": ["user", "password"],
+                "properties": {
+                    "user": { "type": ["string", "number", "boolean"], "description": "The user name (a template)" },
+                    "password": { "type": ["string", "number", "boolean"], "description": "The password (a template), e.g. `\"${ADMIN_PASSWORD}\"`" }
+                }
+            },
+            "bearer": { "type": ["string", "number", "boolean"], "description": "A bearer token (a template): `Bearer TOKEN`", "examples": ["${token}"] }
+        },
+        "examples": [{ "bearer": "${token}" }, { "basic": { "user": "admin", "password": "${ADMIN_PASSWORD}" } }]
+    }));
+    defs.insert("extractor".into(), json!({
+        "type": "object",
+        "description": "One extractor: boundary, regex (+ group), jsonpath, css (+ attribute), xpath over the body (decoded when http.decompress); header, cookie, status, url from the response head / the request; + occurrence, default",
+        "additionalProperties": false,
+        "oneOf": one_of_keys(&extract_kinds),
+        "dependencies": { "group": ["regex"], "attribute": ["css"] },
+        "properties": {
+            "boundary": {
+                "description": "The text between a left and a right boundary: `[left, right]` or `{ left, right }`",
+                "anyOf": [
+                    { "type": "array", "items": { "type": ["string", "number"] }, "minItems": 2, "maxItems": 2 },
+                    {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {
+                            "left": { "type": ["string", "number", "null"], "description": "The text just before the value" },
+                            "right": { "type": ["string", "number", "null"], "description": "The text just after the value" }
+                        }
+                    }
+                ],
+                "examples": [["name=\"csrf_token\" value=\"", "\""]]
+            },
+            "regex": { "type": "string", "description": "A regular expression over the body; the value is capture group 1 when the pattern has a group (else the whole match)", "examples": ["data-token=\"([^\"]+)\""] },
+            "group": templated_range(0, 99, "With `regex`: the capture group (0: the whole match; default 1)"),
+            "jsonpath": { "type": "string", "description": "An RFC 9535 JSONPath over a JSON body", "examples": ["$.user.id", "$.items[*].id"] },
+            "css": { "type": "string", "description": "A CSS selector over an HTML body: the element's text, or with `attribute:` that attribute", "examples": ["input[name=csrf_token]"] },
+            "attribute": { "type": "string", "description": "With `css`: the attribute to take instead of the element's text", "examples": ["value"] },
+            "xpath": { "type": "string", "description": "An XPath expression over an XML or HTML body: the string value of the selected nodes", "examples": ["//meta[@name='csrf-token']/@content"] },
+            "header": { "type": "string", "description": "A response header's value (the name is case-insensitive)", "examples": ["Content-Type"] },
+            "cookie": { "type": "string", "description": "A cookie from this response's Set-Cookie", "examples": ["session"] },
+            "status": only_true("`true`: the response's status code"),
+            "url": only_true("`true`: the path and query where the request ended (after redirects)"),
+            "occurrence": {
+                "description": "Which match: `1` (default), `2`, … , `last`, `random`, or `all` (a list, for `foreach`)",
+                "anyOf": [
+                    { "type": "integer", "minimum": 1 },
+                    { "enum": ["last", "random", "all"] },
+                    { "type": "string", "pattern": format!(r"^\s*[0-9]+\s*$|{TEMPLATE}") }
+                ]
+            },
+            "default": { "type": ["string", "number", "boolean"], "description": "The value when nothing matches. Without one, nothing found fails the request (`check_failed`) and counts as the failed check `extract NAME`" }
+        }
+    }));
+    defs.insert("check".into(), json!({
+        "type": "object",
+        "description": "One check: status, body_contains, body_matches, jsonpath (+ exists|equals|matches), header (+ exists|equals|contains|matches), duration_below, body_size, body_sha256 or body_md5; + name",
+        "additionalProperties": false,
+        "oneOf": one_of_keys(&check_kinds),
+        "dependencies": exclusive(
+            &["exists", "equals", "contains", "matches"],
+            &[
+                ("exists", json!({ "anyOf": [{ "required": ["jsonpath"] }, { "required": ["header"] }] })),
+                ("equals", json!({ "anyOf": [{ "required": ["jsonpath"] }, { "required": ["header"] }] })),
+                ("matches", json!({ "anyOf": [{ "required": ["jsonpath"] }, { "required": ["header"] }] })),
+                ("contains", json!({ "required": ["header"] })),
+            ],
+        ),
+        "properties": {
+            "status": {
+                "description": "The status code is one of these",
+                "anyOf": [
+                    { "$ref": "#/definitions/status" },
+                    { "type": "array", "items": { "$ref": "#/definitions/status" }, "minItems": 1 }
+                ],
+                "examples": [200, [200, 201]]
+            },
+            "body_contains": { "type": ["string", "number", "boolean"], "description": "The body (its first `body_limit` bytes) contains this text (a template)", "examples": ["Welcome, ${user}"] },
+            "body_matches": { "type": "string", "description": "The body (its first `body_limit` bytes) matches this regular expression", "examples": ["order-[0-9]+"] },
+            "jsonpath": { "type": "string", "description": "A JSONPath over the body; with `equals`, `matches` or `exists` (default `exists: true`)", "examples": ["$.ok"] },
+            "header": { "type": "string", "description": "A response header; with `equals`, `contains`, `matches` or `exists` (default `exists: true`)", "examples": ["Content-Type"] },
+            "exists": flag("With jsonpath/header: true: it is present; false: it is absent"),
+            "equals": { "type": ["string", "number", "boolean"], "description": "With jsonpath/header: the value equals this (a template)" },
+            "contains": { "type": ["string", "number", "boolean"], "description": "With header: the value contains this (a template)" },
+            "matches": { "type": "string", "description": "With jsonpath/header: the value matches this regular expression" },
+            "duration_below": { "$ref": "#/definitions/duration", "description": "The response took less than this", "examples": ["500ms"] },
+            "body_size": {
+                "description": "The body's size, computed while streaming: an exact size or `{ min, max }`",
+                "anyOf": [
+                    { "$ref": "#/definitions/byte_size" },
+                    {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {
+                            "min": { "$ref": "#/definitions/byte_size", "description": "At least this many bytes" },
+                            "max": { "$ref": "#/definitions/byte_size", "description": "At most this many bytes" }
+                        }
+                    }
+                ],
+                "examples": [{ "min": 100, "max": "2MB" }, 1024]
+            },
+            "body_sha256": { "type": "string", "pattern": "^\\s*[0-9a-fA-F]{64}\\s*$", "description": "The SHA-256 of the whole body (64 hex digits), hashed as it streams: no memory for large bodies" },
+            "body_md5": { "type": "string", "pattern": "^\\s*[0-9a-fA-F]{32}\\s*$", "description": "The MD5 of the whole body (32 hex digits), hashed as it streams" },
+            "name": { "type": "string", "description": "The check's name in the results (default: made from it, e.g. `status in [200, 201]`)", "examples": ["download intact"] }
+        }
+    }));
+    schema
 }

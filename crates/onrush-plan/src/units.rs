@@ -126,7 +126,9 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, UnitError> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let bad = || UnitError {
-        message: format!("{t:?} is not a byte size; expected a number and a unit such as 64KB or 1MiB"),
+        message: format!(
+            "{t:?} is not a byte size; expected a number and a unit such as 64KB or 1MiB"
+        ),
         hint: "units: B, KB, MB, GB (1000-based), KiB, MiB, GiB (1024-based)".into(),
     };
     let n: f64 = num.replace('_', "").parse().map_err(|_| bad())?;
@@ -141,7 +143,7 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, UnitError> {
         _ => return Err(bad()),
     };
     let v = n * factor;
-    if !v.is_finite() || v < 0.0 || v > 1e15 {
+    if !v.is_finite() || !(0.0..=1e15).contains(&v) {
         return Err(bad());
     }
     Ok(v.round() as u64)

@@ -21,7 +21,11 @@ fn requests(steps: &[Step]) -> Vec<&RequestStep> {
 
 fn render(t: &Template, vu: u64, iteration: u64) -> String {
     let vars = Vars::default();
-    String::from_utf8(t.render_to_vec(&RenderContext::new(vu, iteration, &vars)).unwrap()).unwrap()
+    String::from_utf8(
+        t.render_to_vec(&RenderContext::new(vu, iteration, &vars))
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 fn metric_names(s: &Scenario) -> Vec<&str> {

@@ -1,5 +1,6 @@
 //! The JSON Schema for editors.
 use onrush_plan::json_schema;
+use serde_json::{json, Value};
 
 #[test]
 fn schema_is_valid_json_and_describes_every_key() {
@@ -11,6 +12,10 @@ fn schema_is_valid_json_and_describes_every_key() {
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["additionalProperties"], false);
 
+    fn sorted(mut v: Vec<String>) -> Vec<String> {
+        v.sort();
+        v
+    }
     let props = |path: &str| -> Vec<String> {
         let v = schema.pointer(path).unwrap_or_else(|| panic!("no {path}"));
         v.as_object().unwrap().keys().cloned().collect()
@@ -19,7 +24,16 @@ fn schema_is_valid_json_and_describes_every_key() {
         props("/properties"),
         ["http", "scenarios", "target", "thresholds", "vars"]
     );
-    for key in ["name", "load", "http", "steps", "thresholds"] {
+    for key in [
+        "name",
+        "load",
+        "http",
+        "feeders",
+        "pacing",
+        "on_failure",
+        "steps",
+        "thresholds",
+    ] {
         assert!(
             props("/definitions/scenario/properties").contains(&key.to_string()),
             "{key}"
@@ -55,6 +69,14 @@ fn schema_is_valid_json_and_describes_every_key() {
         "body_file",
         "timeout",
         "expect_status",
+        "body_template",
+        "form",
+        "multipart",
+        "query",
+        "auth",
+        "extract",
+        "check",
+        "on_failure",
     ] {
         assert!(
             props("/definitions/request/properties").contains(&key.to_string()),
@@ -72,12 +94,23 @@ fn schema_is_valid_json_and_describes_every_key() {
     );
     assert_eq!(props("/definitions/think/properties"), ["think"]);
     assert_eq!(
-        props("/definitions/loop/properties/loop/properties"),
-        ["count", "steps"]
+        sorted(props("/definitions/loop/properties/loop/properties")),
+        ["as", "count", "foreach", "max", "steps", "while"]
     );
     assert_eq!(
-        props("/definitions/http/properties"),
-        ["close", "connections", "source_addresses", "timeout", "tls"]
+        sorted(props("/definitions/http/properties")),
+        [
+            "body_limit",
+            "close",
+            "connections",
+            "cookies",
+            "decompress",
+            "redirects",
+            "source_addresses",
+            "throttle",
+            "timeout",
+            "tls"
+        ]
     );
     assert_eq!(
         props("/definitions/tls/properties"),
@@ -192,5 +225,523 @@ fn threshold_pattern_accepts_the_documented_forms() {
         {
             panic!("schema example {e} does not load:\n{err}");
         }
+    }
+}
+
+/// `v`, or the definition its `$ref` points at.
+fn resolve<'a>(schema: &'a Value, v: &'a Value) -> &'a Value {
+    match v.get("$ref").and_then(Value::as_str) {
+        Some(r) => schema
+            .pointer(r.strip_prefix('#').unwrap())
+            .unwrap_or_else(|| panic!("dangling $ref {r}")),
+        None => v,
+    }
+}
+
+fn sorted_keys(v: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+/// Every key of every `properties` map in the schema, with the JSON pointer of that map
+/// (not those inside `dependencies`, which constrain keys declared elsewhere).
+fn all_properties(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m.iter().filter(|(k, _)| *k != "dependencies") {
+                let here = format!("{at}/{k}");
+                if k == "properties" {
+                    if let Value::Object(props) = child {
+                        for name in props.keys() {
+                            out.push((here.clone(), name.clone()));
+                        }
+                    }
+                }
+                all_properties(child, &here, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                all_properties(child, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn new_keys_are_described() {
+    let schema = json_schema();
+    let keys = |ptr: &str| sorted_keys(schema.pointer(ptr).unwrap_or_else(|| panic!("no {ptr}")));
+
+    // Every property of every object has a description (its own, or its `$ref` target's).
+    let mut all = Vec::new();
+    all_properties(&schema, "", &mut all);
+    assert!(all.len() > 120, "{}", all.len());
+    for (map, name) in &all {
+        let v = schema.pointer(&format!("{map}/{name}")).unwrap();
+        let described =
+            v.get("description").is_some() || resolve(&schema, v).get("description").is_some();
+        assert!(described, "{map}/{name} has no description");
+    }
+    // ... and every object with fixed keys refuses unknown ones.
+    for (map, _) in &all {
+        let owner = schema
+            .pointer(map.strip_suffix("/properties").unwrap())
+            .unwrap();
+        assert_eq!(owner["additionalProperties"], false, "{map}");
+    }
+
+    // http
+    assert_eq!(
+        schema["definitions"]["http"]["properties"]["cookies"]["enum"],
+        json!(["on", "per_iteration", "off"])
+    );
+    let redirects = &schema["definitions"]["http"]["properties"]["redirects"]["anyOf"][0];
+    assert_eq!(redirects["minimum"], 0);
+    assert_eq!(redirects["maximum"], 100);
+    for key in ["throttle", "body_limit"] {
+        let v = &schema["definitions"]["http"]["properties"][key];
+        assert!(
+            v["examples"].as_array().is_some_and(|e| !e.is_empty()),
+            "{key}"
+        );
+    }
+
+    // scenario: feeders, pacing, on_failure
+    let feeders = &schema["definitions"]["scenario"]["properties"]["feeders"];
+    assert_eq!(feeders["anyOf"][0]["$ref"], "#/definitions/feeder");
+    assert_eq!(feeders["anyOf"][1]["items"]["$ref"], "#/definitions/feeder");
+    assert_eq!(
+        keys("/definitions/feeder/properties"),
+        ["delimiter", "file", "format", "mode", "on_exhausted"]
+    );
+    let feeder = &schema["definitions"]["feeder"];
+    assert_eq!(feeder["required"], json!(["file"]));
+    assert_eq!(
+        feeder["properties"]["mode"]["enum"],
+        json!(["circular", "random", "unique", "per_vu"])
+    );
+    assert_eq!(
+        feeder["properties"]["on_exhausted"]["enum"],
+        json!(["stop", "recycle"])
+    );
+    assert_eq!(
+        feeder["properties"]["format"]["enum"],
+        json!(["csv", "json"])
+    );
+    assert_eq!(
+        schema["definitions"]["scenario"]["properties"]["pacing"]["$ref"],
+        "#/definitions/duration"
+    );
+    assert_eq!(
+        schema["definitions"]["on_failure"]["enum"],
+        json!(["continue", "next_iteration", "stop_vu", "stop_test"])
+    );
+
+    // request: bodies, auth, extract, check
+    let request = &schema["definitions"]["request"];
+    assert_eq!(
+        sorted_keys(&request["dependencies"]),
+        ["body", "body_file", "body_template", "form", "multipart"]
+    );
+    assert_eq!(
+        keys("/definitions/multipart_file/properties"),
+        ["content_type", "file", "filename"]
+    );
+    assert_eq!(keys("/definitions/auth/properties"), ["basic", "bearer"]);
+    assert_eq!(
+        keys("/definitions/auth/properties/basic/properties"),
+        ["password", "user"]
+    );
+    assert_eq!(
+        request["properties"]["extract"]["additionalProperties"]["$ref"],
+        "#/definitions/extractor"
+    );
+    assert_eq!(
+        keys("/definitions/extractor/properties"),
+        [
+            "attribute",
+            "boundary",
+            "cookie",
+            "css",
+            "default",
+            "group",
+            "header",
+            "jsonpath",
+            "occurrence",
+            "regex",
+            "status",
+            "url",
+            "xpath"
+        ]
+    );
+    assert_eq!(
+        schema["definitions"]["extractor"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    assert_eq!(
+        keys("/definitions/check/properties"),
+        [
+            "body_contains",
+            "body_matches",
+            "body_md5",
+            "body_sha256",
+            "body_size",
+            "contains",
+            "duration_below",
+            "equals",
+            "exists",
+            "header",
+            "jsonpath",
+            "matches",
+            "name",
+            "status"
+        ]
+    );
+    assert_eq!(
+        schema["definitions"]["check"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    let check = &request["properties"]["check"]["anyOf"];
+    assert_eq!(check[0]["$ref"], "#/definitions/check");
+    assert_eq!(check[1]["items"]["$ref"], "#/definitions/check");
+
+    // steps: every kind, and the three forms of loop
+    let kinds: Vec<&str> = schema["definitions"]["step"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["$ref"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "#/definitions/request",
+            "#/definitions/think",
+            "#/definitions/loop",
+            "#/definitions/group",
+            "#/definitions/if",
+            "#/definitions/once",
+            "#/definitions/random"
+        ]
+    );
+    for kind in ["think", "loop", "group", "once", "random"] {
+        assert_eq!(
+            schema["definitions"][kind]["required"],
+            json!([kind]),
+            "{kind}"
+        );
+    }
+    assert_eq!(keys("/definitions/if/properties"), ["else", "if", "then"]);
+    assert_eq!(
+        schema["definitions"]["if"]["required"],
+        json!(["if", "then"])
+    );
+    assert_eq!(
+        keys("/definitions/group/properties/group/properties"),
+        ["name", "steps"]
+    );
+    assert_eq!(
+        keys("/definitions/random/properties/random/items/properties"),
+        ["steps", "weight"]
+    );
+    assert_eq!(
+        keys("/definitions/condition/properties"),
+        ["equals", "exists", "matches", "not_equals", "var"]
+    );
+    let inner = &schema["definitions"]["loop"]["properties"]["loop"];
+    assert_eq!(inner["required"], json!(["steps"]));
+    assert_eq!(
+        inner["oneOf"],
+        json!([{ "required": ["count"] }, { "required": ["while"] }, { "required": ["foreach"] }])
+    );
+    assert_eq!(
+        inner["dependencies"],
+        json!({ "as": ["foreach"], "foreach": ["as"], "max": ["while"] })
+    );
+}
+
+#[test]
+fn patterns_compile_and_accept_their_examples() {
+    let schema = json_schema();
+    fn walk(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(p)) = m.get("pattern") {
+                    out.push((at.to_string(), p.clone()));
+                }
+                for (k, c) in m {
+                    walk(c, &format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    walk(c, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut patterns = Vec::new();
+    walk(&schema, "", &mut patterns);
+    assert!(patterns.len() > 10);
+    for (at, p) in &patterns {
+        regex::Regex::new(p).unwrap_or_else(|e| panic!("{at}: {e}"));
+    }
+    // The schema's own pattern, or the first one of its `anyOf`.
+    let pattern = |ptr: &str| -> regex::Regex {
+        let v = resolve(&schema, schema.pointer(ptr).unwrap());
+        let p = v["pattern"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                v["anyOf"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find_map(|a| a["pattern"].as_str().map(str::to_string))
+                    .unwrap()
+            });
+        regex::Regex::new(&p).unwrap()
+    };
+    let throttle = pattern("/definitions/http/properties/throttle");
+    for ok in ["64KB/s", "56KB/s", "1MiB/s", "512", "1.5MB", "${RATE}"] {
+        assert!(throttle.is_match(ok), "throttle {ok}");
+    }
+    for bad in ["fast", "64 kbit/s", "/s"] {
+        assert!(!throttle.is_match(bad), "throttle {bad}");
+    }
+    let size = pattern("/definitions/byte_size");
+    for ok in ["1MiB", "64KB", "2MB", "100", "4GiB"] {
+        assert!(size.is_match(ok), "size {ok}");
+    }
+    for bad in ["1 megabyte", "MiB", "-5"] {
+        assert!(!size.is_match(bad), "size {bad}");
+    }
+    let name = pattern("/definitions/runtime_name");
+    for ok in ["ids", "${ids}", "next_page"] {
+        assert!(name.is_match(ok), "{ok}");
+    }
+    assert!(!name.is_match("1abc"));
+    let sha = pattern("/definitions/check/properties/body_sha256");
+    assert!(sha.is_match(&"a".repeat(64)));
+    assert!(!sha.is_match(&"a".repeat(63)));
+    let md5 = pattern("/definitions/check/properties/body_md5");
+    assert!(md5.is_match(&"0F".repeat(16)));
+    assert!(!md5.is_match("xyz"));
+}
+
+/// The keys written in a plan file: `key:` tokens outside quotes, comments and `${...}`, with
+/// their line and the key of the mapping they belong to (`None` at the top level).
+fn plan_keys(text: &str) -> Vec<(usize, String, Option<String>)> {
+    let mut out = Vec::new();
+    // Open block mappings: (column, key).
+    let mut block: Vec<(usize, String)> = Vec::new();
+    // Open flow collections (`{` / `[`): the key each belongs to.
+    let mut flow: Vec<Option<String>> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let c: Vec<char> = line.chars().collect();
+        let mut pending: Option<String> = None;
+        let mut i = 0;
+        while i < c.len() {
+            match c[i] {
+                '#' if i == 0 || c[i - 1].is_whitespace() => break,
+                '"' => {
+                    i += 1;
+                    while i < c.len() && c[i] != '"' {
+                        i += if c[i] == '\\' { 2 } else { 1 };
+                    }
+                }
+                '\'' => {
+                    i += 1;
+                    while i < c.len() && !(c[i] == '\'' && c.get(i + 1) != Some(&'\'')) {
+                        i += if c[i] == '\'' { 2 } else { 1 };
+                    }
+                }
+                '{' if i > 0 && c[i - 1] == '$' => {
+                    while i < c.len() && c[i] != '}' {
+                        i += 1;
+                    }
+                }
+                '{' | '[' => {
+                    let owner = pending.take().or_else(|| match flow.last() {
+                        Some(o) => o.clone(),
+                        None => block.last().map(|(_, k)| k.clone()),
+                    });
+                    flow.push(owner);
+                }
+                '}' | ']' => {
+                    flow.pop();
+                }
+                ch if (ch.is_ascii_alphanumeric() || ch == '_')
+                    && (i == 0 || matches!(c[i - 1], ' ' | '{' | '[' | ',')) =>
+                {
+                    let start = i;
+                    while i < c.len() && (c[i].is_ascii_alphanumeric() || "_-.".contains(c[i])) {
+                        i += 1;
+                    }
+                    let is_key = c.get(i) == Some(&':')
+                        && !matches!(c.get(i + 1), Some(next) if !next.is_whitespace());
+                    if !is_key {
+                        // A plain scalar: skip the rest of the word.
+                        while i < c.len() && !matches!(c[i], ' ' | ',' | '}' | ']') {
+                            i += 1;
+                        }
+                        continue;
+                    }
+                    let key: String = c[start..i].iter().collect();
+                    let parent = if let Some(owner) = flow.last() {
+                        owner.clone()
+                    } else {
+                        while block.last().is_some_and(|(col, _)| *col >= start) {
+                            block.pop();
+                        }
+                        let parent = block.last().map(|(_, k)| k.clone());
+                        block.push((start, key.clone()));
+                        parent
+                    };
+                    out.push((n + 1, key.clone(), parent));
+                    pending = Some(key);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn plan_key_scanner() {
+    let text = concat!(
+        "target: http://127.0.0.1:${PORT:-8080}  # a: comment\n",
+        "vars: { vus: 4 }\n",
+        "scenarios:\n",
+        "  - name: s\n",
+        "    steps:\n",
+        "      - get: /x\n",
+        "        headers: { X-A: \"b: c\" }\n",
+        "        extract:\n",
+        "          tok: { regex: 'x: ''y'' z' }\n",
+        "      - think: 1s\n",
+    );
+    let keys: Vec<(String, Option<String>)> = plan_keys(text)
+        .into_iter()
+        .map(|(_, k, p)| (k, p))
+        .collect();
+    let k = |key: &str, parent: Option<&str>| (key.to_string(), parent.map(str::to_string));
+    assert_eq!(
+        keys,
+        [
+            k("target", None),
+            k("vars", None),
+            k("vus", Some("vars")),
+            k("scenarios", None),
+            k("name", Some("scenarios")),
+            k("steps", Some("scenarios")),
+            k("get", Some("steps")),
+            k("headers", Some("steps")),
+            k("X-A", Some("headers")),
+            k("extract", Some("steps")),
+            k("tok", Some("extract")),
+            k("regex", Some("tok")),
+            k("think", Some("steps")),
+        ]
+    );
+}
+
+#[test]
+fn every_key_of_the_examples_is_in_the_schema() {
+    // No JSON-Schema validator is in Cargo.lock, so: every key the examples write must be a
+    // property somewhere in the schema, except names the plan chooses itself (variables, header
+    // names, form and query fields, multipart parts, extracted variables).
+    const CHOSEN: [&str; 6] = ["vars", "headers", "form", "query", "multipart", "extract"];
+    let schema = json_schema();
+    let mut all = Vec::new();
+    all_properties(&schema, "", &mut all);
+    let known: std::collections::BTreeSet<&str> = all.iter().map(|(_, k)| k.as_str()).collect();
+
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut chosen = std::collections::BTreeSet::new();
+    for file in ["scenario.yaml", "basic.yaml", "quickstart.yaml"] {
+        let path = dir.join(file);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let keys = plan_keys(&text);
+        assert!(keys.len() > 5, "{file}: only {} keys found", keys.len());
+        for (line, key, parent) in keys {
+            if parent.as_deref().is_some_and(|p| CHOSEN.contains(&p)) {
+                chosen.insert(key);
+                continue;
+            }
+            assert!(
+                known.contains(key.as_str()),
+                "{file}:{line}: `{key}:` (in `{}`) is not a key of the schema",
+                parent.as_deref().unwrap_or("the top level")
+            );
+            seen.insert(key);
+        }
+    }
+    // The scan found the new keys scenario.yaml shows, and told chosen names apart.
+    for key in [
+        "feeders",
+        "on_exhausted",
+        "pacing",
+        "cookies",
+        "decompress",
+        "redirects",
+        "once",
+        "extract",
+        "css",
+        "attribute",
+        "check",
+        "body_contains",
+        "form",
+        "on_failure",
+        "jsonpath",
+        "occurrence",
+        "group",
+        "loop",
+        "foreach",
+        "as",
+        "query",
+        "if",
+        "var",
+        "equals",
+        "then",
+        "auth",
+        "bearer",
+        "random",
+        "weight",
+        "body_template",
+        "duration_below",
+        "header",
+        "think",
+        "thresholds",
+    ] {
+        assert!(seen.contains(key), "`{key}:` not found in the examples");
+    }
+    for key in [
+        "csrf",
+        "token",
+        "ids",
+        "username",
+        "Content-Type",
+        "id",
+        "vus",
+    ] {
+        assert!(
+            chosen.contains(key),
+            "`{key}` not recognised as a chosen name"
+        );
     }
 }

@@ -353,7 +353,12 @@ fn checks_thresholds_with_every_scope() {
     let t = one("\"checks > 99.9%\"");
     assert_eq!(
         (t.scope.clone(), t.metric, t.op, t.value),
-        (ThresholdScope::Total, ThresholdMetric::Checks, CompareOp::Gt, 0.999)
+        (
+            ThresholdScope::Total,
+            ThresholdMetric::Checks,
+            CompareOp::Gt,
+            0.999
+        )
     );
     let t = one("\"closed: checks == 100%\"");
     assert_eq!(
@@ -373,15 +378,26 @@ fn checks_thresholds_with_every_scope() {
     let t = one("\"home: checks_failed < 10\"");
     assert_eq!(
         (t.scope.clone(), t.metric, t.op, t.value),
-        (step(None, "home"), ThresholdMetric::ChecksFailed, CompareOp::Lt, 10.0)
+        (
+            step(None, "home"),
+            ThresholdMetric::ChecksFailed,
+            CompareOp::Lt,
+            10.0
+        )
     );
     assert_eq!(t.metric.kind(), ValueKind::Count);
     let t = one("{ threshold: \"checks > 99%\", abort_on_fail: true, grace: 5s }");
     assert!(t.abort_on_fail && !t.needs_histograms());
     bad("\"checks > 99\"", &["`99` is ambiguous", "`99%`"]);
-    bad("\"checks_failed < 1%\"", &["`checks_failed` is a count", "checks > 1%"]);
+    bad(
+        "\"checks_failed < 1%\"",
+        &["`checks_failed` is a count", "checks > 1%"],
+    );
     bad("\"check > 99%\"", &["did you mean `checks`"]);
-    bad("\"generator: checks > 99%\"", &["the `generator` scope has one check"]);
+    bad(
+        "\"generator: checks > 99%\"",
+        &["the `generator` scope has one check"],
+    );
     let s = bad("\"chekcs > 99%\"", &["unknown metric `chekcs`", "`checks`"]);
     assert!(s.contains("plan.yaml:3:6:"), "{s}");
 }

@@ -25,7 +25,8 @@ impl Ctx<'_> {
         if key == "if" {
             let f = self.map(node, path, &["if", "then", "else"])?;
             let condition = self.condition(f.get("if").expect("present"), &f.child("if"))?;
-            let then_node = self.required(&f, "then", "the steps to run when the condition holds")?;
+            let then_node =
+                self.required(&f, "then", "the steps to run when the condition holds")?;
             let then = self.steps(then_node, &f.child("then"), base, m, depth + 1)?;
             let otherwise = match f.get("else") {
                 Some(e) => self.steps(e, &f.child("else"), base, m, depth + 1)?,
@@ -44,10 +45,15 @@ impl Ctx<'_> {
             "loop" => self.loop_step(value, &field, base, m, depth),
             "group" => {
                 let g = self.map(value, &field, &["name", "steps"])?;
-                let name_node = self.required(&g, "name", "the group's name, e.g. `name: checkout`")?;
+                let name_node =
+                    self.required(&g, "name", "the group's name, e.g. `name: checkout`")?;
                 let name = self.string(name_node, &g.child("name"))?;
                 if name.trim().is_empty() {
-                    return Err(self.err(name_node, &g.child("name"), "empty name; expected a group name"));
+                    return Err(self.err(
+                        name_node,
+                        &g.child("name"),
+                        "empty name; expected a group name",
+                    ));
                 }
                 let metric = m.id_of(name.clone(), MetricKind::Group);
                 if m.infos[metric].kind != MetricKind::Group {
@@ -68,25 +74,44 @@ impl Ctx<'_> {
                 })
             }
             "random" => {
-                let hint = "write `random: [{ weight: 70, steps: [...] }, { weight: 30, steps: [...] }]`";
+                let hint =
+                    "write `random: [{ weight: 70, steps: [...] }, { weight: 30, steps: [...] }]`";
                 let Kind::Seq(items) = &value.kind else {
                     return Err(self
-                        .err(value, &field, format!("expected a list of weighted branches, found {}", value.describe()))
+                        .err(
+                            value,
+                            &field,
+                            format!(
+                                "expected a list of weighted branches, found {}",
+                                value.describe()
+                            ),
+                        )
                         .with_hint(hint));
                 };
                 if items.is_empty() {
-                    return Err(self.err(value, &field, "the list is empty; expected at least one branch").with_hint(hint));
+                    return Err(self
+                        .err(
+                            value,
+                            &field,
+                            "the list is empty; expected at least one branch",
+                        )
+                        .with_hint(hint));
                 }
                 let mut branches = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     let p = format!("{field}[{i}]");
-                    let b = self.map(item, &p, &["weight", "steps"]).map_err(|e| e.with_hint(hint))?;
+                    let b = self
+                        .map(item, &p, &["weight", "steps"])
+                        .map_err(|e| e.with_hint(hint))?;
                     let weight = match b.get("weight") {
                         Some(w) => self.uint(w, &b.child("weight"), 1, 1_000_000, "a branch's weight is a positive whole number; branches are chosen in proportion")? as u32,
                         None => 1,
                     };
                     let steps_node = self.required(&b, "steps", "a list of steps")?;
-                    branches.push((weight, self.steps(steps_node, &b.child("steps"), base, m, depth + 1)?));
+                    branches.push((
+                        weight,
+                        self.steps(steps_node, &b.child("steps"), base, m, depth + 1)?,
+                    ));
                 }
                 Ok(Step::Random { branches })
             }
@@ -103,7 +128,9 @@ impl Ctx<'_> {
         depth: usize,
     ) -> Result<Step, PlanError> {
         let hint = "a loop is `{ count: 3, steps }`, `{ while: { var: next, exists: true }, max: 100, steps }` or `{ foreach: ids, as: id, steps }`";
-        let f = self.map(node, path, &LOOP_KEYS).map_err(|e| e.with_hint(hint))?;
+        let f = self
+            .map(node, path, &LOOP_KEYS)
+            .map_err(|e| e.with_hint(hint))?;
         let kinds: Vec<&str> = ["count", "while", "foreach"]
             .into_iter()
             .filter(|k| f.get(k).is_some())
@@ -112,19 +139,33 @@ impl Ctx<'_> {
             [k] => *k,
             [] => {
                 return Err(self
-                    .err(node, path, "missing key `count`; expected `count`, `while` or `foreach`")
+                    .err(
+                        node,
+                        path,
+                        "missing key `count`; expected `count`, `while` or `foreach`",
+                    )
                     .with_hint(hint))
             }
             [a, b, ..] => {
                 return Err(self
-                    .err(f.key(b).expect("present"), &f.child(b), format!("`{a}` and `{b}` are both given; expected one of count, while, foreach"))
+                    .err(
+                        f.key(b).expect("present"),
+                        &f.child(b),
+                        format!(
+                            "`{a}` and `{b}` are both given; expected one of count, while, foreach"
+                        ),
+                    )
                     .with_hint(hint))
             }
         };
         for (key, owner) in [("as", "foreach"), ("max", "while")] {
             if let (Some(k), true) = (f.key(key), kind != owner) {
                 return Err(self
-                    .err(k, &f.child(key), format!("`{key}` goes with `{owner}`, not with `{kind}`"))
+                    .err(
+                        k,
+                        &f.child(key),
+                        format!("`{key}` goes with `{owner}`, not with `{kind}`"),
+                    )
                     .with_hint(hint));
             }
         }
@@ -142,9 +183,16 @@ impl Ctx<'_> {
                 Ok(Step::Loop { count, steps })
             }
             "while" => {
-                let condition = self.condition(f.get("while").expect("present"), &f.child("while"))?;
+                let condition =
+                    self.condition(f.get("while").expect("present"), &f.child("while"))?;
                 let max = match f.get("max") {
-                    Some(x) => self.uint(x, &f.child("max"), 1, u64::MAX, "`max` bounds how many times a while loop runs")?,
+                    Some(x) => self.uint(
+                        x,
+                        &f.child("max"),
+                        1,
+                        u64::MAX,
+                        "`max` bounds how many times a while loop runs",
+                    )?,
                     None => DEFAULT_WHILE_MAX,
                 };
                 Ok(Step::While {
@@ -156,7 +204,8 @@ impl Ctx<'_> {
             _ => {
                 let list_node = f.get("foreach").expect("present");
                 let list = self.runtime_slot(list_node, &f.child("foreach"))?;
-                let as_node = self.required(&f, "as", "the variable that holds each item, e.g. `as: id`")?;
+                let as_node =
+                    self.required(&f, "as", "the variable that holds each item, e.g. `as: id`")?;
                 let item = self.runtime_slot(as_node, &f.child("as"))?;
                 Ok(Step::ForEach { list, item, steps })
             }
@@ -190,8 +239,12 @@ impl Ctx<'_> {
     /// `{ var: NAME, exists: true | equals: V | not_equals: V | matches: REGEX }`.
     fn condition(&self, node: &Node, path: &str) -> Result<Condition, PlanError> {
         let hint = "e.g. `{ var: role, equals: admin }`, `{ var: token, exists: true }` or `{ var: code, matches: \"^2\" }`";
-        let f = self.map(node, path, &CONDITION_KEYS).map_err(|e| e.with_hint(hint))?;
-        let var_node = self.required(&f, "var", "the runtime variable to test").map_err(|e| e.with_hint(hint))?;
+        let f = self
+            .map(node, path, &CONDITION_KEYS)
+            .map_err(|e| e.with_hint(hint))?;
+        let var_node = self
+            .required(&f, "var", "the runtime variable to test")
+            .map_err(|e| e.with_hint(hint))?;
         let var = self.runtime_slot(var_node, &f.child("var"))?;
         let tests: Vec<&str> = ["exists", "equals", "not_equals", "matches"]
             .into_iter()
@@ -211,7 +264,11 @@ impl Ctx<'_> {
             }
             [a, b, ..] => {
                 return Err(self
-                    .err(f.key(b).expect("present"), &f.child(b), format!("`{a}` and `{b}` are both given; expected one test"))
+                    .err(
+                        f.key(b).expect("present"),
+                        &f.child(b),
+                        format!("`{a}` and `{b}` are both given; expected one test"),
+                    )
                     .with_hint(hint))
             }
         };

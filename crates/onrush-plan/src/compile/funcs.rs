@@ -64,7 +64,9 @@ impl Ctx<'_> {
                 .err_at(
                     span,
                     path,
-                    format!("unknown function `{name}` in `{reference}`; expected a built-in function"),
+                    format!(
+                        "unknown function `{name}` in `{reference}`; expected a built-in function"
+                    ),
                 )
                 .with_hint(hint));
         };
@@ -91,7 +93,9 @@ impl Ctx<'_> {
             let text = match arg {
                 Arg::Num(n) => n.clone(),
                 _ => self.constant_arg(node, path, text, arg).map_err(|_| {
-                    fail(format!("the {what} must be a number known when the plan loads"))
+                    fail(format!(
+                        "the {what} must be a number known when the plan loads"
+                    ))
                 })?,
             };
             text.trim()
@@ -103,7 +107,9 @@ impl Ctx<'_> {
                 arity(2, 2)?;
                 let (min, max) = (int(&args[0], "minimum")?, int(&args[1], "maximum")?);
                 if min > max {
-                    return Err(fail(format!("the minimum {min} is above the maximum {max}")));
+                    return Err(fail(format!(
+                        "the minimum {min} is above the maximum {max}"
+                    )));
                 }
                 Func::RandomInt { min, max }
             }
@@ -175,7 +181,12 @@ impl Ctx<'_> {
                     };
                     Func::Counter { index }
                 } else {
-                    let shared = self.globals.borrow_mut().entry(counter).or_default().clone();
+                    let shared = self
+                        .globals
+                        .borrow_mut()
+                        .entry(counter)
+                        .or_default()
+                        .clone();
                     Func::GlobalCounter(shared)
                 }
             }
@@ -193,9 +204,9 @@ impl Ctx<'_> {
                 arity(1, 2)?;
                 let var = match &args[0] {
                     Arg::Name { name, .. } => name.clone(),
-                    a => self.constant_arg(node, path, text, a).map_err(|_| {
-                        fail("the name must be known when the plan loads".into())
-                    })?,
+                    a => self
+                        .constant_arg(node, path, text, a)
+                        .map_err(|_| fail("the name must be known when the plan loads".into()))?,
                 };
                 let default = match args.get(1) {
                     Some(a) => Some(self.constant_arg(node, path, text, a).map_err(|_| {

@@ -6,8 +6,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
-use crate::yaml::Node;
 use crate::units;
+use crate::yaml::Node;
 use crate::{CloseMode, ConnectionScope, CookieMode, HttpSettings};
 
 const HTTP_KEYS: [&str; 10] = [
@@ -112,18 +112,25 @@ impl Ctx<'_> {
         if let Some(t) = f.get("throttle") {
             let field = f.child("throttle");
             let text = self.string(t, &field)?;
-            let rate = units::parse_bytes(text.trim().trim_end_matches("/s"))
-                .map_err(|e| self.err(t, &field, e.message).with_hint("a bandwidth per connection, e.g. `throttle: 64KB/s` or `1MiB/s`"))?;
+            let rate = units::parse_bytes(text.trim().trim_end_matches("/s")).map_err(|e| {
+                self.err(t, &field, e.message)
+                    .with_hint("a bandwidth per connection, e.g. `throttle: 64KB/s` or `1MiB/s`")
+            })?;
             if rate == 0 {
-                return Err(self.err(t, &field, "throttle is 0; expected a positive bandwidth").with_hint("e.g. `throttle: 64KB/s`; remove the key for no cap"));
+                return Err(self
+                    .err(t, &field, "throttle is 0; expected a positive bandwidth")
+                    .with_hint("e.g. `throttle: 64KB/s`; remove the key for no cap"));
             }
             out.throttle = Some(rate);
         }
         if let Some(b) = f.get("body_limit") {
             let field = f.child("body_limit");
             let text = self.string(b, &field)?;
-            out.body_limit = units::parse_bytes(text.trim())
-                .map_err(|e| self.err(b, &field, e.message).with_hint("how much of a body extractors and checks see, e.g. `body_limit: 4MiB`"))?;
+            out.body_limit = units::parse_bytes(text.trim()).map_err(|e| {
+                self.err(b, &field, e.message).with_hint(
+                    "how much of a body extractors and checks see, e.g. `body_limit: 4MiB`",
+                )
+            })?;
         }
         Ok(out)
     }

@@ -66,7 +66,11 @@ const CHECK_KEYS: [&str; 14] = [
 impl Ctx<'_> {
     /// The request body from whichever of the body keys is given (at most one).
     pub(super) fn request_body(&self, f: &Fields) -> Result<Body, PlanError> {
-        let given: Vec<&str> = BODY_KEYS.iter().copied().filter(|k| f.get(k).is_some()).collect();
+        let given: Vec<&str> = BODY_KEYS
+            .iter()
+            .copied()
+            .filter(|k| f.get(k).is_some())
+            .collect();
         if let [first, second, ..] = given.as_slice() {
             return Err(self
                 .err(
@@ -94,13 +98,29 @@ impl Ctx<'_> {
     }
 
     /// A file path relative to the plan's directory that must exist.
-    pub(super) fn plan_file(&self, node: &Node, field: &str, what: &str) -> Result<PathBuf, PlanError> {
+    pub(super) fn plan_file(
+        &self,
+        node: &Node,
+        field: &str,
+        what: &str,
+    ) -> Result<PathBuf, PlanError> {
         let rel = self.string(node, field)?;
         let resolved = self.base_dir().join(rel.trim());
         if !resolved.is_file() {
-            let how = if resolved.exists() { "is not a file" } else { "does not exist" };
+            let how = if resolved.exists() {
+                "is not a file"
+            } else {
+                "does not exist"
+            };
             return Err(self
-                .err(node, field, format!("{} {how}; expected a file to send as {what}", resolved.display()))
+                .err(
+                    node,
+                    field,
+                    format!(
+                        "{} {how}; expected a file to send as {what}",
+                        resolved.display()
+                    ),
+                )
                 .with_hint(format!(
                     "paths are relative to the plan file's directory ({})",
                     self.base_dir().display()
@@ -113,9 +133,8 @@ impl Ctx<'_> {
     /// file and its line.
     fn template_file(&self, node: &Node, field: &str) -> Result<Template, PlanError> {
         let path = self.plan_file(node, field, "a body template")?;
-        let bytes = std::fs::read(&path).map_err(|e| {
-            self.err(node, field, format!("cannot read {}: {e}", path.display()))
-        })?;
+        let bytes = std::fs::read(&path)
+            .map_err(|e| self.err(node, field, format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             self.err(
                 node,
@@ -156,7 +175,14 @@ impl Ctx<'_> {
     ) -> Result<Vec<(String, Template)>, PlanError> {
         let Kind::Map(entries) = &node.kind else {
             return Err(self
-                .err(node, path, format!("expected a mapping of {what} names to values, found {}", node.describe()))
+                .err(
+                    node,
+                    path,
+                    format!(
+                        "expected a mapping of {what} names to values, found {}",
+                        node.describe()
+                    ),
+                )
                 .with_hint("e.g. `{ q: \"${term}\", page: 2 }`"));
         };
         let mut out = Vec::with_capacity(entries.len());
@@ -225,7 +251,9 @@ impl Ctx<'_> {
     /// header template.
     pub(super) fn auth(&self, node: &Node, path: &str) -> Result<Template, PlanError> {
         let hint = "write `auth: { basic: { user: alice, password: \"${password}\" } }` or `auth: { bearer: \"${token}\" }`";
-        let f = self.map(node, path, &["basic", "bearer"]).map_err(|e| e.with_hint(hint))?;
+        let f = self
+            .map(node, path, &["basic", "bearer"])
+            .map_err(|e| e.with_hint(hint))?;
         match (f.get("basic"), f.get("bearer")) {
             (Some(b), None) => {
                 let bf = self.map(b, &f.child("basic"), &["user", "password"])?;
@@ -290,7 +318,14 @@ impl Ctx<'_> {
         let example = "e.g. `extract: { token: { jsonpath: \"$.token\" }, csrf: { css: \"input[name=csrf]\", attribute: value } }`";
         let Kind::Map(entries) = &node.kind else {
             return Err(self
-                .err(node, path, format!("expected a mapping of variable names to extractors, found {}", node.describe()))
+                .err(
+                    node,
+                    path,
+                    format!(
+                        "expected a mapping of variable names to extractors, found {}",
+                        node.describe()
+                    ),
+                )
                 .with_hint(example));
         };
         let mut out = Vec::new();
@@ -302,35 +337,69 @@ impl Ctx<'_> {
                 .iter()
                 .position(|r| *r == name)
                 .expect("runtime variables were collected from the same tree");
-            let f = self.map(v, &field, &EXTRACT_KEYS).map_err(|e| e.with_hint(example))?;
-            let kinds: Vec<&str> = EXTRACT_KINDS.iter().copied().filter(|k| f.get(k).is_some()).collect();
+            let f = self
+                .map(v, &field, &EXTRACT_KEYS)
+                .map_err(|e| e.with_hint(example))?;
+            let kinds: Vec<&str> = EXTRACT_KINDS
+                .iter()
+                .copied()
+                .filter(|k| f.get(k).is_some())
+                .collect();
             let kind = match kinds.as_slice() {
                 [one] => *one,
                 [] => {
                     return Err(self
-                        .err(v, &field, format!("no extractor given; expected one of {}", crate::error::one_of(&EXTRACT_KINDS)))
+                        .err(
+                            v,
+                            &field,
+                            format!(
+                                "no extractor given; expected one of {}",
+                                crate::error::one_of(&EXTRACT_KINDS)
+                            ),
+                        )
                         .with_hint(example))
                 }
                 [a, b, ..] => {
                     return Err(self
-                        .err(f.key(b).expect("present"), &f.child(b), format!("`{a}` and `{b}` are both given; expected one extractor per variable"))
+                        .err(
+                            f.key(b).expect("present"),
+                            &f.child(b),
+                            format!(
+                            "`{a}` and `{b}` are both given; expected one extractor per variable"
+                        ),
+                        )
                         .with_hint("extract into two variables instead"))
                 }
             };
             let knode = f.get(kind).expect("present");
             let kfield = f.child(kind);
             for extra in ["group", "attribute"] {
-                let allowed = (extra == "group" && kind == "regex") || (extra == "attribute" && kind == "css");
+                let allowed = (extra == "group" && kind == "regex")
+                    || (extra == "attribute" && kind == "css");
                 if let (Some(key), false) = (f.key(extra), allowed) {
-                    return Err(self.err(key, &f.child(extra), format!("`{extra}` does not apply to a {kind} extractor")).with_hint(if extra == "group" { "`group` is for `regex`" } else { "`attribute` is for `css`" }));
+                    return Err(self
+                        .err(
+                            key,
+                            &f.child(extra),
+                            format!("`{extra}` does not apply to a {kind} extractor"),
+                        )
+                        .with_hint(if extra == "group" {
+                            "`group` is for `regex`"
+                        } else {
+                            "`attribute` is for `css`"
+                        }));
                 }
             }
             let body = |k: onrush_extract::Kind| -> Result<ExtractSource, PlanError> {
                 onrush_extract::Extractor::new(k)
                     .map(|e| ExtractSource::Body(Shared(Arc::new(e))))
                     .map_err(|e| {
-                        self.err(knode, &kfield, format!("{}: {}", e.kind, e.message.trim_end()))
-                            .with_hint(e.hint)
+                        self.err(
+                            knode,
+                            &kfield,
+                            format!("{}: {}", e.kind, e.message.trim_end()),
+                        )
+                        .with_hint(e.hint)
                     })
             };
             let source = match kind {
@@ -340,11 +409,21 @@ impl Ctx<'_> {
                 }
                 "regex" => {
                     let group = match f.get("group") {
-                        Some(g) => self.uint(g, &f.child("group"), 0, 99, "the capture group number; 0 is the whole match")? as usize,
+                        Some(g) => self.uint(
+                            g,
+                            &f.child("group"),
+                            0,
+                            99,
+                            "the capture group number; 0 is the whole match",
+                        )? as usize,
                         None => 1,
                     };
                     let pattern = self.string(knode, &kfield)?;
-                    let group = if group == 1 && !pattern.contains('(') { 0 } else { group };
+                    let group = if group == 1 && !pattern.contains('(') {
+                        0
+                    } else {
+                        group
+                    };
                     body(onrush_extract::Kind::Regex { pattern, group })?
                 }
                 "jsonpath" => body(onrush_extract::Kind::JsonPath(self.string(knode, &kfield)?))?,
@@ -359,7 +438,9 @@ impl Ctx<'_> {
                     })?
                 }
                 "xpath" => body(onrush_extract::Kind::XPath(self.string(knode, &kfield)?))?,
-                "header" => ExtractSource::Header(self.string(knode, &kfield)?.trim().to_ascii_lowercase()),
+                "header" => {
+                    ExtractSource::Header(self.string(knode, &kfield)?.trim().to_ascii_lowercase())
+                }
                 "cookie" => ExtractSource::Cookie(self.string(knode, &kfield)?.trim().to_string()),
                 "status" => {
                     self.flag(knode, &kfield, "status")?;
@@ -397,7 +478,11 @@ impl Ctx<'_> {
     fn flag(&self, node: &Node, path: &str, key: &str) -> Result<(), PlanError> {
         if !self.boolean(node, path, key)? {
             return Err(self
-                .err(node, path, format!("`{key}: false` extracts nothing; expected `{key}: true`"))
+                .err(
+                    node,
+                    path,
+                    format!("`{key}: false` extracts nothing; expected `{key}: true`"),
+                )
                 .with_hint("remove the variable, or write `true`"));
         }
         Ok(())
@@ -405,7 +490,8 @@ impl Ctx<'_> {
 
     /// `boundary: [LEFT, RIGHT]` or `boundary: { left, right }`.
     fn boundary(&self, node: &Node, path: &str) -> Result<(String, String), PlanError> {
-        let hint = "write `boundary: { left: 'value=\"', right: '\"' }` or `boundary: ['value=\"', '\"']`";
+        let hint =
+            "write `boundary: { left: 'value=\"', right: '\"' }` or `boundary: ['value=\"', '\"']`";
         match &node.kind {
             Kind::Seq(items) if items.len() == 2 => Ok((
                 self.string(&items[0], &format!("{path}[0]"))?,
@@ -422,12 +508,22 @@ impl Ctx<'_> {
                     _ => String::new(),
                 };
                 if left.is_empty() && right.is_empty() {
-                    return Err(self.err(node, path, "both boundaries are empty; expected at least one").with_hint(hint));
+                    return Err(self
+                        .err(
+                            node,
+                            path,
+                            "both boundaries are empty; expected at least one",
+                        )
+                        .with_hint(hint));
                 }
                 Ok((left, right))
             }
             _ => Err(self
-                .err(node, path, format!("expected two boundaries, found {}", node.describe()))
+                .err(
+                    node,
+                    path,
+                    format!("expected two boundaries, found {}", node.describe()),
+                )
                 .with_hint(hint)),
         }
     }
@@ -438,7 +534,13 @@ impl Ctx<'_> {
             "last" => Occurrence::Last,
             "random" => Occurrence::Random,
             "all" => Occurrence::All,
-            _ => Occurrence::Nth(self.uint(node, path, 1, u32::MAX as u64, "`occurrence` is 1, 2, ... (1-based), `last`, `random` or `all`")? as usize),
+            _ => Occurrence::Nth(self.uint(
+                node,
+                path,
+                1,
+                u32::MAX as u64,
+                "`occurrence` is 1, 2, ... (1-based), `last`, `random` or `all`",
+            )? as usize),
         })
     }
 
@@ -452,28 +554,55 @@ impl Ctx<'_> {
     ) -> Result<Vec<Check>, PlanError> {
         let example = "e.g. `check: [{ status: 200 }, { body_contains: \"Welcome\" }, { jsonpath: \"$.ok\", equals: \"true\" }]`";
         let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items.iter().enumerate().map(|(i, n)| (n, format!("{path}[{i}]"))).collect(),
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n, format!("{path}[{i}]")))
+                .collect(),
             Kind::Map(_) => vec![(node, path.to_string())],
             _ => {
                 return Err(self
-                    .err(node, path, format!("expected a list of checks, found {}", node.describe()))
+                    .err(
+                        node,
+                        path,
+                        format!("expected a list of checks, found {}", node.describe()),
+                    )
                     .with_hint(example))
             }
         };
         let mut out = Vec::new();
         for (item, field) in items {
-            let f = self.map(item, &field, &CHECK_KEYS).map_err(|e| e.with_hint(example))?;
-            let kinds: Vec<&str> = CHECK_KINDS.iter().copied().filter(|k| f.get(k).is_some()).collect();
+            let f = self
+                .map(item, &field, &CHECK_KEYS)
+                .map_err(|e| e.with_hint(example))?;
+            let kinds: Vec<&str> = CHECK_KINDS
+                .iter()
+                .copied()
+                .filter(|k| f.get(k).is_some())
+                .collect();
             let kind = match kinds.as_slice() {
                 [one] => *one,
                 [] => {
                     return Err(self
-                        .err(item, &field, format!("no check given; expected one of {}", crate::error::one_of(&CHECK_KINDS)))
+                        .err(
+                            item,
+                            &field,
+                            format!(
+                                "no check given; expected one of {}",
+                                crate::error::one_of(&CHECK_KINDS)
+                            ),
+                        )
                         .with_hint(example))
                 }
                 [a, b, ..] => {
                     return Err(self
-                        .err(f.key(b).expect("present"), &f.child(b), format!("`{a}` and `{b}` are both given; expected one check per list item"))
+                        .err(
+                            f.key(b).expect("present"),
+                            &f.child(b),
+                            format!(
+                                "`{a}` and `{b}` are both given; expected one check per list item"
+                            ),
+                        )
                         .with_hint("write each check as its own list item"))
                 }
             };
@@ -492,43 +621,98 @@ impl Ctx<'_> {
                 "status" => {
                     let list = self.status_list(knode, &kfield)?;
                     let shown: Vec<String> = list.iter().map(u16::to_string).collect();
-                    (CheckKind::Status(list), format!("status in [{}]", shown.join(", ")))
+                    (
+                        CheckKind::Status(list),
+                        format!("status in [{}]", shown.join(", ")),
+                    )
                 }
-                "body_contains" => (CheckKind::BodyContains(self.template(knode, &kfield)?), format!("body contains {raw:?}")),
-                "body_matches" => (CheckKind::BodyMatches(self.regex(knode, &kfield)?), format!("body matches {raw:?}")),
+                "body_contains" => (
+                    CheckKind::BodyContains(self.template(knode, &kfield)?),
+                    format!("body contains {raw:?}"),
+                ),
+                "body_matches" => (
+                    CheckKind::BodyMatches(self.regex(knode, &kfield)?),
+                    format!("body matches {raw:?}"),
+                ),
                 "jsonpath" => {
                     let expr = self.string(knode, &kfield)?;
-                    let path_ex = onrush_extract::Extractor::new(onrush_extract::Kind::JsonPath(expr.clone()))
-                        .map_err(|e| self.err(knode, &kfield, format!("{}: {}", e.kind, e.message.trim_end())).with_hint(e.hint))?;
+                    let path_ex = onrush_extract::Extractor::new(onrush_extract::Kind::JsonPath(
+                        expr.clone(),
+                    ))
+                    .map_err(|e| {
+                        self.err(
+                            knode,
+                            &kfield,
+                            format!("{}: {}", e.kind, e.message.trim_end()),
+                        )
+                        .with_hint(e.hint)
+                    })?;
                     let (expect, shown) = self.value_expect(&f, item, &field, false)?;
                     (
-                        CheckKind::JsonPath { path: Shared(Arc::new(path_ex)), expect },
+                        CheckKind::JsonPath {
+                            path: Shared(Arc::new(path_ex)),
+                            expect,
+                        },
                         format!("{expr} {shown}"),
                     )
                 }
                 "header" => {
                     let name = self.string(knode, &kfield)?.trim().to_ascii_lowercase();
                     let (expect, shown) = self.value_expect(&f, item, &field, true)?;
-                    (CheckKind::Header { name: name.clone(), expect }, format!("header {name} {shown}"))
+                    (
+                        CheckKind::Header {
+                            name: name.clone(),
+                            expect,
+                        },
+                        format!("header {name} {shown}"),
+                    )
                 }
                 "duration_below" => {
                     let d = self.duration(knode, &kfield)?;
-                    (CheckKind::DurationBelow(d), format!("duration < {}", units::show_duration(d)))
+                    (
+                        CheckKind::DurationBelow(d),
+                        format!("duration < {}", units::show_duration(d)),
+                    )
                 }
                 "body_size" => {
                     let (min, max) = self.size_range(knode, &kfield)?;
                     (CheckKind::BodySize { min, max }, format!("body size {raw}"))
                 }
                 _ => {
-                    let algorithm = if kind == "body_sha256" { HashAlgorithm::Sha256 } else { HashAlgorithm::Md5 };
-                    let want = if algorithm == HashAlgorithm::Sha256 { 64 } else { 32 };
+                    let algorithm = if kind == "body_sha256" {
+                        HashAlgorithm::Sha256
+                    } else {
+                        HashAlgorithm::Md5
+                    };
+                    let want = if algorithm == HashAlgorithm::Sha256 {
+                        64
+                    } else {
+                        32
+                    };
                     let hex = self.string(knode, &kfield)?.trim().to_ascii_lowercase();
                     if hex.len() != want || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                         return Err(self
-                            .err(knode, &kfield, format!("expected {want} hexadecimal digits, found {:?}", crate::yaml::truncate(&hex, 80)))
-                            .with_hint(if want == 64 { "compute it with `sha256sum FILE`" } else { "compute it with `md5sum FILE`" }));
+                            .err(
+                                knode,
+                                &kfield,
+                                format!(
+                                    "expected {want} hexadecimal digits, found {:?}",
+                                    crate::yaml::truncate(&hex, 80)
+                                ),
+                            )
+                            .with_hint(if want == 64 {
+                                "compute it with `sha256sum FILE`"
+                            } else {
+                                "compute it with `md5sum FILE`"
+                            }));
                     }
-                    (CheckKind::BodyHash { algorithm, hex: hex.clone() }, format!("{kind} {}", &hex[..12]))
+                    (
+                        CheckKind::BodyHash {
+                            algorithm,
+                            hex: hex.clone(),
+                        },
+                        format!("{kind} {}", &hex[..12]),
+                    )
                 }
             };
             let name = match f.get("name") {
@@ -552,7 +736,11 @@ impl Ctx<'_> {
             .collect()
     }
 
-    pub(super) fn regex(&self, node: &Node, path: &str) -> Result<Shared<regex::bytes::Regex>, PlanError> {
+    pub(super) fn regex(
+        &self,
+        node: &Node,
+        path: &str,
+    ) -> Result<Shared<regex::bytes::Regex>, PlanError> {
         let text = self.string(node, path)?;
         regex::bytes::Regex::new(&text)
             .map(|r| Shared(Arc::new(r)))
@@ -593,7 +781,11 @@ impl Ctx<'_> {
                 })
             }
             [a, b, ..] => Err(self
-                .err(item, path, format!("`{a}` and `{b}` are both given; expected one expectation per check"))
+                .err(
+                    item,
+                    path,
+                    format!("`{a}` and `{b}` are both given; expected one expectation per check"),
+                )
                 .with_hint(hint)),
         }
     }
@@ -607,10 +799,22 @@ impl Ctx<'_> {
         match &node.kind {
             Kind::Map(_) => {
                 let f = self.map(node, path, &["min", "max"])?;
-                let min = f.get("min").map(|n| size(n, &f.child("min"))).transpose()?.unwrap_or(0);
-                let max = f.get("max").map(|n| size(n, &f.child("max"))).transpose()?.unwrap_or(u64::MAX);
+                let min = f
+                    .get("min")
+                    .map(|n| size(n, &f.child("min")))
+                    .transpose()?
+                    .unwrap_or(0);
+                let max = f
+                    .get("max")
+                    .map(|n| size(n, &f.child("max")))
+                    .transpose()?
+                    .unwrap_or(u64::MAX);
                 if min > max {
-                    return Err(self.err(node, path, format!("min {min} is above max {max}; expected min <= max")));
+                    return Err(self.err(
+                        node,
+                        path,
+                        format!("min {min} is above max {max}; expected min <= max"),
+                    ));
                 }
                 Ok((min, max))
             }

@@ -13,20 +13,33 @@ const FEEDER_KEYS: [&str; 5] = ["file", "format", "mode", "on_exhausted", "delim
 
 impl Ctx<'_> {
     /// `feeders:` (a list, or one mapping): each file loaded once, shared by all VUs.
-    pub(super) fn feeders(&self, node: &Node, path: &str) -> Result<Vec<(FeederUse, Vec<String>)>, PlanError> {
+    pub(super) fn feeders(
+        &self,
+        node: &Node,
+        path: &str,
+    ) -> Result<Vec<(FeederUse, Vec<String>)>, PlanError> {
         let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items.iter().enumerate().map(|(i, n)| (n, format!("{path}[{i}]"))).collect(),
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n, format!("{path}[{i}]")))
+                .collect(),
             Kind::Map(_) => vec![(node, path.to_string())],
             _ => {
                 return Err(self
-                    .err(node, path, format!("expected a list of feeders, found {}", node.describe()))
+                    .err(
+                        node,
+                        path,
+                        format!("expected a list of feeders, found {}", node.describe()),
+                    )
                     .with_hint("e.g. `feeders: [{ file: users.csv, mode: unique }]`"))
             }
         };
         let mut out = Vec::new();
         for (item, field) in items {
             let f = self.map(item, &field, &FEEDER_KEYS)?;
-            let file_node = self.required(&f, "file", "a CSV or JSON file, e.g. `file: users.csv`")?;
+            let file_node =
+                self.required(&f, "file", "a CSV or JSON file, e.g. `file: users.csv`")?;
             let file = self.string(file_node, &f.child("file"))?;
             let path_buf = self.plan_file(file_node, &f.child("file"), "test data")?;
             let is_json = match f.get("format") {
@@ -35,14 +48,26 @@ impl Ctx<'_> {
                     match t.trim() {
                         "csv" => false,
                         "json" => true,
-                        other => return Err(self.err(n, &f.child("format"), format!("unknown format {other:?}; expected `csv` or `json`"))),
+                        other => {
+                            return Err(self.err(
+                                n,
+                                &f.child("format"),
+                                format!("unknown format {other:?}; expected `csv` or `json`"),
+                            ))
+                        }
                     }
                 }
-                None => path_buf.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")),
+                None => path_buf
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("json")),
             };
             let format = if is_json {
                 if let Some(k) = f.key("delimiter") {
-                    return Err(self.err(k, &f.child("delimiter"), "`delimiter` applies to CSV files, not JSON"));
+                    return Err(self.err(
+                        k,
+                        &f.child("delimiter"),
+                        "`delimiter` applies to CSV files, not JSON",
+                    ));
                 }
                 onrush_data::Format::Json
             } else {
@@ -52,9 +77,17 @@ impl Ctx<'_> {
                         let t = if t == "\\t" { "\t".to_string() } else { t };
                         match t.as_bytes() {
                             [b] if !matches!(b, b'"' | b'\r' | b'\n') && b.is_ascii() => *b,
-                            _ => return Err(self
-                                .err(d, &f.child("delimiter"), format!("{t:?} is not a delimiter; expected one ASCII character"))
-                                .with_hint("e.g. `delimiter: \";\"` or `delimiter: \"\\t\"`")),
+                            _ => {
+                                return Err(self
+                                    .err(
+                                        d,
+                                        &f.child("delimiter"),
+                                        format!(
+                                        "{t:?} is not a delimiter; expected one ASCII character"
+                                    ),
+                                    )
+                                    .with_hint("e.g. `delimiter: \";\"` or `delimiter: \"\\t\"`"))
+                            }
                         }
                     }
                     None => b',',
@@ -78,7 +111,9 @@ impl Ctx<'_> {
             let mode = match mode_name.as_str() {
                 "circular" => onrush_data::Mode::Circular,
                 "random" => onrush_data::Mode::Random,
-                "unique" => onrush_data::Mode::Unique { on_exhausted: exhausted },
+                "unique" => onrush_data::Mode::Unique {
+                    on_exhausted: exhausted,
+                },
                 "per_vu" => onrush_data::Mode::PerVu,
                 other => {
                     let n = f.get("mode").expect("a non-default mode was written");
@@ -88,7 +123,11 @@ impl Ctx<'_> {
                 }
             };
             if let (Some(k), false) = (f.key("on_exhausted"), mode_name == "unique") {
-                return Err(self.err(k, &f.child("on_exhausted"), "`on_exhausted` applies to `mode: unique` only"));
+                return Err(self.err(
+                    k,
+                    &f.child("on_exhausted"),
+                    "`on_exhausted` applies to `mode: unique` only",
+                ));
             }
             let table = onrush_data::load(&path_buf, format).map_err(|e| {
                 let at = match (e.line, e.column) {
@@ -96,7 +135,11 @@ impl Ctx<'_> {
                     (Some(l), None) => format!(" line {l}"),
                     _ => String::new(),
                 };
-                self.err(file_node, &f.child("file"), format!("{}{at}: {}", path_buf.display(), e.message))
+                self.err(
+                    file_node,
+                    &f.child("file"),
+                    format!("{}{at}: {}", path_buf.display(), e.message),
+                )
             })?;
             let columns = table.columns().to_vec();
             for c in &columns {
@@ -121,13 +164,23 @@ impl Ctx<'_> {
 
     /// Names set at run time in `steps`: `extract:` keys and `foreach ... as:` names, in file
     /// order, after `first` (feeder columns). Checks each name.
-    pub(super) fn runtime_names(&self, steps: &Node, first: Vec<String>) -> Result<Vec<String>, PlanError> {
+    pub(super) fn runtime_names(
+        &self,
+        steps: &Node,
+        first: Vec<String>,
+    ) -> Result<Vec<String>, PlanError> {
         let mut names = first;
         self.collect_names(steps, "steps", &mut names, 0)?;
         Ok(names)
     }
 
-    fn collect_names(&self, node: &Node, path: &str, names: &mut Vec<String>, depth: usize) -> Result<(), PlanError> {
+    fn collect_names(
+        &self,
+        node: &Node,
+        path: &str,
+        names: &mut Vec<String>,
+        depth: usize,
+    ) -> Result<(), PlanError> {
         if depth > 64 {
             return Ok(());
         }
@@ -145,7 +198,12 @@ impl Ctx<'_> {
                         if let Kind::Map(vars) = &v.kind {
                             for (name_node, _) in vars {
                                 let name = name_node.as_scalar().map_or("", |s| s.text.as_str());
-                                self.runtime_name(name_node, &format!("{field}.{name}"), name, names)?;
+                                self.runtime_name(
+                                    name_node,
+                                    &format!("{field}.{name}"),
+                                    name,
+                                    names,
+                                )?;
                             }
                         }
                     }
@@ -153,7 +211,9 @@ impl Ctx<'_> {
                         if let Kind::Map(loop_entries) = &v.kind {
                             for (lk, lv) in loop_entries {
                                 if lk.as_scalar().is_some_and(|s| s.text == "as") {
-                                    let name = lv.as_scalar().map_or(String::new(), |s| s.text.trim().to_string());
+                                    let name = lv
+                                        .as_scalar()
+                                        .map_or(String::new(), |s| s.text.trim().to_string());
                                     self.runtime_name(lv, &format!("{field}.as"), &name, names)?;
                                 }
                             }
@@ -167,12 +227,22 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn runtime_name(&self, node: &Node, path: &str, name: &str, names: &mut Vec<String>) -> Result<(), PlanError> {
+    fn runtime_name(
+        &self,
+        node: &Node,
+        path: &str,
+        name: &str,
+        names: &mut Vec<String>,
+    ) -> Result<(), PlanError> {
         if !is_name(name) {
             return Err(self.err(node, path, format!("`{name}` is not a valid variable name; expected letters, digits and `_`, not starting with a digit")));
         }
         if BUILTINS.contains(&name) {
-            return Err(self.err(node, path, format!("`{name}` is a built-in per-request value; expected another variable name")));
+            return Err(self.err(
+                node,
+                path,
+                format!("`{name}` is a built-in per-request value; expected another variable name"),
+            ));
         }
         if self.vars.contains_key(name) {
             return Err(self

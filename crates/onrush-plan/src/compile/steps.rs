@@ -190,7 +190,11 @@ impl Ctx<'_> {
                         .err(k, &field, format!("unknown key `{key}`; expected the method as the key: {}", one_of(&METHODS)))
                         .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`"));
                 }
-                let all: Vec<&str> = REQUEST_KEYS.iter().chain(FLOW_KEYS.iter()).copied().collect();
+                let all: Vec<&str> = REQUEST_KEYS
+                    .iter()
+                    .chain(FLOW_KEYS.iter())
+                    .copied()
+                    .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));
             }
         }
@@ -206,7 +210,12 @@ impl Ctx<'_> {
     }
 
     /// A step mapping that may hold only `key`.
-    pub(super) fn only<'n>(&self, node: &'n Node, path: &str, key: &str) -> Result<Fields<'n>, PlanError> {
+    pub(super) fn only<'n>(
+        &self,
+        node: &'n Node,
+        path: &str,
+        key: &str,
+    ) -> Result<Fields<'n>, PlanError> {
         if let Kind::Map(entries) = &node.kind {
             for (k, _) in entries {
                 let other = k.as_scalar().map_or("", |s| s.text.as_str());
@@ -300,9 +309,16 @@ impl Ctx<'_> {
         let body = self.request_body(f)?;
         let mut headers = headers;
         if let Some(a) = f.get("auth") {
-            if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("authorization")) {
+            if headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            {
                 return Err(self
-                    .err(a, &f.child("auth"), "`auth` and an `Authorization` header are both given; expected one of them")
+                    .err(
+                        a,
+                        &f.child("auth"),
+                        "`auth` and an `Authorization` header are both given; expected one of them",
+                    )
                     .with_hint("remove the Authorization header, `auth:` writes it"));
             }
             headers.push(("Authorization".to_string(), self.auth(a, &f.child("auth"))?));

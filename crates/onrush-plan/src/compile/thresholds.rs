@@ -404,7 +404,9 @@ fn parse_value(metric: &ThresholdMetric, text: &str) -> Result<f64, ExprError> {
                     } else if *metric == ThresholdMetric::Failures && t.ends_with('%') {
                         format!("`failures` is a count; for a share of the requests write `failure_rate < {t}`")
                     } else if *metric == ThresholdMetric::ChecksFailed && t.ends_with('%') {
-                        format!("`checks_failed` is a count; for the pass rate write `checks > {t}`")
+                        format!(
+                            "`checks_failed` is a count; for the pass rate write `checks > {t}`"
+                        )
                     } else if *metric == ThresholdMetric::DroppedIterations && t.ends_with('%') {
                         format!("`dropped_iterations` is a count; for a share of the iterations write `dropped_rate < {t}`")
                     } else {
@@ -959,10 +961,7 @@ mod tests {
             parse_metric("checks_failed").unwrap(),
             ThresholdMetric::ChecksFailed
         );
-        assert!(parse_metric("check")
-            .unwrap_err()
-            .hint
-            .contains("`checks`"));
+        assert!(parse_metric("check").unwrap_err().hint.contains("`checks`"));
         assert!(parse_metric("checks_fails")
             .unwrap_err()
             .hint

@@ -151,7 +151,9 @@ impl Ctx<'_> {
             let msg = format!("`{}` is a per-request value; expected it only in a request's path, headers, body or checks", &s[at..end]);
             return Err(self
                 .err_at(self.inner_span(node, &s[at..]), path, msg)
-                .with_hint("this field is read once when the plan loads; use a plan variable (`vars:`) here"));
+                .with_hint(
+                "this field is read once when the plan loads; use a plan variable (`vars:`) here",
+            ));
         }
         Ok(out)
     }

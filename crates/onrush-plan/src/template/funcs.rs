@@ -13,13 +13,21 @@ use super::{RenderContext, Template, Unset};
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) enum Func {
     /// `random_int(min, max)`: uniform in `[min, max]`.
-    RandomInt { min: i64, max: i64 },
+    RandomInt {
+        min: i64,
+        max: i64,
+    },
     /// `random_string(len[, charset])`.
-    RandomString { len: u32, charset: Box<[u8]> },
+    RandomString {
+        len: u32,
+        charset: Box<[u8]>,
+    },
     /// `uuid()`: a random (version 4) UUID.
     Uuid,
     /// `counter([name])`: 1, 2, 3, ... per VU.
-    Counter { index: usize },
+    Counter {
+        index: usize,
+    },
     /// `global_counter([name])`: 1, 2, 3, ... shared by all VUs of all threads.
     GlobalCounter(GlobalCounter),
     /// `now_ms()` / `now_s()`: Unix time.
@@ -30,7 +38,10 @@ pub(crate) enum Func {
     /// `choice(a, b, ...)`: one of the arguments, uniformly.
     Choice(Box<[Template]>),
     /// An encoding or hash of the rendered argument.
-    Apply { transform: Transform, arg: Template },
+    Apply {
+        transform: Transform,
+        arg: Template,
+    },
 }
 
 /// A counter shared by all threads (one relaxed atomic add per use).
@@ -89,7 +100,9 @@ impl Transform {
     pub(crate) fn apply(self, input: &[u8], out: &mut Vec<u8>) {
         use sha2::Digest;
         match self {
-            Transform::Base64 => base64::engine::general_purpose::STANDARD.encode_string_bytes(input, out),
+            Transform::Base64 => {
+                base64::engine::general_purpose::STANDARD.encode_string_bytes(input, out)
+            }
             Transform::Base64Url => {
                 base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string_bytes(input, out)
             }
@@ -111,7 +124,10 @@ trait EncodeBytes {
 impl<E: Engine> EncodeBytes for E {
     fn encode_string_bytes(&self, input: &[u8], out: &mut Vec<u8>) {
         let start = out.len();
-        out.resize(start + base64::encoded_len(input.len(), true).unwrap_or(0), 0);
+        out.resize(
+            start + base64::encoded_len(input.len(), true).unwrap_or(0),
+            0,
+        );
         let n = self.encode_slice(input, &mut out[start..]).unwrap_or(0);
         out.truncate(start + n);
     }

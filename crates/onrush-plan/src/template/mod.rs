@@ -107,11 +107,7 @@ impl Template {
                 Seg::Iteration => {
                     out.extend_from_slice(itoa::Buffer::new().format(ctx.iteration).as_bytes())
                 }
-                Seg::Var {
-                    slot,
-                    default,
-                    ..
-                } => {
+                Seg::Var { slot, default, .. } => {
                     let value = ctx.vars.map(|v| v.get(*slot as usize));
                     match (value, default) {
                         (Some(VarValue::One(v)), _) => out.extend_from_slice(v),
@@ -195,8 +191,7 @@ impl fmt::Display for Template {
         for seg in self.segs.iter() {
             match seg {
                 Seg::Lit { start, end } => {
-                    let lit =
-                        String::from_utf8_lossy(&self.bytes[*start as usize..*end as usize]);
+                    let lit = String::from_utf8_lossy(&self.bytes[*start as usize..*end as usize]);
                     f.write_str(&lit.replace("${", "$${"))?
                 }
                 Seg::Vu => f.write_str("${vu}")?,
@@ -271,7 +266,6 @@ impl Builder {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

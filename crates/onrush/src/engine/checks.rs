@@ -56,11 +56,19 @@ pub fn apply(
         let found = match &e.source {
             ExtractSource::Body(x) => {
                 let rng = &*vars;
-                select(x, &mut doc, to_occurrence(e.occurrence), &mut || rng.random(), values)
+                select(
+                    x,
+                    &mut doc,
+                    to_occurrence(e.occurrence),
+                    &mut || rng.random(),
+                    values,
+                )
             }
             ExtractSource::Header(name) => pick(view.header(name), e.occurrence, vars, values),
             ExtractSource::Cookie(name) => {
-                let cookies = view.header("set-cookie").filter_map(|c| cookie_value(c, name));
+                let cookies = view
+                    .header("set-cookie")
+                    .filter_map(|c| cookie_value(c, name));
                 pick(cookies, e.occurrence, vars, values)
             }
             ExtractSource::Status => {
@@ -138,9 +146,12 @@ fn expect_value(
 ) -> bool {
     match expect {
         ValueExpect::Exists(want) => value.is_some() == *want,
-        ValueExpect::Equals(t) => value.is_some_and(|v| render(t, ctx, scratch) && v == &scratch[..]),
-        ValueExpect::Contains(t) => value
-            .is_some_and(|v| render(t, ctx, scratch) && memmem::find(v, scratch).is_some()),
+        ValueExpect::Equals(t) => {
+            value.is_some_and(|v| render(t, ctx, scratch) && v == &scratch[..])
+        }
+        ValueExpect::Contains(t) => {
+            value.is_some_and(|v| render(t, ctx, scratch) && memmem::find(v, scratch).is_some())
+        }
         ValueExpect::Matches(re) => value.is_some_and(|v| re.is_match(v)),
     }
 }

@@ -8,8 +8,7 @@ use onrush_http1::{SessionMode, TlsClient, TlsOptions, TlsVersion};
 use onrush_metrics::{Layout, ScenarioLayout, StepKind};
 use onrush_plan::{
     CloseMode, ConnectionScope, CookieMode, FeederUse, HttpSettings, LoadModel, MetricKind, Plan,
-    Scheme,
-    Step, Target, TargetUrl, TlsSessionMode, TlsSettings, TlsVersionSetting,
+    Scheme, Step, Target, TargetUrl, TlsSessionMode, TlsSettings, TlsVersionSetting,
 };
 use std::sync::atomic::AtomicBool;
 
@@ -108,7 +107,11 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             pacing: scenario.pacing,
             cookies: scenario.http.cookies,
             metric_names: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
-            unset_warned: scenario.vars.iter().map(|_| AtomicBool::new(false)).collect(),
+            unset_warned: scenario
+                .vars
+                .iter()
+                .map(|_| AtomicBool::new(false))
+                .collect(),
             stopped: AtomicBool::new(false),
             stop_test: stop_requested.clone(),
         });

@@ -80,7 +80,12 @@ pub struct GroupRun {
 }
 
 /// Whether `condition` holds for the VU's variables.
-pub fn holds(condition: &Condition, vars: &Vars, ctx: &RenderContext, scratch: &mut Vec<u8>) -> bool {
+pub fn holds(
+    condition: &Condition,
+    vars: &Vars,
+    ctx: &RenderContext,
+    scratch: &mut Vec<u8>,
+) -> bool {
     let value: Option<&[u8]> = match vars.get(condition.var) {
         VarValue::Unset => None,
         VarValue::One(v) => Some(v),

@@ -140,10 +140,14 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
             }
         }
         if !stop_test_seen
-            && prepared.stop_requested.load(std::sync::atomic::Ordering::Relaxed)
+            && prepared
+                .stop_requested
+                .load(std::sync::atomic::Ordering::Relaxed)
         {
             stop_test_seen = true;
-            status.note("stopping the test: a step failed with `on_failure: stop_test`; writing results");
+            status.note(
+                "stopping the test: a step failed with `on_failure: stop_test`; writing results",
+            );
             let _ = stop_tx.send(true);
         }
         if !interrupted && signals::interrupted() {

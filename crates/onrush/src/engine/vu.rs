@@ -127,9 +127,7 @@ impl Vu {
                         pc += 1;
                     }
                 }
-                Op::WhileStart {
-                    condition, end, ..
-                } => {
+                Op::WhileStart { condition, end, .. } => {
                     let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
                     if holds(condition, &self.vars, &ctx, &mut self.scratch) {
                         self.frames.push(Frame::While { done: 0 });
@@ -229,9 +227,11 @@ impl Vu {
                 return false;
             };
             let vars = &mut self.vars;
-            f.feeder.table().row(row, &mut self.scratch, &mut |col, value| {
-                vars.set(f.slots[col], value);
-            });
+            f.feeder
+                .table()
+                .row(row, &mut self.scratch, &mut |col, value| {
+                    vars.set(f.slots[col], value);
+                });
         }
         true
     }
@@ -249,15 +249,13 @@ impl Vu {
                 let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
                 more && holds(condition, &self.vars, &ctx, &mut self.scratch)
             }
-            (Some(Frame::ForEach { values, next }), Op::ForEachStart { item, .. }) => {
-                if *next < values.len() {
-                    let value = std::mem::take(&mut values[*next]);
-                    *next += 1;
-                    self.vars.set(*item, &value);
-                    true
-                } else {
-                    false
-                }
+            (Some(Frame::ForEach { values, next }), Op::ForEachStart { item, .. })
+                if *next < values.len() =>
+            {
+                let value = std::mem::take(&mut values[*next]);
+                *next += 1;
+                self.vars.set(*item, &value);
+                true
             }
             _ => false,
         };
@@ -339,7 +337,9 @@ fn record_group(scenario: usize, g: &GroupRun, metrics: &Rc<RefCell<WorkerMetric
         failure: g.failed.then_some(FailureClass::GroupFailed),
         handshake: None,
     };
-    metrics.borrow_mut().record_request(scenario, g.metric, &record);
+    metrics
+        .borrow_mut()
+        .record_request(scenario, g.metric, &record);
 }
 
 /// `on_failure: stop_test`: asks the collector to stop the run (once).

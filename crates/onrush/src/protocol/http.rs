@@ -62,7 +62,11 @@ impl HttpStep {
         target: Arc<HttpTarget>,
         http: &HttpSettings,
     ) -> Result<Self, String> {
-        let has = |name: &str| plan.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let has = |name: &str| {
+            plan.headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
         let mut constant_headers = Vec::new();
         if !has("user-agent") {
             constant_headers.extend_from_slice(USER_AGENT);
@@ -86,12 +90,14 @@ impl HttpStep {
             }
         }
         let multipart = match &plan.body {
-            Body::Multipart(fields) if fields.iter().all(|f| match f {
-                MultipartField::Text { value, .. } => value.is_constant(),
-                MultipartField::File { .. } => true,
-            }) => Some(
-                build_multipart(fields, &ctx).map_err(|e| format!("multipart body: {e}"))?,
-            ),
+            Body::Multipart(fields)
+                if fields.iter().all(|f| match f {
+                    MultipartField::Text { value, .. } => value.is_constant(),
+                    MultipartField::File { .. } => true,
+                }) =>
+            {
+                Some(build_multipart(fields, &ctx).map_err(|e| format!("multipart body: {e}"))?)
+            }
             _ => None,
         };
         let hash = plan.checks.iter().find_map(|c| match &c.kind {
@@ -99,7 +105,10 @@ impl HttpStep {
             _ => None,
         });
         let keep_headers = http.redirects > 0
-            || plan.checks.iter().any(|c| matches!(c.kind, CheckKind::Header { .. }))
+            || plan
+                .checks
+                .iter()
+                .any(|c| matches!(c.kind, CheckKind::Header { .. }))
             || plan.extract.iter().any(|e| {
                 matches!(
                     e.source,
@@ -134,7 +143,9 @@ fn build_multipart(
         parts.push(match f {
             MultipartField::Text { name, value } => http1::Part::Text {
                 name: name.clone(),
-                value: value.render_to_vec(ctx).map_err(|u| format!("unset variable {u:?}"))?,
+                value: value
+                    .render_to_vec(ctx)
+                    .map_err(|u| format!("unset variable {u:?}"))?,
             },
             MultipartField::File {
                 name,
@@ -338,8 +349,11 @@ impl HttpClient {
         self.path.clear();
         step.plan.path.render(ctx, &mut self.path)?;
         for (name, value) in &step.plan.query {
-            self.path
-                .push(if self.path.contains(&b'?') { b'&' } else { b'?' });
+            self.path.push(if self.path.contains(&b'?') {
+                b'&'
+            } else {
+                b'?'
+            });
             http1::percent_encode_component(name.as_bytes(), &mut self.path);
             self.path.push(b'=');
             self.scratch.clear();
@@ -383,7 +397,11 @@ impl HttpClient {
             return;
         }
         self.scratch.clear();
-        let path_end = self.path.iter().position(|b| *b == b'?').unwrap_or(self.path.len());
+        let path_end = self
+            .path
+            .iter()
+            .position(|b| *b == b'?')
+            .unwrap_or(self.path.len());
         if self.jar.header_value(
             &step.target.server_name,
             &self.path[..path_end],
@@ -402,7 +420,11 @@ impl HttpClient {
             return;
         }
         let now = SystemTime::now();
-        let path_end = self.path.iter().position(|b| *b == b'?').unwrap_or(self.path.len());
+        let path_end = self
+            .path
+            .iter()
+            .position(|b| *b == b'?')
+            .unwrap_or(self.path.len());
         for (n, v) in &c.headers {
             if &c.head[n.clone()] == b"set-cookie" {
                 self.jar.store(
@@ -687,7 +709,10 @@ fn same_origin_target(location: &[u8], target: &HttpTarget, current: &[u8]) -> O
         return None;
     }
     // Relative to the current path's directory.
-    let path_end = current.iter().position(|b| *b == b'?').unwrap_or(current.len());
+    let path_end = current
+        .iter()
+        .position(|b| *b == b'?')
+        .unwrap_or(current.len());
     let dir_end = current[..path_end]
         .iter()
         .rposition(|b| *b == b'/')
