@@ -47,6 +47,9 @@ struct LayoutScenario {
     scenario: String,
     #[serde(default)]
     steps: Vec<String>,
+    /// The names in `steps` that are groups (transactions): not request rows.
+    #[serde(default)]
+    groups: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -259,7 +262,7 @@ pub fn export_csv(dir: &Path, w: &mut impl Write) -> Result<(), ExportError> {
                     buf: String::new(),
                 };
                 for s in &h.layout {
-                    for st in &s.steps {
+                    for st in s.steps.iter().filter(|st| !s.groups.contains(st)) {
                         tb.step(&s.scenario, st);
                     }
                 }

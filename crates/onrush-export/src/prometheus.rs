@@ -167,6 +167,9 @@ impl Metrics {
         for (si, s) in layout.scenarios.iter().enumerate() {
             self.scenario_mut(si, &s.name);
             for (sti, st) in s.steps.iter().enumerate() {
+                if s.is_group(sti) {
+                    continue; // groups are not requests (their seconds are in `groups`)
+                }
                 self.step_mut(si, sti, &s.name, st);
             }
         }

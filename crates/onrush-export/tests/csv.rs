@@ -219,3 +219,34 @@ fn errors_name_the_file_and_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn groups_are_not_rows() {
+    use onrush_metrics::{Collector, Layout, RequestRecord, RunInfo, WorkerMetrics};
+    let layout = Layout::new([("s", ["a", "g"])]).with_group(0, 1);
+    let mut w = WorkerMetrics::new(&layout);
+    let mut c = Collector::new(layout, RunInfo::new("p", 5_000));
+    let rec = |us: u64| RequestRecord {
+        latency_us: us,
+        status: 200,
+        ..Default::default()
+    };
+    w.record_request(0, 0, &rec(1500));
+    w.record_request(0, 1, &rec(1900));
+    c.add(0, w.take_snapshot());
+    c.finish();
+    let dir = temp_dir("csv-groups");
+    c.write_results(&dir).unwrap();
+    let mut out = Vec::new();
+    export_csv(&dir, &mut out).unwrap();
+    let rows = parse_csv(std::str::from_utf8(&out).unwrap());
+    let text: Vec<String> = rows[1..].iter().map(|r| r.join(",")).collect();
+    assert_eq!(
+        text,
+        [
+            "5000,0,s,a,1,0,1,0,0,1.5,1.5,1.5,1.5,1.5,1.5,1.5",
+            "5000,0,*,*,1,0,1,0,0,1.5,1.5,1.5,1.5,1.5,1.5,1.5",
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

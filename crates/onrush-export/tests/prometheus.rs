@@ -654,3 +654,42 @@ fn a_real_prometheus_scrapes_the_endpoint() {
         assert!(found.is_some(), "no result for the documented query {q}");
     }
 }
+
+#[test]
+fn groups_are_not_request_series() {
+    use onrush_metrics::{Collector, Layout, RequestRecord, RunInfo, WorkerMetrics};
+    let layout = Layout::new([("s", ["a", "g"])]).with_group(0, 1);
+    let mut w = WorkerMetrics::new(&layout);
+    let mut c = Collector::new(layout.clone(), RunInfo::new("p", START_MS));
+    let mut e = PrometheusExporter::start("127.0.0.1:0".parse().unwrap()).unwrap();
+    e.begin(&layout);
+    let rec = |us: u64| RequestRecord {
+        latency_us: us,
+        status: 200,
+        ..Default::default()
+    };
+    w.record_request(0, 0, &rec(1500));
+    w.record_request(0, 1, &rec(1900));
+    c.add(0, w.take_snapshot());
+    c.close_second(0);
+    for s in c.closed_seconds() {
+        e.second(s);
+    }
+    e.finish();
+    let (text, _) = scrape(e.local_addr());
+    let (samples, _) = parse_exposition(&text);
+    assert_eq!(
+        get(
+            &samples,
+            "onrush_requests_total",
+            &[("scenario", "s"), ("step", "a")]
+        ),
+        Some(1.0)
+    );
+    assert!(
+        !samples
+            .iter()
+            .any(|s| s.labels.get("step").map(String::as_str) == Some("g")),
+        "{text}"
+    );
+}

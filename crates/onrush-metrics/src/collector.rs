@@ -321,7 +321,8 @@ impl Collector {
                 if scen.is_group(sti) {
                     let line =
                         StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
-                    self.lines.push((t, files::to_json_line(&Line::Group(line))));
+                    self.lines
+                        .push((t, files::to_json_line(&Line::Group(line))));
                     self.agg.add_step(t, asi, steps_idx[sti], &d);
                     detail
                         .groups

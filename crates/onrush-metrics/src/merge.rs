@@ -114,16 +114,8 @@ fn read_run(
                     "not an onrush intervals file: the first line must be the header",
                 ));
             }
-            (Line::Step(l), Some(_)) => seconds
-                .entry(l.t)
-                .or_default()
-                .steps
-                .push((src, l, false)),
-            (Line::Group(l), Some(_)) => seconds
-                .entry(l.t)
-                .or_default()
-                .steps
-                .push((src, l, true)),
+            (Line::Step(l), Some(_)) => seconds.entry(l.t).or_default().steps.push((src, l, false)),
+            (Line::Group(l), Some(_)) => seconds.entry(l.t).or_default().steps.push((src, l, true)),
             (Line::Other, Some(_)) => {}
             (Line::Scenario(l), Some(_)) => {
                 seconds.entry(l.t).or_default().scenarios.push((src, l))

@@ -426,7 +426,9 @@ impl WorkerMetrics {
                     schedule_lag: take_hist(&mut s.schedule_lag),
                     checks: if std::mem::take(&mut s.checks_dirty) {
                         let taken = s.checks.clone();
-                        s.checks.iter_mut().for_each(|c| *c = CheckCounts::default());
+                        s.checks
+                            .iter_mut()
+                            .for_each(|c| *c = CheckCounts::default());
                         taken
                     } else {
                         Vec::new()

@@ -196,8 +196,14 @@ pub struct StepSummary {
 }
 
 /// Top-level keys of [`Summary`] that `extra` must not use.
-pub(crate) const RESERVED_KEYS: [&str; 6] =
-    ["onrush_version", "run", "totals", "scenarios", "steps", "checks"];
+pub(crate) const RESERVED_KEYS: [&str; 6] = [
+    "onrush_version",
+    "run",
+    "totals",
+    "scenarios",
+    "steps",
+    "checks",
+];
 
 impl Summary {
     /// Sets a caller-defined top-level field. Reserved keys (`run`, `totals`, ...) are ignored.

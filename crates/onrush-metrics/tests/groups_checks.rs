@@ -19,11 +19,14 @@ const START: u64 = 1_767_225_600_000;
 /// `shop`: steps `home` (0), `pay` (1), group `checkout` (2, around pay); checks
 /// `status is 200` on home (0) and `has total` on pay (1). `admin`: step `stats`, one check.
 fn layout() -> Layout {
-    Layout::new([("shop", vec!["home", "pay", "checkout"]), ("admin", vec!["stats"])])
-        .with_group(0, 2)
-        .with_check(0, "status is 200", 0)
-        .with_check(0, "has total", 1)
-        .with_check(1, "fresh", 0)
+    Layout::new([
+        ("shop", vec!["home", "pay", "checkout"]),
+        ("admin", vec!["stats"]),
+    ])
+    .with_group(0, 2)
+    .with_check(0, "status is 200", 0)
+    .with_check(0, "has total", 1)
+    .with_check(1, "fresh", 0)
 }
 
 fn req(latency_us: u64, status: u16) -> RequestRecord {
@@ -172,7 +175,10 @@ fn groups_are_not_requests_and_checks_are_summed() {
     assert_eq!((t.checks.passes, t.checks.fails), (60, 6));
     assert_eq!(t.checks.pass_rate, 60.0 / 66.0);
     assert_eq!((shop.checks.passes, shop.checks.fails), (57, 3));
-    assert_eq!((s.scenarios[1].checks.passes, s.scenarios[1].checks.fails), (3, 3));
+    assert_eq!(
+        (s.scenarios[1].checks.passes, s.scenarios[1].checks.fails),
+        (3, 3)
+    );
 
     // the live view of a second leaves groups out too
     let mut c2 = Collector::new(layout(), RunInfo::new("shop", START));
@@ -186,10 +192,25 @@ fn groups_are_not_requests_and_checks_are_summed() {
     let d = &c2.closed_seconds()[0];
     assert_eq!(d.steps.len(), 1);
     assert_eq!(d.groups.len(), 1);
-    assert_eq!((d.groups[0].step.as_str(), d.groups[0].requests), ("checkout", 1));
+    assert_eq!(
+        (d.groups[0].step.as_str(), d.groups[0].requests),
+        ("checkout", 1)
+    );
     assert_eq!(d.totals.requests, 1);
-    assert_eq!(d.totals.checks, CheckCounts { passes: 0, fails: 1 });
-    assert_eq!(d.scenarios[0].checks[1], CheckCounts { passes: 0, fails: 1 });
+    assert_eq!(
+        d.totals.checks,
+        CheckCounts {
+            passes: 0,
+            fails: 1
+        }
+    );
+    assert_eq!(
+        d.scenarios[0].checks[1],
+        CheckCounts {
+            passes: 0,
+            fails: 1
+        }
+    );
 }
 
 #[test]
@@ -425,7 +446,10 @@ fn printed_summary_shows_groups_and_checks() {
     // the request table does not list the group
     let request_table = text.split("groups: ").next().unwrap();
     assert!(!request_table.contains("checkout"), "{text}");
-    assert!(text.contains("checks: 40 passed, 4 failed (90.91% passed)"), "{text}");
+    assert!(
+        text.contains("checks: 40 passed, 4 failed (90.91% passed)"),
+        "{text}"
+    );
     assert!(
         text.lines()
             .any(|l| l.starts_with("  ✓ shop/home: status is 200") && l.contains("100.00%")),
@@ -446,5 +470,8 @@ fn printed_summary_shows_groups_and_checks() {
     w.record_request(0, 0, &req(1_000, 200));
     c.add(0, w.take_snapshot());
     let text = summary_text(&c.summary());
-    assert!(!text.contains("groups:") && !text.contains("checks:"), "{text}");
+    assert!(
+        !text.contains("groups:") && !text.contains("checks:"),
+        "{text}"
+    );
 }

@@ -220,9 +220,9 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
         });
     }
     let summary = read_summary(&dir.join(SUMMARY_FILE))?;
+    // Groups have no per-second series (their `group` lines are not request data).
     let known: Vec<StepId> = summary
-        .steps
-        .iter()
+        .request_steps()
         .map(|s| StepId {
             scenario: s.scenario.clone(),
             name: s.name.clone(),

@@ -178,13 +178,24 @@ pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, Report
     {
         let scen = s.get("scenario").and_then(Value::as_str).unwrap_or("");
         names.scenario(scen);
+        // Groups (`"groups"`: names in `steps`) have `group` lines, not request data.
+        let groups: Vec<&str> = s
+            .get("groups")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         for st in s
             .get("steps")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
-            names.step(scen, st.as_str().unwrap_or(""));
+            let st = st.as_str().unwrap_or("");
+            if !groups.contains(&st) {
+                names.step(scen, st);
+            }
         }
     }
     for st in known_steps {

@@ -30,6 +30,7 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
     body.push_str(CHARTS);
     tables::summary_figures(&mut body, run);
     tables::steps(&mut body, run);
+    tables::checks(&mut body, run);
     tables::scenarios(&mut body, run);
     tables::status_and_failures(&mut body, run);
     parameters(&mut body, run);
@@ -73,13 +74,18 @@ pub(crate) fn overall(run: &Run) -> (&'static str, &'static str, String) {
 fn header(out: &mut String, run: &Run, cmp: Option<&Comparison>) {
     let s = &run.summary;
     let (class, badge, why) = overall(run);
-    let steps = s.steps.len();
+    let steps = s.request_steps().count();
+    let groups = match s.groups().count() {
+        0 => String::new(),
+        1 => ", 1 group".to_string(),
+        n => format!(", {n} groups"),
+    };
     let _ = write!(
         out,
         r#"<header class="top"><div class="wrap">
 <div class="brand">onrush · load test report</div>
 <div class="headline"><div><h1>{plan}</h1>
-<p class="sub">{start} · {dur} · {scen} scenario{sp}, {steps} step{stp} · {req} requests</p></div>
+<p class="sub">{start} · {dur} · {scen} scenario{sp}, {steps} step{stp}{groups} · {req} requests</p></div>
 <div class="verdict-badge {class}" id="verdict" data-verdict="{badge}"><span class="big">{badge}</span><span class="why">{why}</span></div></div>
 <div class="chips">"#,
         plan = esc(&s.run.plan),
@@ -112,6 +118,15 @@ fn header(out: &mut String, run: &Run, cmp: Option<&Comparison>) {
                 "warn"
             },
             pct(s.totals.failure_rate)
+        );
+    }
+    let checks = &s.totals.checks;
+    if checks.fails > 0 {
+        let _ = write!(
+            out,
+            r##"<a class="chip fail" href="#checks">{} failed check{}</a>"##,
+            thousands(checks.fails),
+            if checks.fails == 1 { "" } else { "s" }
         );
     }
     if let Some(c) = cmp {
@@ -151,6 +166,37 @@ fn verdict(out: &mut String, run: &Run) {
             );
         }
         None => out.push_str(r#"<div class="card neutral"><div class="label">Load generator</div><div class="value">NOT ASSESSED</div><div class="detail">these results hold no generator-health verdict</div></div>"#),
+    }
+    if !run.summary.checks.is_empty() {
+        let c = &run.summary.totals.checks;
+        let (class, value, detail) = if c.total() == 0 {
+            (
+                "neutral",
+                "NONE RAN".to_string(),
+                "no check was evaluated".to_string(),
+            )
+        } else if c.fails == 0 {
+            (
+                "pass",
+                "ALL PASSED".to_string(),
+                format!("{} checks passed", thousands(c.passes)),
+            )
+        } else {
+            (
+                "fail",
+                format!("{} FAILED", thousands(c.fails)),
+                format!(
+                    "{} of {} checks failed ({} passed)",
+                    thousands(c.fails),
+                    thousands(c.total()),
+                    pct(c.pass_rate)
+                ),
+            )
+        };
+        let _ = write!(
+            out,
+            r##"<div class="card {class}" id="checks-card"><div class="label">Checks</div><div class="value">{value}</div><div class="detail"><a href="#checks">{detail}</a></div></div>"##
+        );
     }
     let (class, value, detail) = if x.interrupted {
         (

@@ -153,7 +153,7 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
             lat_cells(out, &sc.latency_ms);
             out.push_str("</tr>");
         }
-        for st in s.steps.iter().filter(|st| st.scenario == name) {
+        for st in s.request_steps().filter(|st| st.scenario == name) {
             let fail = if st.failures > 0 {
                 " class=\"bad num\""
             } else {
@@ -181,6 +181,102 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
     );
     lat_cells(out, &t.latency_ms);
     out.push_str("</tr></tfoot></table></div></section>\n");
+    groups(out, run);
+}
+
+/// Groups (transactions): one row per group, grouped by scenario; nothing without groups.
+fn groups(out: &mut String, run: &Run) {
+    let s = &run.summary;
+    if s.groups().next().is_none() {
+        return;
+    }
+    out.push_str(r#"<section id="groups" class="block"><h2>Groups</h2><p class="note">Each group is measured as a whole: one sample per run of the group, its whole duration in milliseconds (from the start of its first request to the end of its last). A run failed when a request in it failed. Groups are not counted as requests.</p><div class="scroll"><table class="grid steps groups"><thead><tr><th>scenario / group</th><th class="num">runs</th><th class="num">runs/s</th><th class="num">failed</th>"#);
+    out.push_str(LAT_HEAD);
+    out.push_str("</tr></thead><tbody>");
+    let mut last: Option<&str> = None;
+    for g in s.groups() {
+        if last != Some(g.scenario.as_str()) {
+            let _ = write!(
+                out,
+                r#"<tr class="group"><td colspan="12">{}</td></tr>"#,
+                esc(&g.scenario)
+            );
+            last = Some(&g.scenario);
+        }
+        let fail = if g.failures > 0 {
+            " class=\"bad num\""
+        } else {
+            " class=\"num\""
+        };
+        let _ = write!(
+            out,
+            r#"<tr class="step"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td{fail}>{}</td>"#,
+            esc(&g.name),
+            thousands(g.requests),
+            rate(g.rps),
+            pct(g.failure_rate)
+        );
+        lat_cells(out, &g.latency_ms);
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div></section>\n");
+}
+
+/// Checks: one row per check with its passes, fails and pass rate; nothing without checks.
+pub(crate) fn checks(out: &mut String, run: &Run) {
+    let s = &run.summary;
+    if s.checks.is_empty() {
+        return;
+    }
+    let t = &s.totals.checks;
+    let _ = write!(
+        out,
+        r#"<section id="checks" class="block"><h2>Checks</h2><p class="note">{} of {} checks passed ({}), {} failed.</p><div class="scroll"><table class="grid checks"><thead><tr><th></th><th>scenario / step</th><th>check</th><th class="num">passed</th><th class="num">failed</th><th class="num">pass rate</th></tr></thead><tbody>"#,
+        thousands(t.passes),
+        thousands(t.total()),
+        pct(t.pass_rate),
+        thousands(t.fails)
+    );
+    for c in &s.checks {
+        let (class, mark) = if c.fails > 0 {
+            ("fail", "✗")
+        } else if c.passes > 0 {
+            ("pass", "✓")
+        } else {
+            ("", "-")
+        };
+        let rate = if c.total() == 0 {
+            "-".to_string()
+        } else {
+            pct(c.pass_rate)
+        };
+        let failed = if c.fails > 0 {
+            " class=\"bad num\""
+        } else {
+            " class=\"num\""
+        };
+        let _ = write!(
+            out,
+            r#"<tr class="{class}"><td><span class="tag {class}">{mark}</span></td><td>{} / {}</td><td>{}</td><td class="num">{}</td><td{failed}>{}</td><td class="num">{rate}</td></tr>"#,
+            esc(&c.scenario),
+            esc(&c.step),
+            esc(&c.name),
+            thousands(c.passes),
+            thousands(c.fails)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"</tbody><tfoot><tr><td></td><td>total</td><td></td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr></tfoot></table></div></section>"#,
+        thousands(t.passes),
+        thousands(t.fails),
+        if t.total() == 0 {
+            "-".to_string()
+        } else {
+            pct(t.pass_rate)
+        }
+    );
+    out.push('\n');
 }
 
 pub(crate) fn scenarios(out: &mut String, run: &Run) {
@@ -269,8 +365,7 @@ pub(crate) fn status_and_failures(out: &mut String, run: &Run) {
         classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (name, n) in classes {
             let mut worst: Vec<(&str, &str, u64)> = s
-                .steps
-                .iter()
+                .request_steps()
                 .filter_map(|st| {
                     st.failures_by_class
                         .get(name)

@@ -394,3 +394,104 @@ fn names_are_escaped() {
     let d = embedded_data(&html);
     assert_eq!(d["steps"][0], "s&<x> / </script><script>alert(1)</script>");
 }
+
+#[test]
+fn groups_and_checks_have_their_tables() {
+    let dir = tmp("groups-checks");
+    let summary = Fixture::new("shop")
+        .with_verdict(true)
+        .with_groups_and_checks()
+        .write(&dir);
+    let html = render_report(&dir, None).unwrap();
+    let t = &summary.totals;
+    assert!(t.checks.fails > 0 && t.checks.passes > 0, "{:?}", t.checks);
+    let g = summary.groups().next().expect("a group");
+    assert_eq!(g.name, "journey");
+
+    // Steps table: request steps only; the group has its own table.
+    let section = |id: &str| -> &str {
+        let start = html
+            .find(&format!(r#"<section id="{id}""#))
+            .unwrap_or_else(|| panic!("no section {id}"));
+        let end = html[start..].find("</section>").unwrap() + start;
+        &html[start..end]
+    };
+    let steps = section("steps");
+    assert!(!steps.contains("journey"), "the group is not a step");
+    assert!(steps.contains(&format!(
+        r#"<td>total</td><td class="num">{}</td>"#,
+        fmt_thousands(t.requests)
+    )));
+    let groups = section("groups");
+    assert!(groups.contains("<td>journey</td>"), "{groups}");
+    assert!(groups.contains(&format!(
+        r#"<td class="num">{}</td>"#,
+        fmt_thousands(g.requests)
+    )));
+    assert!(groups.contains("Groups are not counted as requests"));
+    // the header counts steps and groups apart
+    assert!(html.contains("5 steps, 1 group"), "header");
+
+    // Checks table: every check, with its counts, and the total.
+    let checks = section("checks");
+    for c in &summary.checks {
+        assert!(
+            checks.contains(&format!(
+                "<td>{} / {}</td><td>{}</td>",
+                c.scenario, c.step, c.name
+            )),
+            "{c:?}"
+        );
+    }
+    assert_eq!(
+        checks.matches("<tr class=\"fail\">").count(),
+        summary.checks.iter().filter(|c| c.fails > 0).count()
+    );
+    assert!(checks.contains(&format!(
+        "{} of {} checks passed",
+        fmt_thousands(t.checks.passes),
+        fmt_thousands(t.checks.total())
+    )));
+    // Verdict area: a checks card and a chip with the failed count.
+    let verdict = section("verdict-details");
+    assert!(verdict.contains(r#"<div class="label">Checks</div>"#));
+    assert!(verdict.contains(&format!("{} FAILED", fmt_thousands(t.checks.fails))));
+    assert!(html.contains(&format!(
+        r##"<a class="chip fail" href="#checks">{} failed checks</a>"##,
+        fmt_thousands(t.checks.fails)
+    )));
+
+    // The per-second series and step selector leave the group out.
+    let d = embedded_data(&html);
+    assert_eq!(
+        nums(&d["series"]["requests"]).iter().sum::<f64>() as u64,
+        t.requests
+    );
+    let names: Vec<&str> = d["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 5);
+    assert!(!names.iter().any(|n| n.contains("journey")));
+
+    // Without groups or checks: neither section, no checks card.
+    let plain = tmp("no-groups-checks");
+    Fixture::new("shop").write(&plain);
+    let html = render_report(&plain, None).unwrap();
+    assert!(!html.contains(r#"<section id="groups""#) && !html.contains(r#"<section id="checks""#));
+    assert!(!html.contains(r#"<div class="label">Checks</div>"#));
+}
+
+fn fmt_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}

@@ -208,7 +208,12 @@ fn select<'a>(scope: &ThresholdScope, s: &'a Summary) -> Result<Rows<'a>, String
                 .iter()
                 .find(|x| &x.name == name)
                 .ok_or_else(|| format!("scenario {name} is not in the results"))?;
-            let steps = s.steps.iter().filter(|x| &x.scenario == name).collect();
+            // groups are not part of their scenario's figures
+            let steps = s
+                .steps
+                .iter()
+                .filter(|x| &x.scenario == name && !x.kind.is_group())
+                .collect();
             Ok(Rows::Scenario(sc, steps))
         }
         ThresholdScope::Step { scenario, step } => {

@@ -25,6 +25,10 @@ pub struct Fixture {
     /// Top-level keys added to summary.json.
     pub extra: Vec<(String, Value)>,
     pub workers: usize,
+    /// Adds a group `journey` (of the first scenario's steps) to the first scenario, and
+    /// checks: `status is 200` on each scenario's first step (fails with the request), and
+    /// `fast` on the first scenario's second step (fails on its timeouts).
+    pub groups_and_checks: bool,
 }
 
 impl Fixture {
@@ -45,7 +49,14 @@ impl Fixture {
             open_model: true,
             extra: Vec::new(),
             workers: 2,
+            groups_and_checks: false,
         }
+    }
+
+    /// With a group and checks (see [`Fixture::groups_and_checks`]).
+    pub fn with_groups_and_checks(mut self) -> Fixture {
+        self.groups_and_checks = true;
+        self
     }
 
     /// `scenarios` scenarios of `steps` steps each.
@@ -95,7 +106,24 @@ impl Fixture {
     /// Writes summary.json and intervals.jsonl into `dir` (replaced) and returns the summary.
     pub fn write(&self, dir: &Path) -> Summary {
         let _ = std::fs::remove_dir_all(dir);
-        let layout = Layout::new(self.scenarios.iter().map(|(s, st)| (s.clone(), st.clone())));
+        let mut layout = Layout::new(self.scenarios.iter().map(|(s, st)| (s.clone(), st.clone())));
+        // (scenario, check index) of `status is 200` per scenario, of `fast`, the group's index
+        let mut status_check = Vec::new();
+        let mut fast_check = None;
+        let mut group_step = None;
+        if self.groups_and_checks {
+            for s in layout.scenarios.iter_mut() {
+                status_check.push(s.add_check("status is 200", 0));
+            }
+            let s0 = &mut layout.scenarios[0];
+            if s0.steps.len() > 1 {
+                fast_check = Some(s0.add_check("fast", 1));
+            }
+            s0.steps.push("journey".into());
+            let g = s0.steps.len() - 1;
+            s0.mark_group(g);
+            group_step = Some(g);
+        }
         let mut workers: Vec<WorkerMetrics> = (0..self.workers)
             .map(|_| WorkerMetrics::new(&layout))
             .collect();
@@ -130,6 +158,24 @@ impl Fixture {
                                 && k == 0
                                 && (t * 1000 + i) % self.fail_every == 0;
                             let timeout = mid && si == 0 && k == 1 && i % 53 == 0;
+                            if let Some(&c) = status_check.get(si).filter(|_| k == 0) {
+                                w.record_check(si, c, !fail);
+                            }
+                            if let Some(c) = fast_check.filter(|_| si == 0 && k == 1) {
+                                w.record_check(si, c, !timeout);
+                            }
+                            if let Some(g) = group_step.filter(|_| si == 0 && k == 0) {
+                                w.record_request(
+                                    si,
+                                    g,
+                                    &RequestRecord {
+                                        latency_us: lat * 3,
+                                        service_us: lat * 3,
+                                        failure: fail.then_some(FailureClass::Http5xx),
+                                        ..Default::default()
+                                    },
+                                );
+                            }
                             w.record_request(
                                 si,
                                 k,
