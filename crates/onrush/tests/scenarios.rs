@@ -445,7 +445,13 @@ fn unique_feeder_stops_when_exhausted_or_recycles() {
     let counts = id_counts(&rec);
     assert_eq!(counts.len(), 1000);
     assert!(counts.values().all(|&c| c == 1));
-    eprintln!("on_exhausted: stop with 1500 iterations: {}", text(&output));
+    assert!(
+        s["stopped_early"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("ran out")),
+        "the summary says why the scenario ended: {s:#}"
+    );
+    assert!(text(&output).contains("ran out"), "{}", text(&output));
 
     let rec = Recorder::start();
     let s = run_code(
@@ -1319,14 +1325,18 @@ scenarios:
     let (output, out) = run_raw("onf-stop-test", plan, server.port(), &[]);
     let took = started.elapsed();
     eprintln!("stop_test: {} in {took:?}", text(&output));
-    assert_ne!(output.status.code(), Some(130), "{}", text(&output));
-    assert!(
-        matches!(output.status.code(), Some(0) | Some(1)),
-        "{}",
-        text(&output)
-    );
+    // A test stopped by a failed step failed: exit 1, and summary.json says why.
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     assert!(out.join("summary.json").exists(), "{}", text(&output));
     let s = summary(&out);
+    assert_eq!(s["stopped_early"][0]["scenario"], "long", "{s:#}");
+    assert!(
+        s["stopped_early"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stop_test"),
+        "{s:#}"
+    );
     assert_eq!(requests(&s, "long", "fail"), 1, "{s:#}");
     assert_eq!(requests(&s, "long", "ok"), 1);
     assert!(took < Duration::from_secs(10));

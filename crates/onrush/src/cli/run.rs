@@ -116,6 +116,14 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     collector.set_duration(outcome.elapsed);
     let mut summary = collector.summary();
     summary.set_interrupted(outcome.interrupted);
+    if !outcome.stops.is_empty() {
+        let stops: Vec<serde_json::Value> = outcome
+            .stops
+            .iter()
+            .map(|(scenario, reason)| serde_json::json!({ "scenario": scenario, "reason": reason }))
+            .collect();
+        summary.set_extra("stopped_early", stops.into());
+    }
     summary.set_vars(&plan.vars);
     summary.set_extra("threads", threads.into());
     summary.set_extra("machine", machine());
@@ -180,6 +188,9 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     }
     if outcome.interrupted {
         exit::INTERRUPTED
+    } else if outcome.stopped_by_failure {
+        eprintln!("the test was stopped by a failed step with `on_failure: stop_test`");
+        exit::THRESHOLDS
     } else if !onrush_sla::all_passed(&results) {
         exit::THRESHOLDS
     } else if summary.totals.requests > 0 && summary.totals.requests == summary.totals.failures {

@@ -25,8 +25,28 @@ pub struct Prepared {
     /// The most source addresses any scenario spreads its connections over (0: the kernel's).
     pub max_source_addresses: usize,
     pub layout: Layout,
-    /// Set by a VU whose step says `on_failure: stop_test`; the collector then stops the run.
-    pub stop_requested: Arc<AtomicBool>,
+    /// Early stops asked for by VUs (`on_failure: stop_test`, test data run out).
+    pub stops: Arc<Stops>,
+}
+
+/// Why a run, or a scenario, stopped before its plan said: written down by the VU that saw it
+/// (a cold path: at most once per scenario), read by the collector.
+#[derive(Default)]
+pub struct Stops {
+    /// Set by a VU whose step says `on_failure: stop_test`: the collector stops the run.
+    pub stop_test: AtomicBool,
+    /// `(scenario, reason)` of every early stop, in the order they happened.
+    pub notes: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+impl Stops {
+    /// Records an early stop and prints it once.
+    pub fn note(&self, scenario: &str, reason: String) {
+        eprintln!("scenario {scenario:?}: {reason}");
+        if let Ok(mut notes) = self.notes.lock() {
+            notes.push((scenario.to_string(), reason));
+        }
+    }
 }
 
 pub struct ScenarioRun {
@@ -57,8 +77,8 @@ pub struct ScenarioRun {
     /// Set when a `unique` feeder with `on_exhausted: stop` ran out of rows: no new iteration
     /// of the scenario starts.
     pub stopped: AtomicBool,
-    /// The run's stop request (`on_failure: stop_test`), shared by all scenarios.
-    pub stop_test: Arc<AtomicBool>,
+    /// The run's early stops, shared by all scenarios.
+    pub stops: Arc<Stops>,
 }
 
 /// Resolves targets (`builtin` → `builtin_addr`) and flattens every scenario's steps.
@@ -74,7 +94,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
     };
     let mut scenarios = Vec::new();
     let mut layout = Vec::new();
-    let stop_requested = Arc::new(AtomicBool::new(false));
+    let stops = Arc::new(Stops::default());
     for scenario in &plan.scenarios {
         let mut program = Vec::new();
         flatten(
@@ -113,7 +133,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
                 .map(|_| AtomicBool::new(false))
                 .collect(),
             stopped: AtomicBool::new(false),
-            stop_test: stop_requested.clone(),
+            stops: stops.clone(),
         });
         layout.push(scenario_layout(scenario));
     }
@@ -128,7 +148,7 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             .max()
             .unwrap_or(0),
         layout: Layout { scenarios: layout },
-        stop_requested,
+        stops,
     })
 }
 

@@ -39,6 +39,10 @@ pub struct RunOutcome {
     pub generator_seconds: Vec<GeneratorSecond>,
     /// The threshold that stopped the run early, if one did.
     pub aborted_by: Option<onrush_sla::ThresholdResult>,
+    /// A step with `on_failure: stop_test` failed and stopped the run.
+    pub stopped_by_failure: bool,
+    /// `(scenario, reason)` of every early stop (stop_test, test data run out).
+    pub stops: Vec<(String, String)>,
 }
 
 /// Runs `prepared` to completion (or until SIGINT/SIGTERM) and returns the filled collector.
@@ -141,7 +145,8 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         }
         if !stop_test_seen
             && prepared
-                .stop_requested
+                .stops
+                .stop_test
                 .load(std::sync::atomic::Ordering::Relaxed)
         {
             stop_test_seen = true;
@@ -178,6 +183,13 @@ pub fn run(prepared: Prepared, options: RunOptions) -> RunOutcome {
         generator: monitor.verdict(),
         generator_seconds: monitor.history().to_vec(),
         aborted_by,
+        stopped_by_failure: stop_test_seen,
+        stops: prepared
+            .stops
+            .notes
+            .lock()
+            .map(|n| n.clone())
+            .unwrap_or_default(),
     }
 }
 

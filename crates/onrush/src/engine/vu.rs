@@ -74,7 +74,18 @@ impl Vu {
         }
         if !self.feed(scenario) {
             // A `unique` feeder ran out (on_exhausted: stop): the scenario is over.
-            scenario.stopped.store(true, Ordering::Relaxed);
+            if !scenario.stopped.swap(true, Ordering::Relaxed) {
+                let file = scenario
+                    .feeders
+                    .iter()
+                    .map(|f| f.file.as_str())
+                    .next()
+                    .unwrap_or("");
+                scenario.stops.note(
+                    &scenario.name,
+                    format!("its unique test data ({file}) ran out (on_exhausted: stop): no new iteration starts"),
+                );
+            }
             self.state = VuState::Stopped;
             return;
         }
@@ -344,10 +355,13 @@ fn record_group(scenario: usize, g: &GroupRun, metrics: &Rc<RefCell<WorkerMetric
 
 /// `on_failure: stop_test`: asks the collector to stop the run (once).
 fn request_stop(scenario: &ScenarioRun, metric: usize) {
-    if !scenario.stop_test.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "stopping the test: scenario {:?}, step {:?} failed and says `on_failure: stop_test`",
-            scenario.name, scenario.metric_names[metric]
+    if !scenario.stops.stop_test.swap(true, Ordering::Relaxed) {
+        scenario.stops.note(
+            &scenario.name,
+            format!(
+                "step {:?} failed and says `on_failure: stop_test`: stopping the test",
+                scenario.metric_names[metric]
+            ),
         );
     }
 }
