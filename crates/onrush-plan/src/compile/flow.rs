@@ -131,33 +131,21 @@ impl Ctx<'_> {
         let f = self
             .map(node, path, &LOOP_KEYS)
             .map_err(|e| e.with_hint(hint))?;
-        let kinds: Vec<&str> = ["count", "while", "foreach"]
-            .into_iter()
-            .filter(|k| f.get(k).is_some())
-            .collect();
-        let kind = match kinds.as_slice() {
-            [k] => *k,
-            [] => {
-                return Err(self
-                    .err(
-                        node,
-                        path,
-                        "missing key `count`; expected `count`, `while` or `foreach`",
-                    )
-                    .with_hint(hint))
-            }
-            [a, b, ..] => {
-                return Err(self
-                    .err(
-                        f.key(b).expect("present"),
-                        &f.child(b),
-                        format!(
-                            "`{a}` and `{b}` are both given; expected one of count, while, foreach"
-                        ),
-                    )
-                    .with_hint(hint))
-            }
-        };
+        let kind = self
+            .at_most_one(
+                &f,
+                &["count", "while", "foreach"],
+                "of count, while, foreach",
+                hint,
+            )?
+            .ok_or_else(|| {
+                self.err(
+                    node,
+                    path,
+                    "missing key `count`; expected `count`, `while` or `foreach`",
+                )
+                .with_hint(hint)
+            })?;
         for (key, owner) in [("as", "foreach"), ("max", "while")] {
             if let (Some(k), true) = (f.key(key), kind != owner) {
                 return Err(self
@@ -246,30 +234,22 @@ impl Ctx<'_> {
             .required(&f, "var", "the runtime variable to test")
             .map_err(|e| e.with_hint(hint))?;
         let var = self.runtime_slot(var_node, &f.child("var"))?;
-        let tests: Vec<&str> = ["exists", "equals", "not_equals", "matches"]
-            .into_iter()
-            .filter(|k| f.get(k).is_some())
-            .collect();
-        let test = match tests.as_slice() {
-            [] => ConditionTest::Exists(true),
-            [k] => {
+        let test = match self.at_most_one(
+            &f,
+            &["exists", "equals", "not_equals", "matches"],
+            "test",
+            hint,
+        )? {
+            None => ConditionTest::Exists(true),
+            Some(k) => {
                 let n = f.get(k).expect("present");
                 let p = f.child(k);
-                match *k {
+                match k {
                     "exists" => ConditionTest::Exists(self.boolean(n, &p, "exists")?),
                     "equals" => ConditionTest::Equals(self.template(n, &p)?),
                     "not_equals" => ConditionTest::NotEquals(self.template(n, &p)?),
                     _ => ConditionTest::Matches(self.regex(n, &p)?),
                 }
-            }
-            [a, b, ..] => {
-                return Err(self
-                    .err(
-                        f.key(b).expect("present"),
-                        &f.child(b),
-                        format!("`{a}` and `{b}` are both given; expected one test"),
-                    )
-                    .with_hint(hint))
             }
         };
         Ok(Condition { var, test })

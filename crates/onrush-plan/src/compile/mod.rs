@@ -543,6 +543,80 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Which of `keys` the mapping `f` has: none (`Ok(None)`) or one. Two or more is an error
+    /// at the second one in file order: "`a` and `b` are both given; expected one {per}".
+    pub(crate) fn at_most_one<'k>(
+        &self,
+        f: &Fields,
+        keys: &[&'k str],
+        per: &str,
+        hint: &str,
+    ) -> Result<Option<&'k str>, PlanError> {
+        let mut given: Vec<(&'k str, &Node)> = keys
+            .iter()
+            .filter_map(|k| f.key(k).map(|node| (*k, node)))
+            .collect();
+        given.sort_by_key(|(_, node)| node.span.start);
+        match given.as_slice() {
+            [] => Ok(None),
+            [(one, _)] => Ok(Some(one)),
+            [(a, _), (b, second), ..] => Err(self
+                .err(
+                    second,
+                    &f.child(b),
+                    format!("`{a}` and `{b}` are both given; expected one {per}"),
+                )
+                .with_hint(hint.to_string())),
+        }
+    }
+
+    /// Like [`Ctx::at_most_one`], but one of `keys` is required: "no {what} given; expected
+    /// one of ..." at `node` otherwise.
+    pub(crate) fn exactly_one<'k>(
+        &self,
+        f: &Fields,
+        node: &Node,
+        keys: &[&'k str],
+        what: &str,
+        per: &str,
+        example: &str,
+    ) -> Result<&'k str, PlanError> {
+        self.at_most_one(f, keys, per, example)?.ok_or_else(|| {
+            self.err(
+                node,
+                &f.path,
+                format!("no {what} given; expected one of {}", one_of(keys)),
+            )
+            .with_hint(example.to_string())
+        })
+    }
+
+    /// A list of mappings, or one mapping standing for a one-item list: the items with their
+    /// field paths. `what` names the items in the error ("checks", "feeders").
+    pub(crate) fn maps_or_one<'n>(
+        &self,
+        node: &'n Node,
+        path: &str,
+        what: &str,
+        example: &str,
+    ) -> Result<Vec<(&'n Node, String)>, PlanError> {
+        match &node.kind {
+            Kind::Seq(items) => Ok(items
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n, format!("{path}[{i}]")))
+                .collect()),
+            Kind::Map(_) => Ok(vec![(node, path.to_string())]),
+            _ => Err(self
+                .err(
+                    node,
+                    path,
+                    format!("expected a list of {what}, found {}", node.describe()),
+                )
+                .with_hint(example.to_string())),
+        }
+    }
+
     /// A list, or one scalar standing for a one-item list: its items with their field paths.
     /// `what` names the items in the error ("source addresses"), `hint` shows both forms.
     pub(crate) fn one_or_many<'n>(

@@ -66,21 +66,13 @@ const CHECK_KEYS: [&str; 14] = [
 impl Ctx<'_> {
     /// The request body from whichever of the body keys is given (at most one).
     pub(super) fn request_body(&self, f: &Fields) -> Result<Body, PlanError> {
-        let given: Vec<&str> = BODY_KEYS
-            .iter()
-            .copied()
-            .filter(|k| f.get(k).is_some())
-            .collect();
-        if let [first, second, ..] = given.as_slice() {
-            return Err(self
-                .err(
-                    f.key(second).expect("present"),
-                    &f.child(second),
-                    format!("`{first}` and `{second}` are both given; expected one body per request"),
-                )
-                .with_hint("keep `body:` for an inline body, or one of `body_file`, `body_template`, `form`, `multipart`"));
-        }
-        let Some(key) = given.first() else {
+        let Some(key) = self.at_most_one(
+            f,
+            &BODY_KEYS,
+            "body per request",
+            "keep `body:` for an inline body, or one of `body_file`, `body_template`, `form`, `multipart`",
+        )?
+        else {
             return Ok(Body::None);
         };
         let node = f.get(key).expect("present");
@@ -88,7 +80,7 @@ impl Ctx<'_> {
         if node.is_null() {
             return Ok(Body::None);
         }
-        Ok(match *key {
+        Ok(match key {
             "body" => Body::Inline(self.template(node, &field)?),
             "body_file" => Body::File(self.plan_file(node, &field, "the body")?),
             "body_template" => Body::Inline(self.template_file(node, &field)?),
@@ -340,37 +332,14 @@ impl Ctx<'_> {
             let f = self
                 .map(v, &field, &EXTRACT_KEYS)
                 .map_err(|e| e.with_hint(example))?;
-            let kinds: Vec<&str> = EXTRACT_KINDS
-                .iter()
-                .copied()
-                .filter(|k| f.get(k).is_some())
-                .collect();
-            let kind = match kinds.as_slice() {
-                [one] => *one,
-                [] => {
-                    return Err(self
-                        .err(
-                            v,
-                            &field,
-                            format!(
-                                "no extractor given; expected one of {}",
-                                crate::error::one_of(&EXTRACT_KINDS)
-                            ),
-                        )
-                        .with_hint(example))
-                }
-                [a, b, ..] => {
-                    return Err(self
-                        .err(
-                            f.key(b).expect("present"),
-                            &f.child(b),
-                            format!(
-                            "`{a}` and `{b}` are both given; expected one extractor per variable"
-                        ),
-                        )
-                        .with_hint("extract into two variables instead"))
-                }
-            };
+            let kind = self.exactly_one(
+                &f,
+                v,
+                &EXTRACT_KINDS,
+                "extractor",
+                "extractor per variable (extract into two variables instead)",
+                example,
+            )?;
             let knode = f.get(kind).expect("present");
             let kfield = f.child(kind);
             for extra in ["group", "attribute"] {
@@ -553,59 +522,20 @@ impl Ctx<'_> {
         m: &mut Build,
     ) -> Result<Vec<Check>, PlanError> {
         let example = "e.g. `check: [{ status: 200 }, { body_contains: \"Welcome\" }, { jsonpath: \"$.ok\", equals: \"true\" }]`";
-        let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n, format!("{path}[{i}]")))
-                .collect(),
-            Kind::Map(_) => vec![(node, path.to_string())],
-            _ => {
-                return Err(self
-                    .err(
-                        node,
-                        path,
-                        format!("expected a list of checks, found {}", node.describe()),
-                    )
-                    .with_hint(example))
-            }
-        };
+        let items = self.maps_or_one(node, path, "checks", example)?;
         let mut out = Vec::new();
         for (item, field) in items {
             let f = self
                 .map(item, &field, &CHECK_KEYS)
                 .map_err(|e| e.with_hint(example))?;
-            let kinds: Vec<&str> = CHECK_KINDS
-                .iter()
-                .copied()
-                .filter(|k| f.get(k).is_some())
-                .collect();
-            let kind = match kinds.as_slice() {
-                [one] => *one,
-                [] => {
-                    return Err(self
-                        .err(
-                            item,
-                            &field,
-                            format!(
-                                "no check given; expected one of {}",
-                                crate::error::one_of(&CHECK_KINDS)
-                            ),
-                        )
-                        .with_hint(example))
-                }
-                [a, b, ..] => {
-                    return Err(self
-                        .err(
-                            f.key(b).expect("present"),
-                            &f.child(b),
-                            format!(
-                                "`{a}` and `{b}` are both given; expected one check per list item"
-                            ),
-                        )
-                        .with_hint("write each check as its own list item"))
-                }
-            };
+            let kind = self.exactly_one(
+                &f,
+                item,
+                &CHECK_KINDS,
+                "check",
+                "check per list item (write each check as its own item)",
+                example,
+            )?;
             let knode = f.get(kind).expect("present");
             let kfield = f.child(kind);
             let takes_expect = matches!(kind, "jsonpath" | "header");
@@ -647,7 +577,7 @@ impl Ctx<'_> {
                         )
                         .with_hint(e.hint)
                     })?;
-                    let (expect, shown) = self.value_expect(&f, item, &field, false)?;
+                    let (expect, shown) = self.value_expect(&f, false)?;
                     (
                         CheckKind::JsonPath {
                             path: Shared(Arc::new(path_ex)),
@@ -658,7 +588,7 @@ impl Ctx<'_> {
                 }
                 "header" => {
                     let name = self.string(knode, &kfield)?.trim().to_ascii_lowercase();
-                    let (expect, shown) = self.value_expect(&f, item, &field, true)?;
+                    let (expect, shown) = self.value_expect(&f, true)?;
                     (
                         CheckKind::Header {
                             name: name.clone(),
@@ -754,40 +684,47 @@ impl Ctx<'_> {
     fn value_expect(
         &self,
         f: &Fields,
-        item: &Node,
-        path: &str,
         contains_ok: bool,
     ) -> Result<(ValueExpect, String), PlanError> {
-        let keys: Vec<&str> = ["exists", "equals", "contains", "matches"]
-            .into_iter()
-            .filter(|k| f.get(k).is_some())
-            .collect();
         let hint = "e.g. `{ jsonpath: \"$.user.id\", equals: \"42\" }` or `{ header: Content-Type, contains: json }` or `exists: true`";
-        match keys.as_slice() {
-            [] => Ok((ValueExpect::Exists(true), "exists".into())),
-            [k] => {
-                let node = f.get(k).expect("present");
-                let field = f.child(k);
-                let raw = node.as_scalar().map_or(String::new(), |s| s.text.clone());
-                Ok(match *k {
-                    "exists" => {
-                        let b = self.boolean(node, &field, "exists")?;
-                        (ValueExpect::Exists(b), if b { "exists".into() } else { "does not exist".into() })
-                    }
-                    "equals" => (ValueExpect::Equals(self.template(node, &field)?), format!("== {raw:?}")),
-                    "contains" if contains_ok => (ValueExpect::Contains(self.template(node, &field)?), format!("contains {raw:?}")),
-                    "contains" => return Err(self.err(node, &field, "`contains` applies to header checks; expected `equals`, `exists` or `matches`").with_hint(hint)),
-                    _ => (ValueExpect::Matches(self.regex(node, &field)?), format!("matches {raw:?}")),
-                })
+        let expectation = self.at_most_one(
+            f,
+            &["exists", "equals", "contains", "matches"],
+            "expectation per check",
+            hint,
+        )?;
+        let Some(k) = expectation else {
+            return Ok((ValueExpect::Exists(true), "exists".into()));
+        };
+        let node = f.get(k).expect("present");
+        let field = f.child(k);
+        let raw = node.as_scalar().map_or(String::new(), |s| s.text.clone());
+        Ok(match k {
+            "exists" => {
+                let b = self.boolean(node, &field, "exists")?;
+                let shown = if b { "exists" } else { "does not exist" };
+                (ValueExpect::Exists(b), shown.into())
             }
-            [a, b, ..] => Err(self
+            "equals" => (
+                ValueExpect::Equals(self.template(node, &field)?),
+                format!("== {raw:?}"),
+            ),
+            "contains" if contains_ok => (
+                ValueExpect::Contains(self.template(node, &field)?),
+                format!("contains {raw:?}"),
+            ),
+            "contains" => return Err(self
                 .err(
-                    item,
-                    path,
-                    format!("`{a}` and `{b}` are both given; expected one expectation per check"),
+                    node,
+                    &field,
+                    "`contains` applies to header checks; expected `equals`, `exists` or `matches`",
                 )
                 .with_hint(hint)),
-        }
+            _ => (
+                ValueExpect::Matches(self.regex(node, &field)?),
+                format!("matches {raw:?}"),
+            ),
+        })
     }
 
     /// `body_size: { min, max }` or `body_size: N` (exactly N).

@@ -18,23 +18,12 @@ impl Ctx<'_> {
         node: &Node,
         path: &str,
     ) -> Result<Vec<(FeederUse, Vec<String>)>, PlanError> {
-        let items: Vec<(&Node, String)> = match &node.kind {
-            Kind::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n, format!("{path}[{i}]")))
-                .collect(),
-            Kind::Map(_) => vec![(node, path.to_string())],
-            _ => {
-                return Err(self
-                    .err(
-                        node,
-                        path,
-                        format!("expected a list of feeders, found {}", node.describe()),
-                    )
-                    .with_hint("e.g. `feeders: [{ file: users.csv, mode: unique }]`"))
-            }
-        };
+        let items = self.maps_or_one(
+            node,
+            path,
+            "feeders",
+            "e.g. `feeders: [{ file: users.csv, mode: unique }]`",
+        )?;
         let mut out = Vec::new();
         for (item, field) in items {
             let f = self.map(item, &field, &FEEDER_KEYS)?;
