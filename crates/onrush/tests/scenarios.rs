@@ -1447,7 +1447,7 @@ fn bad_plans_are_refused_with_field_and_line() {
                 "        extract:\n          t: { jsonpath: \"$.token\", regex: \"x(.)\" }\n",
             ),
             vec![],
-            vec!["plan.yaml:8:", "extract.t.", "`regex` and `jsonpath` are both given"],
+            vec!["plan.yaml:8:", "extract.t.", "`jsonpath` and `regex` are both given"],
         ),
         (
             "bad-regex",
