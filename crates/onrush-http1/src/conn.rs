@@ -70,6 +70,14 @@ pub struct ConnectOptions {
     /// [`connect`] and [`crate::connect_tls`] refuse a `Some` (kind `ConnectOther`) rather than
     /// ignore it.
     pub throttle: Option<u64>,
+    /// When opening the connection must be done by: the TCP connect, and the TLS handshake for
+    /// [`crate::connect_tls`]. A TCP connect still running then fails as
+    /// [`ErrorKind::ConnectTimeout`]; a TLS handshake as `ConnectTimeout` with
+    /// [`crate::TlsFailure::HandshakeTimeout`]. So a request's own deadline, passed here, tells
+    /// *which* phase was too slow (a SYN queue overflowing vs. a server starved of CPU for
+    /// handshakes), where a timeout around the whole request could not. `None` (the default):
+    /// no limit here, no timer armed.
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 impl Default for ConnectOptions {
@@ -79,6 +87,7 @@ impl Default for ConnectOptions {
             local_addr: None,
             linger_reset: false,
             throttle: None,
+            deadline: None,
         }
     }
 }
@@ -108,8 +117,9 @@ pub(crate) fn refuse_throttle(opts: &ConnectOptions, use_instead: &str) -> Resul
     }
 }
 
-/// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) to wrap.
-pub(crate) async fn connect_tcp(
+/// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) or another
+/// protocol (HTTP/2 with prior knowledge) to run over. `opts.throttle` is not applied here.
+pub async fn connect_tcp(
     addr: SocketAddr,
     opts: &ConnectOptions,
 ) -> Result<TcpStream, Error> {
@@ -135,10 +145,15 @@ pub(crate) async fn connect_tcp(
     if let Some(ip) = from {
         bind_source(&socket, ip, addr)?;
     }
-    socket
-        .connect(addr)
-        .await
-        .map_err(|e| Error::connect(e, addr, from))
+    let connecting = socket.connect(addr);
+    let result = match opts.deadline {
+        Some(at) => match tokio::time::timeout_at(at, connecting).await {
+            Ok(result) => result,
+            Err(_elapsed) => return Err(Error::connect_timeout(addr, from)),
+        },
+        None => connecting.await,
+    };
+    result.map_err(|e| Error::connect(e, addr, from))
 }
 
 /// Binds `socket` to source address `ip`, port chosen later by connect().

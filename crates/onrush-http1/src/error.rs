@@ -19,6 +19,12 @@ pub enum ErrorKind {
     /// This machine ran out of local ports (EADDRNOTAVAIL from connect, EADDRINUSE from binding
     /// a source address), or the source address to bind is not one of this host's.
     AddrNotAvailable,
+    /// Opening the connection did not finish by [`ConnectOptions::deadline`]: the TCP
+    /// connect, or (with [`Error::tls_failure`] [`TlsFailure::HandshakeTimeout`]) the TLS
+    /// handshake.
+    ///
+    /// [`ConnectOptions::deadline`]: crate::ConnectOptions::deadline
+    ConnectTimeout,
     /// Any other failure to open the connection.
     ConnectOther,
     /// The peer reset the connection (ECONNRESET, EPIPE, ECONNABORTED).
@@ -135,6 +141,15 @@ impl Error {
         }
     }
 
+    /// The TCP connect to `addr` was still running at the deadline.
+    pub(crate) fn connect_timeout(addr: SocketAddr, from: Option<IpAddr>) -> Self {
+        let msg = match from {
+            Some(ip) => format!("connecting from {ip} to {addr} did not finish in time (the TCP handshake got no answer: the server's accept queue is full, a firewall drops SYNs, or the host is unreachable)"),
+            None => format!("connecting to {addr} did not finish in time (the TCP handshake got no answer: the server's accept queue is full, a firewall drops SYNs, or the host is unreachable)"),
+        };
+        Error::new(ErrorKind::ConnectTimeout, msg)
+    }
+
     /// An I/O error while binding source address `ip` (port 0) before connecting to `addr`.
     pub(crate) fn bind(e: io::Error, ip: IpAddr, addr: SocketAddr) -> Self {
         let (kind, msg) = match e.kind() {
@@ -213,6 +228,22 @@ impl Error {
         }
     }
 
+    /// The TLS handshake with `addr` was still running at the deadline, `took` after it began.
+    pub(crate) fn tls_handshake_timeout(addr: SocketAddr, took: std::time::Duration) -> Self {
+        let failure = TlsFailure::HandshakeTimeout;
+        Error {
+            kind: ErrorKind::ConnectTimeout,
+            stale: false,
+            msg: Cow::Owned(format!(
+                "TLS handshake with {addr} did not finish in time ({} ms after it began: {})",
+                took.as_millis(),
+                failure.hint()
+            )),
+            io: None,
+            tls: Some(failure),
+        }
+    }
+
     /// A server name that is neither a DNS name nor an IP address.
     pub(crate) fn tls_name(name: &str) -> Self {
         Error {
@@ -222,6 +253,37 @@ impl Error {
             io: None,
             tls: Some(TlsFailure::Other),
         }
+    }
+
+    /// An error of another protocol running over onrush's transports (HTTP/2): its kind and
+    /// message, with the I/O error underneath when there is one (a TLS alert in it is
+    /// classified as [`Error::tls_failure`] says, as on an HTTP/1.1 connection).
+    pub fn protocol(
+        kind: ErrorKind,
+        msg: impl Into<Cow<'static, str>>,
+        io: Option<io::Error>,
+    ) -> Self {
+        let tls = io.as_ref().and_then(TlsFailure::from_io);
+        Error {
+            kind,
+            stale: false,
+            msg: msg.into(),
+            io,
+            tls,
+        }
+    }
+
+    /// An I/O error on an open connection of another protocol (HTTP/2), classified as on an
+    /// HTTP/1.1 connection: resets, early EOFs, TLS alerts.
+    pub fn transport(e: io::Error) -> Self {
+        Error::io(e, Op::Reading)
+    }
+
+    /// Marks the error as the failure of a reused connection that the peer had already given
+    /// up on (see [`Error::is_stale_reuse`]): the caller may retry once on a new connection.
+    pub fn into_stale(mut self) -> Self {
+        self.stale = true;
+        self
     }
 
     /// A request that can't be sent as given (the caller's input, not the network).

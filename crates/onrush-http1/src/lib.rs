@@ -26,17 +26,18 @@ mod throttle;
 pub mod tls;
 
 pub use any::{connect_any, AnyConnection};
-pub use conn::{connect, ConnectOptions, Connection};
+pub use conn::{connect, connect_tcp, ConnectOptions, Connection};
 pub use decompress::{Decompress, Encoding};
 pub use encode::{push_header, InvalidHeader};
 pub use error::{Error, ErrorKind};
 pub use form::{form_urlencode, percent_encode_component};
-pub use multipart::{Multipart, Part};
+pub use multipart::{Multipart, Part, Piece};
 pub use throttle::{connect_throttled, Throttled, ThrottledConnection};
 pub use tls::{
-    connect_tls, connect_tls_throttled, HandshakeKind, SessionMode, ThrottledTlsConnection,
+    connect_tls, connect_tls_stream, connect_tls_throttled, HandshakeKind, SessionMode, ThrottledTlsConnection,
     TlsClient, TlsConfigError, TlsConnection, TlsFailure, TlsOptions, TlsSession, TlsVersion,
 };
+pub use tls::{cipher_suite_names, ClientIdentity};
 
 use std::path::Path;
 use std::time::Instant;
@@ -117,7 +118,9 @@ pub struct Headers<'a> {
 }
 
 impl<'a> Headers<'a> {
-    pub(crate) fn new(raw: &'a [httparse::Header<'a>]) -> Self {
+    /// A view over parsed header lines; also how another protocol (HTTP/2) hands its decoded
+    /// header fields to a [`BodySink`].
+    pub fn new(raw: &'a [httparse::Header<'a>]) -> Self {
         Headers { raw }
     }
 

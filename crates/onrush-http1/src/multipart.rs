@@ -34,6 +34,20 @@ pub enum Part {
     },
 }
 
+/// One piece of a [`Multipart`] body, see [`Multipart::pieces`].
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    /// Bytes laid out when the body was built (boundaries, part heads, text values).
+    Bytes(&'a [u8]),
+    /// A file to stream, of the size it had when the body was built.
+    File {
+        /// The file on disk.
+        path: &'a std::path::Path,
+        /// Its size then.
+        len: u64,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub(crate) enum Segment {
     Bytes(Vec<u8>),
@@ -174,6 +188,15 @@ impl Multipart {
 
     pub(crate) fn segments(&self) -> &[Segment] {
         &self.segments
+    }
+
+    /// The body in order, as in-memory pieces and files to stream (for another protocol's
+    /// framing, e.g. HTTP/2 DATA frames); their sizes add up to [`Multipart::content_length`].
+    pub fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        self.segments.iter().map(|s| match s {
+            Segment::Bytes(b) => Piece::Bytes(b),
+            Segment::File { path, len } => Piece::File { path, len: *len },
+        })
     }
 }
 

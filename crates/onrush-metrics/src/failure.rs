@@ -42,6 +42,10 @@ pub enum FailureClass {
     TlsClientCertificateRejected,
     /// TLS: no common protocol version or cipher suite, or a protocol error.
     TlsProtocol,
+    /// TLS: the TCP connection was up but the handshake did not finish in time (a server short
+    /// of CPU for handshakes, or no TLS on that port); told apart from `Timeout` so that a
+    /// handshake bottleneck is not mistaken for slow responses.
+    TlsHandshakeTimeout,
     /// Any other TLS failure.
     TlsOther,
     /// A check of the step failed (or an extractor without a default found nothing).
@@ -54,7 +58,7 @@ pub enum FailureClass {
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 21;
+    pub const COUNT: usize = 22;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -75,6 +79,7 @@ impl FailureClass {
         FailureClass::TlsClientCertificateRequired,
         FailureClass::TlsClientCertificateRejected,
         FailureClass::TlsProtocol,
+        FailureClass::TlsHandshakeTimeout,
         FailureClass::TlsOther,
         FailureClass::CheckFailed,
         FailureClass::VariableUnset,
@@ -107,6 +112,7 @@ impl FailureClass {
             FailureClass::TlsClientCertificateRequired => "tls_client_certificate_required",
             FailureClass::TlsClientCertificateRejected => "tls_client_certificate_rejected",
             FailureClass::TlsProtocol => "tls_protocol",
+            FailureClass::TlsHandshakeTimeout => "tls_handshake_timeout",
             FailureClass::TlsOther => "tls_other",
             FailureClass::CheckFailed => "check_failed",
             FailureClass::VariableUnset => "variable_unset",
@@ -182,7 +188,14 @@ impl FailureClass {
                  trusts?"
             }
             FailureClass::TlsProtocol => {
-                "TLS versions or cipher suites do not match: check http.tls.versions"
+                "TLS versions or cipher suites do not match: check http.tls.versions and \
+                 http.tls.ciphers"
+            }
+            FailureClass::TlsHandshakeTimeout => {
+                "the TCP connection was up but the TLS handshake did not finish in time: the \
+                 server is overloaded doing handshakes (full ones cost it the most CPU: \
+                 http.tls.session resume or shared make fewer), or nothing speaks TLS on that \
+                 port; raise http.timeout if the server is only slow"
             }
             FailureClass::TlsOther => {
                 "the TLS handshake failed: check that the target really speaks TLS on this port"
@@ -282,6 +295,10 @@ mod tests {
                 FailureClass::TlsClientCertificateRejected,
             ),
             ("tls_protocol", FailureClass::TlsProtocol),
+            (
+                "tls_handshake_timeout",
+                FailureClass::TlsHandshakeTimeout,
+            ),
             ("tls_other", FailureClass::TlsOther),
         ];
         for (name, class) in names {

@@ -199,6 +199,12 @@ pub struct HttpSettings {
     /// Per-request timeout; default 30s.
     pub timeout: Duration,
     pub connections: ConnectionScope,
+    /// `version`: the HTTP version spoken (default `h1`).
+    pub version: HttpVersion,
+    /// `max_streams`: with HTTP/2 and `connections: shared`, how many requests (streams) may be
+    /// in flight at once on one connection before the pool opens another (default 100; the
+    /// server's own limit applies too).
+    pub max_streams: u32,
     /// `source_addresses`: local addresses that new connections bind to, ranges and CIDR blocks
     /// expanded, in the order written (at most 65,536; all of one family). Empty (default): the
     /// operating system picks the source address. Several addresses multiply the ephemeral ports
@@ -228,6 +234,8 @@ impl Default for HttpSettings {
         HttpSettings {
             timeout: Duration::from_secs(30),
             connections: ConnectionScope::PerVu,
+            version: HttpVersion::H1,
+            max_streams: 100,
             source_addresses: Vec::new(),
             close: CloseMode::Normal,
             tls: TlsSettings::default(),
@@ -236,6 +244,30 @@ impl Default for HttpSettings {
             redirects: 0,
             throttle: None,
             body_limit: 1 << 20,
+        }
+    }
+}
+
+/// `http.version`: which HTTP version requests use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpVersion {
+    /// `h1` (default): HTTP/1.1.
+    #[default]
+    H1,
+    /// `h2`: HTTP/2 — over TLS the server must choose `h2` by ALPN; for `http://` targets h2c
+    /// with prior knowledge.
+    H2,
+    /// `auto`: over TLS, offer `h2` and `http/1.1` by ALPN and speak what the server chooses
+    /// (as browsers do); `http://` targets use HTTP/1.1.
+    Auto,
+}
+
+impl HttpVersion {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            HttpVersion::H1 => "h1",
+            HttpVersion::H2 => "h2",
+            HttpVersion::Auto => "auto",
         }
     }
 }
@@ -274,9 +306,17 @@ pub struct TlsSettings {
     /// `ca_file`: a PEM file of CAs to trust, resolved against the plan's directory (checked to
     /// exist when the plan loads).
     pub ca_file: Option<PathBuf>,
-    /// `client_cert` + `client_key`: mutual TLS, (PEM certificate chain, PEM private key), both
-    /// resolved against the plan's directory and checked to exist.
-    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// The client identities for mutual TLS, from one of `client_cert` + `client_key`,
+    /// `client_p12` (+ `client_p12_password`), `identities` or `identities_dir` (+
+    /// `identities_password`); files resolved against the plan's directory and checked to
+    /// exist, PKCS#12 files opened with their password. VU k (from 1) presents identity
+    /// (k - 1) mod n, where a PKCS#12 file holding several keys counts as that many identities.
+    /// Empty (default): no client certificate. A scenario that gives any of these keys
+    /// replaces the plan-level identities as a whole.
+    pub identities: Vec<ClientIdentity>,
+    /// `ciphers`: the cipher suites offered, by rustls name ([`TLS_CIPHER_SUITES`]), in the
+    /// order written, without duplicates; empty (default): all of them.
+    pub ciphers: Vec<String>,
     /// `versions`: the TLS versions offered, in ascending order without duplicates; empty
     /// (default): both 1.2 and 1.3.
     pub versions: Vec<TlsVersionSetting>,
@@ -284,6 +324,117 @@ pub struct TlsSettings {
     /// (default): the target's host.
     pub server_name: Option<String>,
 }
+
+/// One client identity of `http.tls` (mutual TLS): where its certificate chain and key are.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ClientIdentity {
+    /// A PEM certificate chain and its PEM private key (`client_cert` + `client_key`, an
+    /// `identities` entry `{ cert, key }`, or a `NAME.pem`/`NAME.crt` + `NAME.key` pair of
+    /// `identities_dir`).
+    Pem { cert: PathBuf, key: PathBuf },
+    /// A PKCS#12 file and its password (`client_p12`, an entry `{ p12, password }`, or a
+    /// `*.p12`/`*.pfx` of `identities_dir`); `keys` is how many private keys (identities) it
+    /// holds, as found when the plan loaded.
+    Pkcs12 {
+        file: PathBuf,
+        password: String,
+        keys: usize,
+    },
+}
+
+impl ClientIdentity {
+    /// The certificate (PEM) or PKCS#12 file.
+    pub fn file(&self) -> &Path {
+        match self {
+            ClientIdentity::Pem { cert, .. } => cert,
+            ClientIdentity::Pkcs12 { file, .. } => file,
+        }
+    }
+}
+
+/// Never prints the password.
+impl std::fmt::Debug for ClientIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientIdentity::Pem { cert, key } => f
+                .debug_struct("Pem")
+                .field("cert", cert)
+                .field("key", key)
+                .finish(),
+            ClientIdentity::Pkcs12 {
+                file,
+                password,
+                keys,
+            } => f
+                .debug_struct("Pkcs12")
+                .field("file", file)
+                .field("password", &if password.is_empty() { "" } else { "***" })
+                .field("keys", keys)
+                .finish(),
+        }
+    }
+}
+
+/// The cipher suites `http.tls.ciphers` accepts: (rustls name, IANA name, OpenSSL name, TLS
+/// version). The rustls names are those of rustls' *ring* provider, which onrush offers (a
+/// test of the `onrush` crate checks the two lists agree); a plan may write any of the three
+/// names, in any case.
+pub const TLS_CIPHER_SUITES: [(&str, &str, &str, TlsVersionSetting); 9] = [
+    (
+        "TLS13_AES_256_GCM_SHA384",
+        "TLS_AES_256_GCM_SHA384",
+        "TLS_AES_256_GCM_SHA384",
+        TlsVersionSetting::V1_3,
+    ),
+    (
+        "TLS13_AES_128_GCM_SHA256",
+        "TLS_AES_128_GCM_SHA256",
+        "TLS_AES_128_GCM_SHA256",
+        TlsVersionSetting::V1_3,
+    ),
+    (
+        "TLS13_CHACHA20_POLY1305_SHA256",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        TlsVersionSetting::V1_3,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        TlsVersionSetting::V1_2,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        TlsVersionSetting::V1_2,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        TlsVersionSetting::V1_2,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        TlsVersionSetting::V1_2,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        TlsVersionSetting::V1_2,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        "ECDHE-RSA-CHACHA20-POLY1305",
+        TlsVersionSetting::V1_2,
+    ),
+];
 
 /// `http.tls.session`: what a new TLS connection reuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -352,6 +503,10 @@ impl CloseMode {
 /// How long a connection lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ConnectionScope {
+    /// `shared`: one pool of connections per worker thread (per target) that every VU of the
+    /// scenario draws from: an HTTP/1.1 connection serves one request at a time and goes back
+    /// to the pool; an HTTP/2 connection carries up to `max_streams` requests at once.
+    Shared,
     /// `per_vu` (default): each VU keeps its connection alive across iterations.
     #[default]
     PerVu,
@@ -364,6 +519,7 @@ pub enum ConnectionScope {
 impl ConnectionScope {
     pub fn as_str(&self) -> &'static str {
         match self {
+            ConnectionScope::Shared => "shared",
             ConnectionScope::PerVu => "per_vu",
             ConnectionScope::PerIteration => "per_iteration",
             ConnectionScope::PerRequest => "per_request",

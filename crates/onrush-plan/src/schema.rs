@@ -287,8 +287,16 @@ pub fn json_schema() -> Value {
                 "properties": {
                     "timeout": { "$ref": "#/definitions/duration", "description": "Request timeout (default 30s)" },
                     "connections": {
-                        "enum": ["per_vu", "per_iteration", "per_request"],
-                        "description": "Connection reuse: per_vu (default: each VU keeps its connection), per_iteration (new connection each iteration), per_request (new connection each request)"
+                        "enum": ["shared", "per_vu", "per_iteration", "per_request"],
+                        "description": "Connection reuse: shared (one pool per worker thread that all VUs draw from; with HTTP/2 up to max_streams requests share a connection), per_vu (default: each VU keeps its connection), per_iteration (new connection each iteration), per_request (new connection each request)"
+                    },
+                    "version": {
+                        "enum": ["h1", "h2", "auto"],
+                        "description": "HTTP version: h1 (default: HTTP/1.1), h2 (HTTP/2: over TLS by ALPN, h2c with prior knowledge for http://), auto (over TLS, HTTP/2 if the server chooses it by ALPN, else HTTP/1.1)"
+                    },
+                    "max_streams": {
+                        "type": "integer", "minimum": 1,
+                        "description": "HTTP/2 with connections: shared — requests in flight at once on one connection before the pool opens another (default 100)"
                     },
                     "source_addresses": {
                         "description": "Local addresses new connections bind to, to get more ephemeral ports towards one target: addresses, ranges `127.0.0.2-127.0.0.254` and CIDR blocks `127.0.1.0/24` (at most 65,536 in all, one family)",

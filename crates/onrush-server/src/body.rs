@@ -37,6 +37,9 @@ const fn pattern() -> [u8; CHUNK] {
 /// Body of every response this server sends.
 pub struct ResponseBody {
     kind: Kind,
+    /// For an HTTP/2 response: its stream's in-flight count, ended when this body is dropped
+    /// (hyper drops it once it is sent, or when the stream is reset).
+    _stream: Option<crate::routes::H2Stream>,
 }
 
 enum Kind {
@@ -183,10 +186,21 @@ impl Encoded {
 }
 
 impl ResponseBody {
-    pub(crate) fn empty() -> Self {
+    fn new(kind: Kind) -> Self {
         ResponseBody {
-            kind: Kind::Once(None),
+            kind,
+            _stream: None,
         }
+    }
+
+    /// Ties an HTTP/2 stream's in-flight count to this body (see [`crate::routes::H2Stream`]).
+    pub(crate) fn with_stream(mut self, stream: crate::routes::H2Stream) -> Self {
+        self._stream = Some(stream);
+        self
+    }
+
+    pub(crate) fn empty() -> Self {
+        ResponseBody::new(Kind::Once(None))
     }
 
     pub(crate) fn from_static(data: &'static [u8]) -> Self {
@@ -194,29 +208,23 @@ impl ResponseBody {
     }
 
     pub(crate) fn bytes(data: Bytes) -> Self {
-        ResponseBody {
-            kind: Kind::Once(if data.is_empty() { None } else { Some(data) }),
-        }
+        ResponseBody::new(Kind::Once(if data.is_empty() { None } else { Some(data) }))
     }
 
     /// `len` pattern bytes compressed with `encoding`, streamed (always chunked).
     pub(crate) fn encoded_pattern(len: u64, encoding: Encoding) -> Self {
-        ResponseBody {
-            kind: Kind::Encoded(Box::new(Encoded {
-                remaining: len,
-                encoder: Some(Encoder::new(encoding)),
-            })),
-        }
+        ResponseBody::new(Kind::Encoded(Box::new(Encoded {
+            remaining: len,
+            encoder: Some(Encoder::new(encoding)),
+        })))
     }
 
     /// `len` pattern bytes; `chunked` hides the length so the response is sent chunked.
     pub(crate) fn pattern(len: u64, chunked: bool) -> Self {
-        ResponseBody {
-            kind: Kind::Pattern {
-                remaining: len,
-                exact: !chunked,
-            },
-        }
+        ResponseBody::new(Kind::Pattern {
+            remaining: len,
+            exact: !chunked,
+        })
     }
 }
 

@@ -10,15 +10,19 @@
 //! features of a client (extractors, checks, cookies, forms, decompression, redirects, auth):
 //! `/login` (a fresh, server-verifiable token per request), `/verify`, `/account`,
 //! `/redirect/N`, `/redirect-to`, `/cookies`, `/cookies/set`, `/cookies/delete`, `/gzip`,
-//! `/deflate`, `/brotli`, `/basic-auth/USER/PASS`, `/bearer`, `/form`, `/query` and `/headers`.
-//! The crate README describes each.
+//! `/deflate`, `/brotli`, `/basic-auth/USER/PASS`, `/bearer`, `/form`, `/query`, `/headers`
+//! and `/tls`. The crate README describes each.
 //!
 //! Design: `threads` OS threads, each running its own tokio `current_thread` runtime and
 //! accepting on its own listener, all bound to the same address with `SO_REUSEPORT` so the
-//! kernel spreads connections over the threads without any cross-thread hand-off. HTTP/1.1 is
-//! served by hyper (keep-alive, `Connection: close`, HEAD and chunked handled by it).
-//! [`start_tls`] serves the same over TLS (rustls), with a generated certificate if none is
+//! kernel spreads connections over the threads without any cross-thread hand-off. HTTP/1.1 and
+//! HTTP/2 are served by hyper: on the plain port a connection that opens with the HTTP/2
+//! preface is served as h2c (prior knowledge), any other as HTTP/1.1 (keep-alive,
+//! `Connection: close`, HEAD and chunked handled by hyper). [`start_tls`] serves the same over
+//! TLS (rustls), HTTP/2 or HTTP/1.1 as ALPN negotiates, with a generated certificate if none is
 //! given, session resumption, optional mTLS, and handshake counters ([`ServerHandle::tls_stats`]).
+//! HTTP/2 settings (concurrent streams, windows) are in [`Http2Config`]; what HTTP/2 clients did
+//! is in [`ServerHandle::h2_stats`] (e.g. how many streams one connection multiplexed).
 //!
 //! ```no_run
 //! let server = onrush_server::start(onrush_server::ServerConfig {
@@ -55,7 +59,7 @@ pub use forms::{MAX_TEXT_FIELD, MAX_URLENCODED_FORM};
 pub use login::{LOGIN_DEFAULT_USER, MAX_USER_LEN, SESSION_COOKIE, TOKEN_PREFIX};
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
 pub use scenario::AUTH_REALM;
-pub use stats::{LoginStats, Stats};
+pub use stats::{H2Stats, LoginStats, Stats};
 pub use tls::{ServerTls, TlsStats};
 
 use stats::Shared;
@@ -68,6 +72,67 @@ pub struct ServerConfig {
     /// Number of OS threads, each with its own runtime and listener. 0 means one per
     /// available core.
     pub threads: usize,
+}
+
+/// HTTP/2 settings, for h2 over TLS and h2c alike ([`start_with_options`]; [`start`] and
+/// [`start_tls`] use the defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Http2Config {
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`: streams one client may have open on a connection at
+    /// once. Default 1000, so a load test multiplexing hundreds of requests per connection is
+    /// limited by itself, not by the server (h2's own default is 200 in hyper).
+    pub max_concurrent_streams: u32,
+    /// `SETTINGS_INITIAL_WINDOW_SIZE`: request-body bytes a client may send on one stream before
+    /// the server reads them. Default 2 MiB: an upload is not throttled by round trips (the
+    /// protocol's 64 KiB default allows ~64 KiB per round trip), and the server reads promptly,
+    /// so little of it is ever buffered.
+    pub stream_window: u32,
+    /// The connection-level window, shared by all streams of a connection; bounds what one
+    /// connection can make the server buffer. Default 4 MiB.
+    pub connection_window: u32,
+}
+
+impl Http2Config {
+    /// The largest flow-control window HTTP/2 allows (RFC 9113 6.9.1).
+    pub const MAX_WINDOW: u32 = (1 << 31) - 1;
+
+    /// `InvalidInput` unless `max_concurrent_streams >= 1` and both windows are within
+    /// 65535 (the protocol's initial window) ..= [`Http2Config::MAX_WINDOW`].
+    pub fn validate(&self) -> io::Result<()> {
+        let window_ok = |w: u32| (65_535..=Self::MAX_WINDOW).contains(&w);
+        let problem = if self.max_concurrent_streams == 0 {
+            "HTTP/2 max_concurrent_streams must be at least 1".to_owned()
+        } else if !window_ok(self.stream_window) || !window_ok(self.connection_window) {
+            format!(
+                "HTTP/2 windows must be from 65535 to {} bytes (stream {}, connection {})",
+                Self::MAX_WINDOW,
+                self.stream_window,
+                self.connection_window
+            )
+        } else {
+            return Ok(());
+        };
+        Err(io::Error::new(io::ErrorKind::InvalidInput, problem))
+    }
+}
+
+impl Default for Http2Config {
+    fn default() -> Self {
+        Http2Config {
+            max_concurrent_streams: 1000,
+            stream_window: 2 << 20,
+            connection_window: 4 << 20,
+        }
+    }
+}
+
+/// Everything [`start_with_options`] takes besides the [`ServerConfig`]. New settings come here
+/// (with defaults), so `ServerConfig { addr, threads }` stays as it is for its many users.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerOptions {
+    /// `Some`: serve HTTPS (see [`start_tls`]); `None`: plain HTTP/1.1 and h2c.
+    pub tls: Option<ServerTls>,
+    pub http2: Http2Config,
 }
 
 /// A running server. Dropping it shuts the server down, like [`ServerHandle::shutdown`]: a
@@ -96,6 +161,21 @@ impl ServerHandle {
     /// `tls_resumed` and `tls_failed` fields of `/stats`.
     pub fn tls_stats(&self) -> TlsStats {
         self.shared.tls()
+    }
+
+    /// HTTP/2 connections and streams since start, and the most streams seen in flight at once
+    /// on one connection: the `h2_connections`, `h2_streams` and `h2_max_concurrent_streams`
+    /// fields of `/stats` (see [`H2Stats`]).
+    pub fn h2_stats(&self) -> H2Stats {
+        self.shared.h2()
+    }
+
+    /// TLS handshakes (full or resumed) that presented a client certificate, by the
+    /// certificate's name: the most specific common name (CN) of its subject, or the whole
+    /// subject (RFC 4514 style) when it has no CN. The `tls_clients` field of `/stats`; empty
+    /// without mTLS. Lets a test check that several client identities were spread over VUs.
+    pub fn tls_clients(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.tls_clients()
     }
 
     /// For a TLS server started without `cert_key`: the PEM of the CA that signed its generated
@@ -164,23 +244,46 @@ impl std::fmt::Debug for ServerHandle {
 /// Binds the listeners (an error if the address is in use), spawns the threads and returns once
 /// every thread runs its accept loop. The listeners are listening before this returns, so a
 /// client may connect right away.
+///
+/// Serves HTTP/1.1, and HTTP/2 with prior knowledge (h2c) to a connection that opens with the
+/// HTTP/2 preface; default [`Http2Config`].
 pub fn start(config: ServerConfig) -> io::Result<ServerHandle> {
-    start_with(config, None, None)
+    start_with_options(config, ServerOptions::default())
 }
 
-/// [`start`], serving HTTPS: the same endpoints over TLS 1.2/1.3 (rustls, ALPN `http/1.1`),
-/// with session resumption (tickets, and a session-ID cache for TLS 1.2). Without
-/// `tls.cert_key` a certificate is generated (see [`ServerHandle::self_signed_ca_pem`]). Errors
-/// (`InvalidInput`) name the certificate or key file that could not be used.
+/// [`start`], serving HTTPS: the same endpoints over TLS 1.2/1.3 (rustls), HTTP/2 or HTTP/1.1 as
+/// ALPN negotiates (`h2` preferred, HTTP/1.1 when the client offers no ALPN), with session
+/// resumption (tickets, and a session-ID cache for TLS 1.2). Without `tls.cert_key` a
+/// certificate is generated (see [`ServerHandle::self_signed_ca_pem`]). Errors (`InvalidInput`)
+/// name the certificate or key file that could not be used.
 pub fn start_tls(config: ServerConfig, tls: ServerTls) -> io::Result<ServerHandle> {
-    let (acceptor, ca_pem) = tls::acceptor(&tls)?;
-    start_with(config, Some(acceptor), ca_pem)
+    start_with_options(
+        config,
+        ServerOptions {
+            tls: Some(tls),
+            ..ServerOptions::default()
+        },
+    )
+}
+
+/// [`start`] or [`start_tls`] (when `options.tls` is set), with the given HTTP/2 settings.
+pub fn start_with_options(config: ServerConfig, options: ServerOptions) -> io::Result<ServerHandle> {
+    let (tls, ca_pem) = match &options.tls {
+        Some(tls) => {
+            let (acceptor, ca_pem) = tls::acceptor(tls)?;
+            (Some(acceptor), ca_pem)
+        }
+        None => (None, None),
+    };
+    options.http2.validate()?;
+    start_with(config, tls, ca_pem, options.http2)
 }
 
 fn start_with(
     config: ServerConfig,
     tls: Option<tokio_rustls::TlsAcceptor>,
     ca_pem: Option<String>,
+    http2: Http2Config,
 ) -> io::Result<ServerHandle> {
     let threads = match config.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -206,6 +309,7 @@ fn start_with(
             shared: shared.clone(),
             stop: stop_rx.clone(),
             tls: tls.clone(),
+            http2,
         };
         let ready = ready_tx.clone();
         let spawned = std::thread::Builder::new()

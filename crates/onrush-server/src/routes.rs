@@ -12,11 +12,12 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Incoming};
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode, Version};
 use sha2::{Digest, Sha256};
 
 use crate::body::{Encoding, ResponseBody};
 use crate::stats::{ConnCounter, LoginEvent, Shared};
+use crate::tls::TlsInfo;
 use crate::{forms, login, samples, scenario};
 
 pub(crate) const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
@@ -31,10 +32,24 @@ const HELLO: &[u8] = b"Hello from onrush\n";
 const STALL_EVERY_MS: u64 = 1000;
 const STALL_FOR_MS: u64 = 300;
 
-/// What a connection's service needs: the server's shared state and the connection's counter.
+/// What a connection's service needs: the server's shared state, the connection's counter and,
+/// over TLS, what its handshake negotiated (for `/tls`).
 pub(crate) struct Conn {
     pub(crate) shared: Arc<Shared>,
     pub(crate) counter: ConnCounter,
+    pub(crate) tls: Option<TlsInfo>,
+}
+
+/// One HTTP/2 stream in flight on its connection (for `h2_max_concurrent_streams`). It travels
+/// with the response body, which hyper drops when the body is finished or the stream is reset,
+/// and dropping it ends the stream's count; if the handler is dropped before it has a response
+/// (a reset during `/delay`), the guard is dropped with it.
+pub(crate) struct H2Stream(Arc<Conn>);
+
+impl Drop for H2Stream {
+    fn drop(&mut self) {
+        self.0.counter.h2_stream_done();
+    }
 }
 
 impl Conn {
@@ -46,19 +61,22 @@ impl Conn {
 
 pub(crate) type Resp = Response<ResponseBody>;
 
-/// Routes one request. `/stats` is answered without being counted (see [`crate::Stats`]).
-pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
+/// Routes one request, HTTP/1.1 or HTTP/2 alike. `/stats` is answered without being counted
+/// (see [`crate::Stats`]).
+pub(crate) async fn handle(req: Request<Incoming>, conn: &Arc<Conn>) -> Resp {
     if req.uri().path() == "/stats" {
         drain(req.into_body()).await;
         return stats(&conn.shared);
     }
-    conn.counter.count_request(&conn.shared);
+    let h2 = req.version() == Version::HTTP_2;
+    conn.counter.count_request(&conn.shared, h2);
+    let stream = h2.then(|| H2Stream(conn.clone()));
     let is_head = req.method() == Method::HEAD;
     let resp = route(req, conn).await;
-    if is_head {
-        head_only(resp)
-    } else {
-        resp
+    let resp = if is_head { head_only(resp) } else { resp };
+    match stream {
+        Some(stream) => resp.map(|body| body.with_stream(stream)),
+        None => resp,
     }
 }
 
@@ -116,6 +134,14 @@ async fn route(req: Request<Incoming>, conn: &Conn) -> Resp {
         ("bearer", None) => scenario::bearer_auth(&parts),
         ("query", None) => forms::query(&parts),
         ("headers", None) => scenario::headers(&parts),
+        ("tls", None) => match &conn.tls {
+            Some(info) => json(&info.to_json()),
+            None => bad_request(
+                "/tls describes the TLS of the connection it is asked on, and this one is plain \
+                 HTTP: ask over https\n"
+                    .to_owned(),
+            ),
+        },
         ("bytes" | "delay" | "status" | "redirect" | "basic-auth", None) => bad_request(format!(
             "{path} needs an argument: /bytes/N, /delay/MS, /status/CODE, /redirect/N or \
              /basic-auth/USER/PASS\n"
@@ -131,7 +157,7 @@ fn not_found(path: &str) -> Resp {
             "not found: {path}\nendpoints: / /bytes/N[?chunked=1|encoding=gzip|deflate|br] \
              /delay/MS /status/CODE /echo /upload /json /html /xml /stall /stats /login /verify \
              /account /redirect/N /redirect-to /cookies /cookies/set /cookies/delete /gzip \
-             /deflate /brotli /basic-auth/USER/PASS /bearer /form /query /headers\n"
+             /deflate /brotli /basic-auth/USER/PASS /bearer /form /query /headers /tls\n"
         ),
     )
 }
@@ -293,6 +319,7 @@ fn stats(shared: &Shared) -> Resp {
     let s = shared.totals();
     let tls = shared.tls();
     let login = shared.login();
+    let h2 = shared.h2();
     json(&serde_json::json!({
         "requests": s.requests,
         "connections": s.connections,
@@ -305,6 +332,10 @@ fn stats(shared: &Shared) -> Resp {
         "tokens_bad": login.tokens_bad,
         "sessions_ok": login.sessions_ok,
         "sessions_bad": login.sessions_bad,
+        "h2_connections": h2.connections,
+        "h2_streams": h2.streams,
+        "h2_max_concurrent_streams": h2.max_concurrent_streams,
+        "tls_clients": shared.tls_clients(),
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
     }))
 }

@@ -4,7 +4,9 @@
 //! cross-core traffic on the hot path; readers add the shards up. Relaxed is enough: the numbers
 //! are statistics, read after the client has seen its responses.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::tls::TlsStats;
@@ -40,6 +42,29 @@ pub(crate) struct Shard {
     tokens_bad: AtomicU64,
     sessions_ok: AtomicU64,
     sessions_bad: AtomicU64,
+    h2_connections: AtomicU64,
+    h2_streams: AtomicU64,
+    h2_max_concurrent: AtomicU64,
+    /// Client-certificate name -> handshakes that presented it. Locked once per handshake with
+    /// a client certificate only (never per request), and per shard, so threads do not contend.
+    tls_clients: Mutex<HashMap<String, u64>>,
+}
+
+/// What HTTP/2 traffic the server has seen since it started (the `h2_*` fields of `/stats`;
+/// also [`crate::ServerHandle::h2_stats`]). `/stats` requests are not counted, as in [`Stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct H2Stats {
+    /// Connections that spoke HTTP/2 (h2 over TLS or h2c), counted like
+    /// [`Stats::connections`]: at their first stream that is not `/stats`. Included in
+    /// [`Stats::connections`].
+    pub connections: u64,
+    /// Requests (streams) over HTTP/2, `/stats` excluded. Included in [`Stats::requests`].
+    pub streams: u64,
+    /// The most streams ever in flight at once on one connection: a stream is in flight from
+    /// the moment it is routed until its response body is finished (or dropped, when the
+    /// client resets it). A client that multiplexes N requests on a connection shows N here; one
+    /// that waits for each response shows 1.
+    pub max_concurrent_streams: u64,
 }
 
 /// What the login endpoints have done since the server started (the `tokens_*` and
@@ -113,6 +138,45 @@ impl Shared {
         s
     }
 
+    pub(crate) fn h2(&self) -> H2Stats {
+        let mut s = H2Stats::default();
+        for shard in self.shards.iter() {
+            s.connections += shard.h2_connections.load(Relaxed);
+            s.streams += shard.h2_streams.load(Relaxed);
+            s.max_concurrent_streams = s
+                .max_concurrent_streams
+                .max(shard.h2_max_concurrent.load(Relaxed));
+        }
+        s
+    }
+
+    /// Handshakes that presented a client certificate, by its name (see
+    /// [`crate::ServerHandle::tls_clients`]).
+    pub(crate) fn tls_clients(&self) -> BTreeMap<String, u64> {
+        let mut all = BTreeMap::new();
+        for shard in self.shards.iter() {
+            let map = shard.tls_clients.lock().unwrap_or_else(|e| e.into_inner());
+            for (name, n) in map.iter() {
+                *all.entry(name.clone()).or_insert(0) += n;
+            }
+        }
+        all
+    }
+
+    /// Counts a handshake whose client presented a certificate named `name`.
+    pub(crate) fn count_client(&self, shard: usize, name: &str) {
+        let mut map = self.shards[shard]
+            .tls_clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match map.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                map.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
     /// Counts a finished TLS handshake: `Some(resumed)`, or `None` when it failed.
     pub(crate) fn count_handshake(&self, shard: usize, outcome: Option<bool>) {
         let shard = &self.shards[shard];
@@ -151,10 +215,17 @@ impl Shared {
     }
 }
 
-/// Per-connection view: which shard to bump and whether this connection is counted yet.
+/// Per-connection view: which shard to bump, whether this connection is counted yet, and its
+/// HTTP/2 streams in flight.
+///
+/// All tasks of one connection (hyper's connection task and, for HTTP/2, one task per stream)
+/// run on the thread that accepted it (a `current_thread` runtime), so these atomics are never
+/// contended: plain relaxed loads and stores are race-free, atomics only make the type `Sync`.
 pub(crate) struct ConnCounter {
     shard: usize,
     counted: AtomicBool,
+    /// HTTP/2 streams routed whose response body is not finished or dropped yet.
+    h2_in_flight: AtomicU64,
 }
 
 impl ConnCounter {
@@ -162,6 +233,7 @@ impl ConnCounter {
         ConnCounter {
             shard,
             counted: AtomicBool::new(false),
+            h2_in_flight: AtomicU64::new(0),
         }
     }
 
@@ -171,13 +243,33 @@ impl ConnCounter {
     }
 
     /// Counts one request that is not `/stats`, and its connection if it is the first such.
-    pub(crate) fn count_request(&self, shared: &Shared) {
+    /// `h2`: the request is an HTTP/2 stream, which the caller must end with
+    /// [`ConnCounter::h2_stream_done`] when its response body is finished or dropped.
+    pub(crate) fn count_request(&self, shared: &Shared, h2: bool) {
         let shard = &shared.shards[self.shard];
         shard.requests.fetch_add(1, Relaxed);
-        // Requests on one HTTP/1 connection are sequential: a plain load/store is race-free.
+        // One thread runs every task of this connection (see the type's doc): no race.
         if !self.counted.load(Relaxed) {
             self.counted.store(true, Relaxed);
             shard.connections.fetch_add(1, Relaxed);
+            if h2 {
+                shard.h2_connections.fetch_add(1, Relaxed);
+            }
         }
+        if h2 {
+            shard.h2_streams.fetch_add(1, Relaxed);
+            let in_flight = self.h2_in_flight.load(Relaxed) + 1;
+            self.h2_in_flight.store(in_flight, Relaxed);
+            // Only a new high touches the shard's maximum.
+            if in_flight > shard.h2_max_concurrent.load(Relaxed) {
+                shard.h2_max_concurrent.fetch_max(in_flight, Relaxed);
+            }
+        }
+    }
+
+    /// An HTTP/2 stream counted by [`ConnCounter::count_request`] has ended.
+    pub(crate) fn h2_stream_done(&self) {
+        let n = self.h2_in_flight.load(Relaxed);
+        self.h2_in_flight.store(n.saturating_sub(1), Relaxed);
     }
 }

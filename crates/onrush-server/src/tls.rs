@@ -1,5 +1,6 @@
-//! HTTPS: the server's rustls configuration (ring provider), its self-signed certificate, and
-//! the handshake counters.
+//! HTTPS: the server's rustls configuration (ring provider), its self-signed certificate, the
+//! handshake counters, and what `/tls` tells about a connection (client-certificate subjects
+//! included).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,203 @@ pub struct TlsStats {
 /// Session IDs remembered for TLS 1.2 resumption; TLS 1.3 (and 1.2 clients that ask) use
 /// stateless tickets.
 const SESSION_CACHE: usize = 64 * 1024;
+
+pub(crate) const ALPN_H2: &[u8] = b"h2";
+pub(crate) const ALPN_HTTP11: &[u8] = b"http/1.1";
+
+/// What `/tls` reports about one connection: captured once, right after its handshake (a few
+/// static strings, and one allocation only when the client presented a certificate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TlsInfo {
+    /// `TLSv1_3` or `TLSv1_2` (rustls' names).
+    pub(crate) version: &'static str,
+    /// The cipher suite by its IANA-style name as rustls spells it, e.g.
+    /// `TLS13_AES_128_GCM_SHA256`.
+    pub(crate) cipher: &'static str,
+    /// `h2`, `http/1.1`, or `None` when the client offered no ALPN.
+    pub(crate) alpn: Option<&'static str>,
+    pub(crate) resumed: bool,
+    /// The first (end-entity) client certificate's subject, RFC 4514 style (`CN=alice,O=Acme`).
+    pub(crate) client_subject: Option<String>,
+    /// The name `tls_clients` counts it under: the subject's most specific common name (CN),
+    /// or the whole subject when it has none.
+    pub(crate) client_name: Option<String>,
+}
+
+impl TlsInfo {
+    pub(crate) fn of(conn: &rustls::ServerConnection) -> TlsInfo {
+        let (client_subject, client_name) = match conn
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .map(|cert| subject(cert))
+        {
+            Some(Some(subject)) => {
+                let name = subject.common_name().unwrap_or_else(|| subject.to_string());
+                (Some(subject.to_string()), Some(name))
+            }
+            // A certificate the verifier accepted but we cannot read: still say one was given.
+            Some(None) => (Some(String::new()), Some(String::new())),
+            None => (None, None),
+        };
+        TlsInfo {
+            version: conn
+                .protocol_version()
+                .and_then(|v| v.as_str())
+                .unwrap_or("unknown"),
+            cipher: conn
+                .negotiated_cipher_suite()
+                .and_then(|s| s.suite().as_str())
+                .unwrap_or("unknown"),
+            alpn: match conn.alpn_protocol() {
+                Some(ALPN_H2) => Some("h2"),
+                Some(ALPN_HTTP11) => Some("http/1.1"),
+                _ => None,
+            },
+            resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            client_subject,
+            client_name,
+        }
+    }
+
+    /// The `/tls` document.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "version": self.version,
+            "cipher": self.cipher,
+            "alpn": self.alpn,
+            "resumed": self.resumed,
+            "client_cert_subject": self.client_subject,
+        })
+    }
+}
+
+/// A certificate subject: its relative distinguished names in certificate (DER) order, each a
+/// set of (attribute type, value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Subject(Vec<Vec<(yasna::models::ObjectIdentifier, String)>>);
+
+const OID_CN: &[u64] = &[2, 5, 4, 3];
+
+/// Short names of the attribute types RFC 4514 lists (and the usual extras); other types are
+/// written as dotted OIDs.
+const SHORT_NAMES: &[(&[u64], &str)] = &[
+    (OID_CN, "CN"),
+    (&[2, 5, 4, 7], "L"),
+    (&[2, 5, 4, 8], "ST"),
+    (&[2, 5, 4, 10], "O"),
+    (&[2, 5, 4, 11], "OU"),
+    (&[2, 5, 4, 6], "C"),
+    (&[2, 5, 4, 9], "STREET"),
+    (&[2, 5, 4, 5], "serialNumber"),
+    (&[0, 9, 2342, 19200300, 100, 1, 25], "DC"),
+    (&[0, 9, 2342, 19200300, 100, 1, 1], "UID"),
+    (&[1, 2, 840, 113549, 1, 9, 1], "emailAddress"),
+];
+
+impl Subject {
+    /// The most specific common name: the last CN in certificate order.
+    pub(crate) fn common_name(&self) -> Option<String> {
+        self.0
+            .iter()
+            .rev()
+            .flatten()
+            .find(|(oid, _)| oid.components().as_slice() == OID_CN)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// RFC 4514: most specific RDN first, `,` between RDNs, `+` inside a multi-valued one, special
+/// characters escaped with `\`. (Values of unknown string types are written as text, not as
+/// RFC 4514's `#hex`: this is for humans and tests, not for parsing back.)
+impl std::fmt::Display for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, rdn) in self.0.iter().rev().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            for (j, (oid, value)) in rdn.iter().enumerate() {
+                if j > 0 {
+                    f.write_str("+")?;
+                }
+                let components = oid.components().as_slice();
+                match SHORT_NAMES.iter().find(|(o, _)| *o == components) {
+                    Some((_, name)) => f.write_str(name)?,
+                    None => write!(f, "{oid}")?,
+                }
+                f.write_str("=")?;
+                let last = value.chars().count().saturating_sub(1);
+                for (k, c) in value.chars().enumerate() {
+                    let special = matches!(c, ',' | '+' | '"' | '\\' | '<' | '>' | ';')
+                        || (k == 0 && matches!(c, '#' | ' '))
+                        || (k == last && c == ' ');
+                    if special {
+                        f.write_str("\\")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The subject of a DER certificate, or `None` if it cannot be read. Walks `Certificate ->
+/// tbsCertificate -> subject` (RFC 5280 4.1) and skips every other field unparsed.
+pub(crate) fn subject(der: &[u8]) -> Option<Subject> {
+    use yasna::Tag;
+    yasna::parse_der(der, |r| {
+        r.read_sequence(|r| {
+            let subject = r.next().read_sequence(|r| {
+                // version [0] EXPLICIT (absent for v1 certificates)
+                r.read_optional(|r| r.read_tagged(Tag::context(0), |r| r.read_der()))?;
+                r.next().read_der()?; // serialNumber
+                r.next().read_der()?; // signature
+                r.next().read_der()?; // issuer
+                r.next().read_der()?; // validity
+                let subject = r.next().collect_sequence_of(|r| {
+                    r.collect_set_of(|r| {
+                        r.read_sequence(|r| {
+                            let oid = r.next().read_oid()?;
+                            let value = r.next().read_tagged_der()?;
+                            Ok((oid, directory_string(value.tag(), value.value())))
+                        })
+                    })
+                })?;
+                // subjectPublicKeyInfo, issuerUniqueID, subjectUniqueID, extensions
+                while r.read_optional(|r| r.read_der())?.is_some() {}
+                Ok(subject)
+            })?;
+            r.next().read_der()?; // signatureAlgorithm
+            r.next().read_der()?; // signatureValue
+            Ok(subject)
+        })
+    })
+    .ok()
+    .map(Subject)
+}
+
+/// An attribute value as text: UTF8String, PrintableString, IA5String, ... as UTF-8 (lossy),
+/// TeletexString as Latin-1, BMPString as UTF-16, UniversalString as UTF-32.
+fn directory_string(tag: yasna::Tag, bytes: &[u8]) -> String {
+    match tag.tag_number {
+        20 => bytes.iter().map(|&b| char::from(b)).collect(),
+        30 => char::decode_utf16(
+            bytes
+                .chunks_exact(2)
+                .map(|p| u16::from_be_bytes([p[0], p[1]])),
+        )
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect(),
+        28 => bytes
+            .chunks_exact(4)
+            .map(|q| {
+                char::from_u32(u32::from_be_bytes([q[0], q[1], q[2], q[3]]))
+                    .unwrap_or(char::REPLACEMENT_CHARACTER)
+            })
+            .collect(),
+        _ => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
 
 /// Builds the acceptor; returns it and the PEM of the generated CA, if one was generated.
 pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor, Option<String>)> {
@@ -76,7 +274,9 @@ pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor
     let mut config = builder
         .with_single_cert(chain, key)
         .map_err(|e| invalid(format!("server certificate and key: {e}")))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // Our preference first: a client offering both gets HTTP/2. A client offering no ALPN at
+    // all (wrk, curl --no-alpn, older tools) gets HTTP/1.1, as before HTTP/2 was served.
+    config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP11.to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| invalid(e.to_string()))?;
     Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), ca_pem))

@@ -8,10 +8,12 @@ use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
 use crate::units;
 use crate::yaml::Node;
-use crate::{CloseMode, ConnectionScope, CookieMode, HttpSettings};
+use crate::{CloseMode, ConnectionScope, CookieMode, HttpSettings, HttpVersion};
 
-const HTTP_KEYS: [&str; 10] = [
+const HTTP_KEYS: [&str; 12] = [
     "timeout",
+    "version",
+    "max_streams",
     "connections",
     "source_addresses",
     "close",
@@ -62,13 +64,33 @@ impl Ctx<'_> {
                 &f.child("connections"),
                 "connection scope",
                 &[
+                    ConnectionScope::Shared,
                     ConnectionScope::PerVu,
                     ConnectionScope::PerIteration,
                     ConnectionScope::PerRequest,
                 ],
                 ConnectionScope::as_str,
-                "per_vu keeps one connection per VU; per_iteration reconnects each iteration; per_request each request",
+                "shared: one pool of connections per worker thread that all VUs draw from; per_vu keeps one connection per VU; per_iteration reconnects each iteration; per_request each request",
             )?;
+        }
+        if let Some(v) = f.get("version") {
+            out.version = self.choice(
+                v,
+                &f.child("version"),
+                "HTTP version",
+                &[HttpVersion::H1, HttpVersion::H2, HttpVersion::Auto],
+                HttpVersion::as_str,
+                "h1: HTTP/1.1; h2: HTTP/2 (over TLS via ALPN, or h2c with prior knowledge for http://); auto: HTTP/2 if the server chooses it by ALPN, else HTTP/1.1 (http:// targets use HTTP/1.1)",
+            )?;
+        }
+        if let Some(m) = f.get("max_streams") {
+            out.max_streams = self.uint(
+                m,
+                &f.child("max_streams"),
+                1,
+                1_000_000,
+                "`max_streams` is how many requests may be in flight at once on one HTTP/2 connection of the `shared` pool, e.g. `max_streams: 10`",
+            )? as u32;
         }
         if let Some(c) = f.get("close") {
             out.close = self.choice(
@@ -122,6 +144,26 @@ impl Ctx<'_> {
                     .with_hint("e.g. `throttle: 64KB/s`; remove the key for no cap"));
             }
             out.throttle = Some(rate);
+        }
+        if out.throttle.is_some() && out.version != HttpVersion::H1 {
+            let key = f
+                .key("throttle")
+                .or_else(|| f.key("version"))
+                .unwrap_or(node);
+            return Err(self
+                .err(
+                    key,
+                    &f.child(if f.get("throttle").is_some() {
+                        "throttle"
+                    } else {
+                        "version"
+                    }),
+                    format!(
+                        "`throttle` works with HTTP/1.1 only; this scenario has `version: {}`",
+                        out.version.as_str()
+                    ),
+                )
+                .with_hint("remove `throttle`, or use `version: h1` for the throttled scenario"));
         }
         if let Some(b) = f.get("body_limit") {
             let field = f.child("body_limit");

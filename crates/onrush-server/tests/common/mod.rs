@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod h2client;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;

@@ -80,7 +80,7 @@ fn plan_needs(plan: &Plan) -> PlanNeeds {
             }
         };
         needs.new_connections_per_s += match scenario.http.connections {
-            ConnectionScope::PerVu => 0.0,
+            ConnectionScope::Shared | ConnectionScope::PerVu => 0.0,
             ConnectionScope::PerIteration => iterations_per_s,
             ConnectionScope::PerRequest => iterations_per_s * requests as f64,
         };

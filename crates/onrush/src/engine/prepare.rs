@@ -4,10 +4,11 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 
 use anyhow::Context;
-use onrush_http1::{SessionMode, TlsClient, TlsOptions, TlsVersion};
+use onrush_http1::{ClientIdentity, SessionMode, TlsClient, TlsOptions, TlsVersion};
 use onrush_metrics::{Layout, ScenarioLayout, StepKind};
 use onrush_plan::{
-    CloseMode, ConnectionScope, CookieMode, FeederUse, HttpSettings, LoadModel, MetricKind, Plan,
+    CloseMode, ConnectionScope, CookieMode, FeederUse, HttpSettings, HttpVersion, LoadModel,
+    MetricKind, Plan,
     Scheme, Step, Target, TargetUrl, TlsSessionMode, TlsSettings, TlsVersionSetting,
 };
 use std::sync::atomic::AtomicBool;
@@ -52,6 +53,10 @@ impl Stops {
 pub struct ScenarioRun {
     pub load: LoadModel,
     pub scope: ConnectionScope,
+    /// `http.version`: HTTP/1.1, HTTP/2 or what ALPN chooses.
+    pub version: HttpVersion,
+    /// `http.max_streams`: requests at once on one HTTP/2 connection of the shared pool.
+    pub max_streams: u32,
     /// Source addresses new connections are spread over (empty: the kernel chooses).
     pub source_addresses: Arc<[IpAddr]>,
     /// Close connections with a reset (SO_LINGER 0): no TIME_WAIT on this side.
@@ -105,7 +110,9 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
             &scenario.http,
         )?;
         let tls = if targets.list.iter().any(|(_, t)| t.tls) {
-            let client = TlsClient::new(&tls_options(&scenario.http.tls))
+            let mut options = tls_options(&scenario.http.tls);
+            options.alpn = crate::protocol::connect::alpn_for(scenario.http.version);
+            let client = TlsClient::new(&options)
                 .map_err(|e| anyhow::anyhow!("scenario {}: http.tls: {e}", scenario.name))?;
             Some((Arc::new(client), session_mode(scenario.http.tls.session)))
         } else {
@@ -114,6 +121,8 @@ pub fn prepare(plan: &Plan, builtin_addr: Option<SocketAddr>) -> anyhow::Result<
         scenarios.push(ScenarioRun {
             load: scenario.load.clone(),
             scope: scenario.http.connections,
+            version: scenario.http.version,
+            max_streams: scenario.http.max_streams,
             source_addresses: scenario.http.source_addresses.clone().into(),
             close_reset: scenario.http.close == CloseMode::Reset,
             tls,
@@ -357,8 +366,25 @@ fn tls_options(tls: &TlsSettings) -> TlsOptions {
                 TlsVersionSetting::V1_3 => TlsVersion::Tls13,
             })
             .collect(),
-        client_cert: tls.client_cert.clone(),
+        identities: tls
+            .identities
+            .iter()
+            .map(|identity| match identity {
+                onrush_plan::ClientIdentity::Pem { cert, key } => ClientIdentity::Pem {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                },
+                onrush_plan::ClientIdentity::Pkcs12 { file, password, .. } => {
+                    ClientIdentity::Pkcs12 {
+                        file: file.clone(),
+                        password: password.clone(),
+                    }
+                }
+            })
+            .collect(),
+        cipher_suites: tls.ciphers.clone(),
         server_name: tls.server_name.clone(),
+        ..Default::default()
     }
 }
 

@@ -13,6 +13,7 @@ use super::checks;
 use super::prepare::ScenarioRun;
 use super::program::{holds, Frame, GroupRun, Op};
 use crate::protocol::http::HttpClient;
+use crate::protocol::pool::ConnectionPool;
 use crate::protocol::Client;
 
 /// How an iteration ended for the VU.
@@ -46,12 +47,19 @@ enum Next {
 }
 
 impl Vu {
-    pub fn new(id: u64, scenario: &ScenarioRun, target_slots: usize) -> Self {
+    /// A VU of `scenario`; `pool` is the scenario's shared connection pool on this worker
+    /// (used with `connections: shared`).
+    pub fn new(
+        id: u64,
+        scenario: &ScenarioRun,
+        target_slots: usize,
+        pool: Rc<ConnectionPool>,
+    ) -> Self {
         Vu {
             id,
             iteration: 0,
             state: VuState::Running,
-            client: HttpClient::new(scenario, target_slots, id),
+            client: HttpClient::new(scenario, target_slots, id, pool),
             vars: Vars::new(scenario.vars.len(), scenario.counters, id),
             frames: Vec::new(),
             once_done: vec![false; scenario.onces],

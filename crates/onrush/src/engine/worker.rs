@@ -18,6 +18,7 @@ use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
+use crate::protocol::pool::ConnectionPool;
 
 /// After a scenario's time is up, iterations in flight may finish for this long before they are
 /// cancelled (k6 calls it gracefulStop).
@@ -49,6 +50,19 @@ struct Shared {
     start: Instant,
     prepared: Arc<Prepared>,
     metrics: Rc<RefCell<WorkerMetrics>>,
+    /// Per scenario: the connections its VUs on this worker share (`connections: shared`).
+    pools: Vec<Rc<ConnectionPool>>,
+}
+
+impl Shared {
+    fn vu(&self, id: u64, s: usize) -> Vu {
+        Vu::new(
+            id,
+            &self.prepared.scenarios[s],
+            self.prepared.target_slots,
+            self.pools[s].clone(),
+        )
+    }
 }
 
 impl Worker {
@@ -66,6 +80,17 @@ impl Worker {
             start: self.start,
             prepared: self.prepared.clone(),
             metrics: metrics.clone(),
+            pools: self
+                .prepared
+                .scenarios
+                .iter()
+                .map(|s| {
+                    Rc::new(ConnectionPool::new(
+                        self.prepared.target_slots,
+                        s.max_streams,
+                    ))
+                })
+                .collect(),
         });
         let local = LocalSet::new();
         local.block_on(&runtime, async {
@@ -226,7 +251,7 @@ async fn closed_iterations(
             let delay = ramp_up.mul_f64(k as f64 / vus as f64);
             sleep_until((shared.start + delay).into()).await;
             let scenario = &shared.prepared.scenarios[s];
-            let mut vu = Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots);
+            let mut vu = shared.vu(k as u64 + 1, s);
             active.change(&shared, s, true);
             while vu.state == VuState::Running
                 && !scenario.stopped.load(Ordering::Relaxed)
@@ -270,7 +295,7 @@ async fn closed_stages(shared: &Rc<Shared>, s: usize, ramp: VuRamp) {
                 if ramp.vus_at(at) > k {
                     let vu = vu.get_or_insert_with(|| {
                         active.change(&shared, s, true);
-                        Vu::new(k as u64 + 1, scenario, shared.prepared.target_slots)
+                        shared.vu(k as u64 + 1, s)
                     });
                     vu.run_iteration(s, scenario, now, &shared.metrics).await;
                 } else {
@@ -336,13 +361,12 @@ async fn open(shared: &Rc<Shared>, s: usize, arrivals: Arrivals, max_vus: u32) {
             }
             None => sleep_until(intended.into()).await,
         }
-        let scenario = &shared.prepared.scenarios[s];
         let vu = match idle.borrow_mut().pop() {
             Some(vu) => vu,
             None if created < my_max => {
                 created += 1;
                 let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
-                Vu::new(id, scenario, shared.prepared.target_slots)
+                shared.vu(id, s)
             }
             None => {
                 shared.metrics.borrow_mut().record_dropped_iteration(s);

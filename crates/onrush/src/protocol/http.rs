@@ -4,21 +4,24 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::ops::Range;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use onrush_http1::cookies::CookieJar;
 use onrush_http1::{
-    self as http1, AnyConnection, BodySink, Decompress, ErrorKind, Headers, Request, RequestBody,
-    TlsFailure,
+    self as http1, BodySink, Decompress, ErrorKind, Headers, Request, RequestBody, TlsFailure,
 };
+use onrush_http2::H2Settings;
 use onrush_metrics::{FailureClass, Handshake, RequestRecord};
 use onrush_plan::{
-    Body, CheckKind, ConnectionScope, CookieMode, HashAlgorithm, HttpSettings, MultipartField,
-    RenderContext, RequestStep, Unset,
+    Body, CheckKind, ConnectionScope, CookieMode, HashAlgorithm, HttpSettings, HttpVersion,
+    MultipartField, RenderContext, RequestStep, Unset,
 };
 use sha2::Digest;
 
+use super::connect::{self, HttpConn};
+use super::pool::ConnectionPool;
 use super::{Client, Exchange};
 use crate::engine::checks::ResponseView;
 use crate::engine::ScenarioRun;
@@ -263,7 +266,12 @@ pub struct HttpClient {
     next_source: usize,
     close_reset: bool,
     throttle: Option<u64>,
-    connections: Vec<Option<AnyConnection>>,
+    /// The connection in use per target slot: the VU's own (per_vu, ...), or one taken from the
+    /// worker's shared pool for the duration of one request (`connections: shared`).
+    connections: Vec<Option<HttpConn>>,
+    pool: Rc<ConnectionPool>,
+    version: HttpVersion,
+    h2: H2Settings,
     /// This VU's TLS session (its session cache, per the plan's `tls.session`), for https targets.
     tls: Option<http1::TlsSession>,
     /// True while a connect is in flight, so a timeout can say which phase it hit.
@@ -281,13 +289,21 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    pub fn new(scenario: &ScenarioRun, target_slots: usize, vu: u64) -> Self {
+    pub fn new(
+        scenario: &ScenarioRun,
+        target_slots: usize,
+        vu: u64,
+        pool: Rc<ConnectionPool>,
+    ) -> Self {
         HttpClient {
             scope: scenario.scope,
+            pool,
+            version: scenario.version,
+            h2: H2Settings::default(),
             tls: scenario
                 .tls
                 .as_ref()
-                .map(|(client, mode)| client.session(*mode)),
+                .map(|(client, mode)| client.session(*mode, vu)),
             next_source: vu as usize,
             source_addresses: scenario.source_addresses.clone(),
             close_reset: scenario.close_reset,
@@ -437,6 +453,85 @@ impl HttpClient {
         }
     }
 
+    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
+    /// connect time and handshake go into `record`, and `opened` is set).
+    async fn connection(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let slot = step.target_slot;
+        if self.scope != ConnectionScope::Shared {
+            return self.open(step, record, opened).await;
+        }
+        // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
+        // together then wait for one connection instead of each opening its own.
+        let try_h2 = self.version == HttpVersion::H2
+            || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
+        if try_h2 {
+            let lease = self.pool.h2_lease(slot);
+            let entry = lease.entry.clone();
+            let conn = entry
+                .get_or_open(|| async {
+                    match self.open(step, record, opened).await {
+                        Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
+                        Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
+                        Err(class) => Err(Err(class)),
+                    }
+                })
+                .await;
+            return match conn {
+                Ok(conn) => Ok(HttpConn::H2 {
+                    conn,
+                    lease: Some(lease),
+                }),
+                // `auto` and the server chose HTTP/1.1: this VU keeps that connection (it
+                // joins the HTTP/1.1 pool after the request); VUs waiting on the entry open
+                // their own.
+                Err(Ok(h1)) => {
+                    entry.mark_dead();
+                    self.pool.set_speaks_h1(slot);
+                    Ok(HttpConn::H1(h1))
+                }
+                Err(Err(class)) => Err(class),
+            };
+        }
+        if let Some(idle) = self.pool.take_idle(slot) {
+            return Ok(HttpConn::H1(idle));
+        }
+        self.open(step, record, opened).await
+    }
+
+    /// Opens a new connection for `step` and records its connect time and handshake.
+    async fn open(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let options = self.connect_options();
+        let started = Instant::now();
+        self.connecting = true;
+        let tls = if step.target.tls {
+            self.tls.as_ref()
+        } else {
+            None
+        };
+        let result = connect::open(&step.target, &options, tls, self.version, &self.h2).await;
+        self.connecting = false;
+        let connect::Opened { conn, handshake } = result?;
+        if let Some((kind, took)) = handshake {
+            record.handshake = Some(Handshake {
+                resumed: kind == http1::HandshakeKind::Resumed,
+                duration_us: micros(took),
+            });
+        }
+        record.connect_us = Some(micros(started.elapsed()));
+        *opened = true;
+        Ok(conn)
+    }
+
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
     async fn exchange(
@@ -453,24 +548,7 @@ impl HttpClient {
         // race is not the target's fault, so retry once on a fresh connection.
         for attempt in 0..2 {
             if self.connections[slot].is_none() {
-                let options = self.connect_options();
-                let started = Instant::now();
-                self.connecting = true;
-                let tls = match (&step.target.tls, &self.tls) {
-                    (true, Some(session)) => Some((session, step.target.server_name.as_str())),
-                    _ => None,
-                };
-                let conn = http1::connect_any(step.target.addr, &options, tls).await;
-                self.connecting = false;
-                let (conn, handshake) = conn.map_err(|e| classify(&e))?;
-                if let Some((kind, took)) = handshake {
-                    record.handshake = Some(Handshake {
-                        resumed: kind == http1::HandshakeKind::Resumed,
-                        duration_us: micros(took),
-                    });
-                }
-                record.connect_us = Some(micros(started.elapsed()));
-                *opened = true;
+                let conn = self.connection(step, record, opened).await?;
                 self.connections[slot] = Some(conn);
             }
             let conn = self.connections[slot].as_mut().expect("connected above");
@@ -494,10 +572,13 @@ impl HttpClient {
                 close: false,
             };
             self.sink.get_mut().reset(step);
-            let sent = if step.decompress {
-                conn.send(&request, &mut self.sink).await
-            } else {
-                conn.send(&request, self.sink.get_mut()).await
+            let sent = match (conn, step.decompress) {
+                (HttpConn::H1(c), true) => c.send(&request, &mut self.sink).await,
+                (HttpConn::H1(c), false) => c.send(&request, self.sink.get_mut()).await,
+                (HttpConn::H2 { conn, .. }, true) => conn.send(&request, &mut self.sink).await,
+                (HttpConn::H2 { conn, .. }, false) => {
+                    conn.send(&request, self.sink.get_mut()).await
+                }
             };
             match sent {
                 Ok(response) => {
@@ -508,6 +589,16 @@ impl HttpClient {
                     return Ok(response);
                 }
                 Err(e) => {
+                    if let Some(HttpConn::H2 {
+                        conn,
+                        lease: Some(lease),
+                    }) = &mut self.connections[slot]
+                    {
+                        // A failed stream on a live connection leaves it to the others.
+                        if e.is_stale_reuse() || !conn.is_open() {
+                            lease.entry.mark_dead();
+                        }
+                    }
                     self.connections[slot] = None;
                     if attempt == 0 && e.is_stale_reuse() {
                         continue;
@@ -656,8 +747,14 @@ impl Client for HttpClient {
                 }
             }
         }
-        if self.scope == ConnectionScope::PerRequest {
-            self.connections[step.target_slot] = None;
+        match self.scope {
+            ConnectionScope::PerRequest => self.connections[step.target_slot] = None,
+            ConnectionScope::Shared => match self.connections[step.target_slot].take() {
+                Some(HttpConn::H1(c)) if c.is_reusable() => self.pool.put_idle(step.target_slot, c),
+                // HTTP/2: dropping the handle gives the stream slot back.
+                _ => {}
+            },
+            ConnectionScope::PerVu | ConnectionScope::PerIteration => {}
         }
         let finished = Instant::now();
         record.service_us = micros(finished - started);
@@ -742,7 +839,7 @@ fn status_failure(status: u16, expected: &Option<Vec<u16>>) -> Option<FailureCla
     }
 }
 
-fn classify(error: &http1::Error) -> FailureClass {
+pub(crate) fn classify(error: &http1::Error) -> FailureClass {
     if let Some(tls) = error.tls_failure() {
         return match tls {
             TlsFailure::CertificateUnknown => FailureClass::TlsCertificateUnknown,
@@ -751,11 +848,13 @@ fn classify(error: &http1::Error) -> FailureClass {
             TlsFailure::ClientCertificateRequired => FailureClass::TlsClientCertificateRequired,
             TlsFailure::ClientCertificateRejected => FailureClass::TlsClientCertificateRejected,
             TlsFailure::Protocol => FailureClass::TlsProtocol,
+            TlsFailure::HandshakeTimeout => FailureClass::TlsHandshakeTimeout,
             TlsFailure::Other => FailureClass::TlsOther,
         };
     }
     match error.kind() {
         ErrorKind::ConnectRefused => FailureClass::ConnectRefused,
+        ErrorKind::ConnectTimeout => FailureClass::ConnectTimeout,
         ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
         ErrorKind::Reset => FailureClass::Reset,
         ErrorKind::ClosedEarly => FailureClass::ClosedEarly,

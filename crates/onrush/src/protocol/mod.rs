@@ -4,7 +4,9 @@
 //! and yields one [`Exchange`] (timings, bytes, outcome). A new protocol (raw TCP, WebSocket,
 //! gRPC, ...) is a new implementation of this trait; nothing else changes.
 
+pub mod connect;
 pub mod http;
+pub mod pool;
 
 use std::time::Instant;
 
