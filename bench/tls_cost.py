@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""CPU microseconds per HTTPS request of onrush vs wrk on the built-in server over TLS, in one run.
+"""CPU microseconds per HTTPS request: onrush vs h2load and wrk on the same endpoint, in one run.
 
-`onrush serve --tls --threads 1` on CPU 1, the tools on CPU 0. Cases:
-  keepalive   50 keep-alive connections                         (wrk: -c50)
-  full        a new connection + full handshake per request     (wrk: -c50 -H 'Connection: close')
-  resumed     a new connection + resumed handshake per request  (no wrk equivalent: wrk never resumes)
-onrush closes first in `full`/`resumed` (as a browser or JMeter does); wrk's Connection: close has the
-server close. Medians of --rounds rounds.
+`onrush serve --tls --threads 1` (HTTP/1.1 and HTTP/2 by ALPN) on CPU 1, every tool on CPU 0,
+one thread each. Cases, interleaved round by round so that a noisy neighbour hits every tool alike:
 
-usage: bench/tls_cost.py [--rounds 3] [--seconds 5]
+  keepalive  HTTP/1.1, 50 keep-alive connections   onrush per_vu          | h2load --h1 -c50 | wrk -c50
+  full       a new connection + full handshake      onrush per_request full | wrk -c50 -H 'Connection: close'
+             per request
+  resumed    a new connection + resumed handshake   onrush per_request resume (no other tool resumes)
+  h2         HTTP/2, 5 connections x 10 streams     onrush version h2, shared, max_streams 10, 50 VUs
+                                                    | h2load -c5 -m10
+
+CPU = user + system time of the tool's process (getrusage of the child). Medians of --rounds.
+
+usage: bench/tls_cost.py [--rounds 3] [--seconds 5] [--cases keepalive,full,resumed,h2] [--onrush PATH]
 """
 import argparse, json, os, re, signal, statistics, subprocess, sys, tempfile, time
 
@@ -16,57 +21,94 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpu_per_request import ONRUSH, cpu_of  # noqa: E402
 
 ADDR = "127.0.0.1:18443"
+URL = f"https://{ADDR}/"
 PLAN = """target: https://{addr}
-http: {{ connections: {scope}, tls: {{ session: {session}, insecure: true }} }}
+http: {{ version: {version}, connections: {scope}, max_streams: 10, tls: {{ session: {session}, insecure: true }} }}
 scenarios:
   - name: tls
     load: {{ vus: 50, duration: {seconds}s }}
     steps: [ {{ get: / }} ]
 """
+ONRUSH_CASES = {
+    "keepalive": ("h1", "per_vu", "resume"),
+    "full": ("h1", "per_request", "full"),
+    "resumed": ("h1", "per_request", "resume"),
+    "h2": ("h2", "shared", "resume"),
+}
+PIN = ["taskset", "-c", "0"]
+
+
+def run_onrush(binary, tmp, case, seconds, r):
+    version, scope, session = ONRUSH_CASES[case]
+    plan = os.path.join(tmp, f"{case}.yaml")
+    with open(plan, "w") as f:
+        f.write(PLAN.format(addr=ADDR, version=version, scope=scope, session=session, seconds=seconds))
+    out = os.path.join(tmp, f"{case}-{r}")
+    _, cpu = cpu_of([*PIN, binary, "run", plan, "-t", "1", "--quiet", "--out", out])
+    s = json.load(open(os.path.join(out, "summary.json")))["totals"]
+    hs = s.get("handshakes", {})
+    note = f"handshakes full {hs.get('full')} resumed {hs.get('resumed')} failures {s['failures']}"
+    return s["requests"], cpu, note
+
+
+def run_h2load(case, seconds):
+    args = {"keepalive": ["--h1", "-c50", "-m1"], "h2": ["-c5", "-m10"]}[case]
+    out, cpu = cpu_of([*PIN, "h2load", "-t1", *args, "-D", str(seconds), URL])
+    done = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done", out).group(1))
+    proto = re.search(r"Application protocol: (\S+)", out)
+    return done, cpu, f"protocol {proto.group(1) if proto else '?'}"
+
+
+def run_wrk(case, seconds):
+    extra = ["-H", "Connection: close"] if case == "full" else []
+    out, cpu = cpu_of([*PIN, "wrk", "-t1", "-c50", f"-d{seconds}s", *extra, URL])
+    return int(re.search(r"(\d+) requests in", out).group(1)), cpu, ""
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--cases", default="keepalive,full,resumed,h2")
+    p.add_argument("--onrush", default=ONRUSH, help="the onrush binary to measure (and serve with)")
     a = p.parse_args()
-    server = subprocess.Popen(["taskset", "-c", "1", ONRUSH, "serve", "--tls", "--addr", ADDR, "--threads", "1"],
+    cases = a.cases.split(",")
+    server = subprocess.Popen(["taskset", "-c", "1", a.onrush, "serve", "--tls", "--addr", ADDR, "--threads", "1"],
                               stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     results = {}
+    tools = {"keepalive": ["onrush", "h2load", "wrk"], "full": ["onrush", "wrk"], "resumed": ["onrush"],
+             "h2": ["onrush", "h2load"]}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(a.rounds):
-                for case in ["keepalive", "full", "resumed"]:
-                    scope, session = {"keepalive": ("per_vu", "resume"), "full": ("per_request", "full"),
-                                      "resumed": ("per_request", "resume")}[case]
-                    plan = os.path.join(tmp, f"{case}.yaml")
-                    with open(plan, "w") as f:
-                        f.write(PLAN.format(addr=ADDR, scope=scope, session=session, seconds=a.seconds))
-                    out = os.path.join(tmp, f"{case}-{r}")
-                    _, cpu = cpu_of(["taskset", "-c", "0", ONRUSH, "run", plan, "-t", "1", "--quiet", "--out", out])
-                    s = json.load(open(os.path.join(out, "summary.json")))["totals"]
-                    us = cpu * 1e6 / s["requests"]
-                    hs = s.get("handshakes", {})
-                    results.setdefault(("onrush", case), []).append(us)
-                    print(f"round {r + 1} onrush {case:9} {s['requests'] / a.seconds:>9.0f} req/s {us:8.2f} µs/req "
-                          f"handshakes full {hs.get('full')} resumed {hs.get('resumed')} failures {s['failures']}", flush=True)
-                    if case != "resumed":
-                        extra = ["-H", "Connection: close"] if case == "full" else []
-                        wout, wcpu = cpu_of(["taskset", "-c", "0", "wrk", "-t1", "-c50", f"-d{a.seconds}s", *extra,
-                                             f"https://{ADDR}/"])
-                        n = int(re.search(r"(\d+) requests in", wout).group(1))
-                        results.setdefault(("wrk", case), []).append(wcpu * 1e6 / n)
-                        print(f"round {r + 1} wrk    {case:9} {n / a.seconds:>9.0f} req/s {wcpu * 1e6 / n:8.2f} µs/req", flush=True)
+                for case in cases:
+                    for tool in tools[case]:
+                        if tool == "onrush":
+                            n, cpu, note = run_onrush(a.onrush, tmp, case, a.seconds, r)
+                        elif tool == "h2load":
+                            n, cpu, note = run_h2load(case, a.seconds)
+                        else:
+                            n, cpu, note = run_wrk(case, a.seconds)
+                        us = cpu * 1e6 / max(n, 1)
+                        results.setdefault((tool, case), []).append(us)
+                        print(f"round {r + 1} {tool:6} {case:9} {n / a.seconds:>9.0f} req/s {us:8.2f} µs/req {note}",
+                              flush=True)
     finally:
         server.send_signal(signal.SIGINT)
         server.wait()
     med = {k: statistics.median(v) for k, v in results.items()}
-    for case in ["keepalive", "full"]:
-        print(f"median {case}: onrush {med[('onrush', case)]:.2f} µs, wrk {med[('wrk', case)]:.2f} µs, "
-              f"ratio {med[('onrush', case)] / med[('wrk', case)]:.3f}")
-    print(f"median resumed: onrush {med[('onrush', 'resumed')]:.2f} µs; resumed/full "
-          f"{med[('onrush', 'resumed')] / med[('onrush', 'full')]:.3f}")
+    print()
+    for case in cases:
+        line = f"median {case:9}: " + ", ".join(f"{t} {med[(t, case)]:.2f} µs" for t in tools[case])
+        ref = {"keepalive": "h2load", "full": "wrk", "h2": "h2load"}.get(case)
+        if ref:
+            line += f"; onrush/{ref} {med[('onrush', case)] / med[(ref, case)]:.3f}"
+        if case == "keepalive":
+            line += f"; onrush/wrk {med[('onrush', case)] / med[('wrk', case)]:.3f}"
+        print(line)
+    if "full" in cases and "resumed" in cases:
+        print(f"resumed/full (onrush): {med[('onrush', 'resumed')] / med[('onrush', 'full')]:.3f}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ const TEMPLATE: &str = r"\$\{";
 
 /// JSON Schema of the plan file format (`onrush schema > onrush.schema.json`).
 pub fn json_schema() -> Value {
+    let cipher_names: Vec<&str> = crate::TLS_CIPHER_SUITES.iter().map(|s| s.0).collect();
     let duration = json!({
         "type": "string",
         "description": "A duration: `250ms`, `5s`, `2m`, `1h`, `1m30s`, `100us` (a number without unit is an error)",
@@ -348,6 +349,25 @@ pub fn json_schema() -> Value {
                     "ca_file": { "type": "string", "description": "PEM file of CA certificates to trust (relative to the plan's directory; must exist)", "examples": ["ca.pem"] },
                     "client_cert": { "type": "string", "description": "Mutual TLS: PEM certificate chain (relative to the plan's directory; needs `client_key`)", "examples": ["client.pem"] },
                     "client_key": { "type": "string", "description": "Mutual TLS: PEM private key of `client_cert` (relative to the plan's directory; needs `client_cert`)", "examples": ["client.key"] },
+                    "client_p12": { "type": "string", "description": "Mutual TLS: a PKCS#12 (.p12/.pfx) file with the client certificate chain and key (relative to the plan's directory; opened when the plan loads). Instead of `client_cert` + `client_key`", "examples": ["client.p12"] },
+                    "client_p12_password": { "type": ["string", "number"], "description": "Password of `client_p12` (default empty); `${NAME}` reads it from the environment", "examples": ["${P12_PASSWORD}"] },
+                    "identities": {
+                        "description": "Several client identities spread over VUs: VU k (from 1) presents identity (k - 1) mod n (a PKCS#12 file with several keys counts as that many). Instead of `client_cert`/`client_p12`/`identities_dir`",
+                        "anyOf": [
+                            { "$ref": "#/definitions/tls_identity" },
+                            { "type": "array", "minItems": 1, "items": { "$ref": "#/definitions/tls_identity" } }
+                        ]
+                    },
+                    "identities_dir": { "type": "string", "description": "A folder of client identities, spread over VUs in file-name order: every NAME.pem or NAME.crt with its NAME.key, and every .p12/.pfx file (opened with `identities_password`)", "examples": ["certs"] },
+                    "identities_password": { "type": ["string", "number"], "description": "Password of the .p12/.pfx files of `identities_dir`", "examples": ["${P12_PASSWORD}"] },
+                    "ciphers": {
+                        "description": "The cipher suites offered, in order (default all): rustls, IANA or OpenSSL names, any case",
+                        "anyOf": [
+                            { "$ref": "#/definitions/tls_cipher" },
+                            { "type": "array", "minItems": 1, "items": { "$ref": "#/definitions/tls_cipher" } }
+                        ],
+                        "examples": [["TLS13_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]]
+                    },
                     "versions": {
                         "description": "TLS versions offered (default both 1.2 and 1.3)",
                         "anyOf": [
@@ -358,7 +378,32 @@ pub fn json_schema() -> Value {
                     },
                     "server_name": { "type": "string", "description": "SNI and certificate name (default: the target's host)", "examples": ["api.example.com"] }
                 },
-                "dependencies": { "client_cert": ["client_key"], "client_key": ["client_cert"] }
+                "dependencies": {
+                    "client_cert": ["client_key"],
+                    "client_key": ["client_cert"],
+                    "client_p12_password": ["client_p12"],
+                    "identities_password": ["identities_dir"]
+                }
+            },
+            "tls_identity": {
+                "type": "object",
+                "description": "One client identity: `cert` + `key` (PEM) or `p12` (+ `password`)",
+                "additionalProperties": false,
+                "properties": {
+                    "cert": { "type": "string", "description": "PEM certificate chain (relative to the plan's directory)", "examples": ["alice.pem"] },
+                    "key": { "type": "string", "description": "PEM private key of `cert`", "examples": ["alice.key"] },
+                    "p12": { "type": "string", "description": "PKCS#12 (.p12/.pfx) file", "examples": ["bob.p12"] },
+                    "password": { "type": ["string", "number"], "description": "Password of `p12`", "examples": ["${BOB_P12_PASSWORD}"] }
+                },
+                "oneOf": [
+                    { "required": ["cert", "key"] },
+                    { "required": ["p12"] }
+                ]
+            },
+            "tls_cipher": {
+                "description": "A cipher suite: rustls name (as listed), IANA or OpenSSL name, any case",
+                "type": "string",
+                "examples": cipher_names
             },
             "tls_version": {
                 "description": "A TLS version: \"1.2\" or \"1.3\"",

@@ -67,6 +67,26 @@ fn examples_load(file: &str) -> usize {
                 .replace("ca_file: ca.pem", "ca_file: Cargo.toml")
                 .replace("client_cert: client.pem", "client_cert: Cargo.toml")
                 .replace("client_key: client.key", "client_key: Cargo.toml")
+                // PKCS#12 files are opened when the plan loads: real ones (tests/fixtures/tls).
+                .replace(
+                    "client_p12: client.p12",
+                    "client_p12: tests/fixtures/tls/client.p12",
+                )
+                .replace("p12: bob.p12", "p12: tests/fixtures/tls/identities/bob.p12")
+                .replace(
+                    "cert: alice.pem",
+                    "cert: tests/fixtures/tls/identities/alice.pem",
+                )
+                .replace(
+                    "key: alice.key",
+                    "key: tests/fixtures/tls/identities/alice.key",
+                )
+                .replace(
+                    "identities_dir: certs",
+                    "identities_dir: tests/fixtures/tls/identities",
+                )
+                .replace("\"${P12_PASSWORD}\"", "onrush-fixture")
+                .replace("\"${BOB_P12_PASSWORD}\"", "onrush-fixture")
                 .replace("data/report.pdf", "Cargo.toml")
                 .replace("data/", "../../examples/data/");
             // A fragment may use runtime variables that the rest of its plan would set, and

@@ -116,13 +116,30 @@ fn schema_is_valid_json_and_describes_every_key() {
         props("/definitions/tls/properties"),
         [
             "ca_file",
+            "ciphers",
             "client_cert",
             "client_key",
+            "client_p12",
+            "client_p12_password",
+            "identities",
+            "identities_dir",
+            "identities_password",
             "insecure",
             "server_name",
             "session",
             "versions"
         ]
+    );
+    assert_eq!(
+        props("/definitions/tls_identity/properties"),
+        ["cert", "key", "p12", "password"]
+    );
+    assert_eq!(
+        schema["definitions"]["tls_cipher"]["examples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        onrush_plan::TLS_CIPHER_SUITES.len()
     );
     assert_eq!(
         schema["definitions"]["tls"]["properties"]["session"]["enum"],

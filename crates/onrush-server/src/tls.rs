@@ -333,3 +333,55 @@ fn read_certs(path: &Path, what: &str) -> io::Result<Vec<CertificateDer<'static>
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{DnType, DnValue};
+
+    fn cert_with(dn: &[(DnType, DnValue)]) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        for (ty, value) in dn {
+            params.distinguished_name.push(ty.clone(), value.clone());
+        }
+        params.self_signed(&key).unwrap().der().to_vec()
+    }
+
+    #[test]
+    fn subject_in_rfc4514_order_with_escapes_and_string_types() {
+        let der = cert_with(&[
+            (DnType::CountryName, DnValue::PrintableString("DE".try_into().unwrap())),
+            (DnType::OrganizationName, DnValue::BmpString("Müller & Co".try_into().unwrap())),
+            (
+                DnType::OrganizationalUnitName,
+                DnValue::UniversalString("R&D ☃".try_into().unwrap()),
+            ),
+            (DnType::LocalityName, DnValue::TeletexString("Koln".try_into().unwrap())),
+            (DnType::CustomDnType(vec![2, 5, 4, 42]), DnValue::Utf8String("Ada".into())),
+            (DnType::CommonName, DnValue::Utf8String(" #1 <svc>; a+b ".into())),
+        ]);
+        // Leading space and trailing space escaped, `#` only at the start (not here).
+        let subject = subject(&der).unwrap();
+        assert_eq!(
+            subject.to_string(),
+            r"CN=\ #1 \<svc\>\; a\+b\ ,2.5.4.42=Ada,L=Koln,OU=R&D ☃,O=Müller & Co,C=DE"
+        );
+        assert_eq!(subject.common_name().as_deref(), Some(" #1 <svc>; a+b "));
+    }
+
+    #[test]
+    fn subject_without_cn_and_unreadable_der() {
+        let der = cert_with(&[(DnType::OrganizationName, "Acme".into())]);
+        let subject = subject(&der).unwrap();
+        assert_eq!(subject.to_string(), "O=Acme");
+        assert_eq!(subject.common_name(), None);
+        let hash = cert_with(&[(DnType::CommonName, "#x".into())]);
+        assert_eq!(super::subject(&hash).unwrap().to_string(), r"CN=\#x");
+        let empty = super::subject(&cert_with(&[])).unwrap();
+        assert_eq!(empty.to_string(), "");
+        assert_eq!(super::subject(b"\x30\x03\x02\x01\x01"), None);
+        assert_eq!(super::subject(&der[..der.len() - 1]), None);
+    }
+}

@@ -52,6 +52,16 @@ pub fn tls_config(
     alpn: &[&[u8]],
     client_cert: Option<(&str, &str)>,
 ) -> Arc<rustls::ClientConfig> {
+    tls_config_versions(ca_pem, alpn, client_cert, rustls::DEFAULT_VERSIONS)
+}
+
+/// [`tls_config`] limited to these TLS versions.
+pub fn tls_config_versions(
+    ca_pem: &str,
+    alpn: &[&[u8]],
+    client_cert: Option<(&str, &str)>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
@@ -59,7 +69,7 @@ pub fn tls_config(
     let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
+    .with_protocol_versions(versions)
     .unwrap()
     .with_root_certificates(roots);
     let mut config = match client_cert {
