@@ -376,12 +376,13 @@ fn client_p12_problems_say_which_file_and_what_to_do() {
 
 #[test]
 fn identities_list() {
-    let p = ok(&plan(
+    let text = plan(
         &format!(
             "  tls:\n    identities:\n      - {{ cert: {FIXTURES}/identities/alice.pem, key: {FIXTURES}/identities/alice.key }}\n      - {{ p12: {FIXTURES}/identities/bob.p12, password: onrush-fixture }}\n      - {{ p12: {FIXTURES}/legacy.p12, password: \"${{PW}}\" }}\n"
         ),
         "",
-    ));
+    );
+    let p = load_env(&text, &[("PW", "onrush-fixture")], &[]).unwrap();
     let ids = &p.http.tls.identities;
     assert_eq!(ids.len(), 3);
     assert_eq!(
@@ -729,7 +730,7 @@ fn bad_ciphers() {
             "  tls:\n    ciphers: [TLS13_AES_128_GCM_SHA256]\n",
             "    http:\n      tls: { versions: \"1.2\" }\n",
         ),
-        8,
+        9,
         "scenarios[0].http.tls.versions",
         "none of the cipher suites belongs to TLS 1.2",
     );

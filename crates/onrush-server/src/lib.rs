@@ -267,7 +267,10 @@ pub fn start_tls(config: ServerConfig, tls: ServerTls) -> io::Result<ServerHandl
 }
 
 /// [`start`] or [`start_tls`] (when `options.tls` is set), with the given HTTP/2 settings.
-pub fn start_with_options(config: ServerConfig, options: ServerOptions) -> io::Result<ServerHandle> {
+pub fn start_with_options(
+    config: ServerConfig,
+    options: ServerOptions,
+) -> io::Result<ServerHandle> {
     let (tls, ca_pem) = match &options.tls {
         Some(tls) => {
             let (acceptor, ca_pem) = tls::acceptor(tls)?;

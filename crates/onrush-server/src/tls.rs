@@ -352,15 +352,30 @@ mod tests {
     #[test]
     fn subject_in_rfc4514_order_with_escapes_and_string_types() {
         let der = cert_with(&[
-            (DnType::CountryName, DnValue::PrintableString("DE".try_into().unwrap())),
-            (DnType::OrganizationName, DnValue::BmpString("Müller & Co".try_into().unwrap())),
+            (
+                DnType::CountryName,
+                DnValue::PrintableString("DE".try_into().unwrap()),
+            ),
+            (
+                DnType::OrganizationName,
+                DnValue::BmpString("Müller & Co".try_into().unwrap()),
+            ),
             (
                 DnType::OrganizationalUnitName,
                 DnValue::UniversalString("R&D ☃".try_into().unwrap()),
             ),
-            (DnType::LocalityName, DnValue::TeletexString("Koln".try_into().unwrap())),
-            (DnType::CustomDnType(vec![2, 5, 4, 42]), DnValue::Utf8String("Ada".into())),
-            (DnType::CommonName, DnValue::Utf8String(" #1 <svc>; a+b ".into())),
+            (
+                DnType::LocalityName,
+                DnValue::TeletexString("Koln".try_into().unwrap()),
+            ),
+            (
+                DnType::CustomDnType(vec![2, 5, 4, 42]),
+                DnValue::Utf8String("Ada".into()),
+            ),
+            (
+                DnType::CommonName,
+                DnValue::Utf8String(" #1 <svc>; a+b ".into()),
+            ),
         ]);
         // Leading space and trailing space escaped, `#` only at the start (not here).
         let subject = subject(&der).unwrap();

@@ -24,7 +24,11 @@ fn tls_server() -> ServerHandle {
 
 async fn h2_tls(server: &ServerHandle) -> H2 {
     let ca = server.self_signed_ca_pem().unwrap();
-    H2::tls(server.local_addr(), tls_config(ca, &[b"h2", b"http/1.1"], None)).await
+    H2::tls(
+        server.local_addr(),
+        tls_config(ca, &[b"h2", b"http/1.1"], None),
+    )
+    .await
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -79,8 +83,7 @@ async fn endpoints_over_h2_with_tls() {
     assert_eq!(r.header("content-encoding"), Some("gzip"));
     assert_no_connection_headers(&r, "/bytes?encoding=gzip");
     let mut plain = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut plain)
-        .unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut plain).unwrap();
     assert_eq!(plain.len(), 300_000);
     assert!(plain.iter().enumerate().all(|(i, &b)| b == i as u8));
 
@@ -152,7 +155,12 @@ async fn endpoints_over_h2_with_tls() {
     assert_eq!(r.json()["via"], "form");
     let session = r.json()["session"].as_str().unwrap().to_owned();
     let r = h2
-        .request_with("GET", "/account", &[("cookie", &format!("session={session}"))], b"")
+        .request_with(
+            "GET",
+            "/account",
+            &[("cookie", &format!("session={session}"))],
+            b"",
+        )
         .await;
     streams += 1;
     assert_eq!(r.json()["user"], "grace", "{}", r.text());
@@ -290,7 +298,10 @@ async fn fifty_streams_run_concurrently_on_one_connection() {
     let h2 = h2_tls(&server).await;
     let took = concurrently(&h2, 50, "/delay/200").await;
     // Sequential would be 10 s; concurrent is one delay plus overhead.
-    assert!(took < Duration::from_millis(2000), "50 x /delay/200 took {took:?}");
+    assert!(
+        took < Duration::from_millis(2000),
+        "50 x /delay/200 took {took:?}"
+    );
     let v = h2.stats().await;
     assert!(
         v["h2_max_concurrent_streams"].as_u64().unwrap() >= 40,
@@ -304,7 +315,9 @@ async fn fifty_streams_run_concurrently_on_one_connection() {
 
     // Finished streams leave the in-flight count: a second wave of 50 does not add up to 100.
     concurrently(&h2, 50, "/delay/100").await;
-    let max = h2.stats().await["h2_max_concurrent_streams"].as_u64().unwrap();
+    let max = h2.stats().await["h2_max_concurrent_streams"]
+        .as_u64()
+        .unwrap();
     assert!((40..=50).contains(&max), "max {max} after a second wave");
 }
 

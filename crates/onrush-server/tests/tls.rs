@@ -190,7 +190,10 @@ async fn tls_endpoint_describes_the_connection() {
     let v = h2.get("/tls").await.json();
     assert_eq!(v["version"], "TLSv1_2", "{v}");
     assert_eq!(v["alpn"], "h2", "{v}");
-    assert!(v["cipher"].as_str().unwrap().starts_with("TLS_ECDHE_"), "{v}");
+    assert!(
+        v["cipher"].as_str().unwrap().starts_with("TLS_ECDHE_"),
+        "{v}"
+    );
     assert!(server.tls_clients().is_empty());
 }
 
@@ -242,7 +245,10 @@ async fn client_certificates_are_shown_by_tls_and_counted_per_name() {
         &[
             &[(OrganizationName, "onrush tests"), (CommonName, "alice")],
             &[(CommonName, "bob, the builder")],
-            &[(OrganizationName, "No CN Ltd"), (OrganizationalUnitName, "qa")],
+            &[
+                (OrganizationName, "No CN Ltd"),
+                (OrganizationalUnitName, "qa"),
+            ],
         ],
     );
     let server = onrush_server::start_tls(
@@ -284,11 +290,7 @@ async fn client_certificates_are_shown_by_tls_and_counted_per_name() {
     assert_eq!(v["client_cert_subject"], "CN=bob\\, the builder", "{v}");
     assert_eq!(v["alpn"], "http/1.1", "{v}");
     // No CN: counted under the whole subject.
-    let h2 = H2::tls(
-        server.local_addr(),
-        tls_config(ca, &[b"h2"], identity(2)),
-    )
-    .await;
+    let h2 = H2::tls(server.local_addr(), tls_config(ca, &[b"h2"], identity(2))).await;
     let v = h2.get("/tls").await.json();
     assert_eq!(v["client_cert_subject"], "OU=qa,O=No CN Ltd", "{v}");
 

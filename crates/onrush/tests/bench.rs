@@ -81,19 +81,33 @@ fn bench_measures_cpu_per_request_iteration_and_idle_vu_memory() {
 }
 
 #[test]
-fn bench_prints_tls_as_not_available() {
-    let doc = bench_json(&["--seconds", "1", "--cases", "tls_full,tls_resumed"]);
-    for name in ["tls_full", "tls_resumed"] {
+fn bench_measures_https_handshakes_and_http2() {
+    let doc = bench_json(&[
+        "--seconds",
+        "1",
+        "--cases",
+        "tls_keepalive,tls_full,tls_resumed,h2_streams",
+    ]);
+    let us = |name: &str| {
         let c = case(&doc, name);
-        assert!(
-            c["cpu_us_per_unit"].is_null(),
-            "no number is made up: {c:#}"
-        );
-        assert!(
-            c["note"].as_str().unwrap().contains("TLS not implemented"),
-            "{c:#}"
-        );
-    }
+        assert_eq!(c["unit"], "request", "{c:#}");
+        assert!(f64_at(c, "/rate_per_s") > 50.0, "{c:#}");
+        f64_at(c, "/cpu_us_per_unit")
+    };
+    let (keepalive, full, resumed, h2) = (
+        us("tls_keepalive"),
+        us("tls_full"),
+        us("tls_resumed"),
+        us("h2_streams"),
+    );
+    // A handshake per request costs far more than a kept-alive request, and a full one more
+    // than a resumed one: the cases measure what they say.
+    assert!(
+        full > 3.0 * keepalive,
+        "full {full} µs vs keep-alive {keepalive} µs"
+    );
+    assert!(resumed < full, "resumed {resumed} µs vs full {full} µs");
+    assert!(h2 > 0.5 && h2 < 10_000.0, "h2 {h2} µs");
 }
 
 #[test]

@@ -64,14 +64,6 @@ impl Ctx<'_> {
                 "a PEM file of CA certificates to trust",
             )?);
         }
-        if let Some(source) = self.at_most_one(
-            &f,
-            &IDENTITY_SOURCES,
-            "way of giving client identities",
-            IDENTITY_HINT,
-        )? {
-            out.identities = self.identities(&f, source)?;
-        }
         for (extra, needs, hint) in [
             (
                 "client_p12_password",
@@ -115,6 +107,14 @@ impl Ctx<'_> {
                     .with_hint("mutual TLS needs the certificate chain and its private key: add `client_cert: client.pem`"))
             }
             (None, None) => {}
+        }
+        if let Some(source) = self.at_most_one(
+            &f,
+            &IDENTITY_SOURCES,
+            "way of giving client identities",
+            IDENTITY_HINT,
+        )? {
+            out.identities = self.identities(&f, source)?;
         }
         if let Some(v) = f.get("versions") {
             out.versions = self.tls_versions(v, &f.child("versions"))?;

@@ -1,4 +1,7 @@
 //! `onrush serve`: the built-in target server in the foreground until Ctrl-C.
+//!
+//! It speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on the plain port, and over TLS
+//! whichever ALPN negotiates (`h2` preferred).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,6 +12,16 @@ use clap::Args;
 use super::exit;
 
 #[derive(Args)]
+#[command(
+    after_help = "Protocols: plain HTTP/1.1, and HTTP/2 with prior knowledge (h2c: a connection \
+                  that opens with the HTTP/2 preface) on the same port; with --tls, HTTP/2 or \
+                  HTTP/1.1 as ALPN negotiates (h2 preferred, HTTP/1.1 without ALPN). GET /stats \
+                  counts h2_connections, h2_streams and h2_max_concurrent_streams (the most \
+                  streams in flight at once on one connection); GET /tls describes the TLS of \
+                  the connection it is asked on (version, cipher, ALPN, resumed, client \
+                  certificate subject), and /stats' tls_clients counts handshakes per client \
+                  certificate name."
+)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
@@ -32,6 +45,11 @@ pub struct ServeArgs {
     /// Write the generated CA certificate (PEM) here, for clients to trust (http.tls.ca_file).
     #[arg(long, value_name = "FILE")]
     ca_out: Option<PathBuf>,
+    /// HTTP/2: streams a client may have open at once on one connection
+    /// (SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long, value_name = "N", default_value_t = onrush_server::Http2Config::default().max_concurrent_streams,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    h2_max_streams: u32,
 }
 
 pub fn run(args: ServeArgs) -> i32 {
@@ -43,17 +61,17 @@ pub fn run(args: ServeArgs) -> i32 {
         threads,
     };
     let tls = args.tls || args.cert.is_some() || args.client_ca.is_some();
-    let started = if tls {
-        onrush_server::start_tls(
-            config,
-            onrush_server::ServerTls {
-                cert_key: args.cert.clone().zip(args.key.clone()),
-                client_ca: args.client_ca.clone(),
-            },
-        )
-    } else {
-        onrush_server::start(config)
+    let options = onrush_server::ServerOptions {
+        tls: tls.then(|| onrush_server::ServerTls {
+            cert_key: args.cert.clone().zip(args.key.clone()),
+            client_ca: args.client_ca.clone(),
+        }),
+        http2: onrush_server::Http2Config {
+            max_concurrent_streams: args.h2_max_streams,
+            ..onrush_server::Http2Config::default()
+        },
     };
+    let started = onrush_server::start_with_options(config, options);
     let server = match started {
         Ok(server) => server,
         Err(e) => {
@@ -70,9 +88,14 @@ pub fn run(args: ServeArgs) -> i32 {
         eprintln!("generated CA certificate written to {}", path.display());
     }
     eprintln!(
-        "onrush built-in server listening on {}://{} ({threads} thread{}); Ctrl-C stops it",
+        "onrush built-in server listening on {}://{} ({}, {threads} thread{}); Ctrl-C stops it",
         if tls { "https" } else { "http" },
         server.local_addr(),
+        if tls {
+            "HTTP/1.1 and HTTP/2 by ALPN"
+        } else {
+            "HTTP/1.1 and h2c"
+        },
         if threads == 1 { "" } else { "s" }
     );
     while !crate::signals::interrupted() {

@@ -22,9 +22,16 @@ pub const CASES: &[&str] = &[
     "empty_iterations",
     "open_model",
     "idle_vu_memory",
+    "tls_keepalive",
     "tls_full",
     "tls_resumed",
+    "h2_streams",
 ];
+
+/// Whether a case runs against the HTTPS server.
+pub fn is_tls(case: &str) -> bool {
+    case.starts_with("tls_") || case == "h2_streams"
+}
 
 /// How long each idle-VU run holds its VUs before it is interrupted.
 const IDLE_SECONDS: u64 = 3;
@@ -64,6 +71,8 @@ pub struct Bench<'a> {
     pub dir: &'a Path,
     pub pinning: &'a Pinning,
     pub port: u16,
+    /// The HTTPS server's port, when a TLS case is selected.
+    pub tls_port: Option<u16>,
     pub seconds: u64,
     /// wrk's path when `--compare wrk` was asked for and wrk was found.
     pub wrk: Option<&'a Path>,
@@ -141,12 +150,34 @@ impl Bench<'_> {
             "empty_iterations" => self.empty_iterations(),
             "open_model" => self.open_model(),
             "idle_vu_memory" => self.idle_vu_memory(),
-            "tls_full" | "tls_resumed" => Ok(CaseResult {
+            "tls_keepalive" => self.requests(
                 name,
-                unit: "request",
-                note: Some("n/a — TLS not implemented yet".into()),
-                ..Default::default()
-            }),
+                Some(json!({ "tls": { "insecure": true } })),
+                closed(50),
+                vec![get("/")],
+                "HTTPS (TLS 1.3), 50 keep-alive connections, GET /",
+            ),
+            "tls_full" => self.requests(
+                name,
+                Some(json!({ "connections": "per_request", "tls": { "session": "full", "insecure": true } })),
+                closed(50),
+                vec![get("/")],
+                "50 VUs, a new connection with a full TLS handshake per request",
+            ),
+            "tls_resumed" => self.requests(
+                name,
+                Some(json!({ "connections": "per_request", "tls": { "session": "resume", "insecure": true } })),
+                closed(50),
+                vec![get("/")],
+                "50 VUs, a new connection with a resumed TLS handshake per request (wrk cannot resume)",
+            ),
+            "h2_streams" => self.requests(
+                name,
+                Some(json!({ "version": "h2", "connections": "shared", "max_streams": 10, "tls": { "insecure": true } })),
+                closed(50),
+                vec![get("/")],
+                "HTTP/2 over TLS, 50 VUs on 5 connections x 10 streams (h2load -c5 -m10)",
+            ),
             _ => Err(Failure::Runtime(format!("unknown case {name}"))),
         }
     }
@@ -198,6 +229,8 @@ impl Bench<'_> {
                 "new_connection" => (50, "/", true),
                 "body_1k" => (50, "/bytes/1024", false),
                 "body_1m" => (4, "/bytes/1048576", false),
+                "tls_keepalive" => (50, "/", false),
+                "tls_full" => (50, "/", true),
                 _ => (0, "", false),
             };
             if connections > 0 {
@@ -325,8 +358,15 @@ impl Bench<'_> {
         interrupt_after: Option<Duration>,
     ) -> Result<OnrushRun, Failure> {
         let runtime = |m: String| Failure::Runtime(m);
+        let target = match (is_tls(name), self.tls_port) {
+            (true, Some(port)) => format!("https://127.0.0.1:{port}"),
+            (true, None) => {
+                return Err(runtime(format!("{name}: the HTTPS server was not started")))
+            }
+            (false, _) => format!("http://127.0.0.1:{}", self.port),
+        };
         let plan = json!({
-            "target": format!("http://127.0.0.1:{}", self.port),
+            "target": target,
             "http": http.unwrap_or_else(|| json!({})),
             "scenarios": [{ "name": name, "load": load, "steps": steps }],
         });

@@ -67,7 +67,13 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     };
     let pinning = Pinning::detect();
     let dir = TempDir::create()?;
-    let mut server = process::start_server(&pinning, &exe, &dir.0)?;
+    let mut server = process::start_server(&pinning, &exe, &dir.0, false)?;
+    // The HTTPS cases get their own server (HTTPS + HTTP/2 by ALPN), only when selected.
+    let mut tls_server = if selected.iter().any(|c| cases::is_tls(c)) {
+        Some(process::start_server(&pinning, &exe, &dir.0, true)?)
+    } else {
+        None
+    };
     let cpus = super::serve::default_threads();
     eprintln!(
         "onrush bench: built-in server on http://{} {}, the measured tool on CPU {} ({}); {} s per case",
@@ -85,19 +91,22 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         dir: &dir.0,
         pinning: &pinning,
         port: server.addr.port(),
+        tls_port: tls_server.as_ref().map(|s| s.addr.port()),
         seconds: args.seconds,
         wrk: wrk.as_deref(),
     };
     let mut results = Vec::new();
     for name in selected {
-        if !name.starts_with("tls_") {
-            eprintln!("  {name} ...");
-        }
+        eprintln!("  {name} ...");
         let result = bench.run(name);
         server.check_alive()?;
+        if let Some(s) = tls_server.as_mut() {
+            s.check_alive()?;
+        }
         results.push(result?);
     }
     drop(server);
+    drop(tls_server);
 
     if args.json {
         let doc = Report {

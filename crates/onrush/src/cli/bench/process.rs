@@ -307,21 +307,33 @@ impl Server {
     }
 }
 
-pub fn start_server(pinning: &Pinning, exe: &Path, dir: &Path) -> Result<Server, Failure> {
+/// Starts `onrush serve` (with `--tls` when `tls`: HTTPS with a generated certificate, and
+/// HTTP/2 by ALPN) pinned to the target CPU; returns once it accepts connections.
+pub fn start_server(
+    pinning: &Pinning,
+    exe: &Path,
+    dir: &Path,
+    tls: bool,
+) -> Result<Server, Failure> {
     let runtime = |m: String| Failure::Runtime(m);
     let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .map_err(|e| runtime(format!("cannot find a free port on 127.0.0.1: {e}")))?
         .port();
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let log_path = dir.join("server.stderr");
+    let log_path = dir.join(if tls {
+        "server-tls.stderr"
+    } else {
+        "server.stderr"
+    });
     let log = File::create(&log_path)
         .map_err(|e| runtime(format!("cannot create {}: {e}", log_path.display())))?;
     let mut cmd = pinning.command(pinning.target, exe);
-    cmd.args(["serve", "--addr", &addr.to_string(), "--threads", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
+    cmd.args(["serve", "--addr", &addr.to_string(), "--threads", "1"]);
+    if tls {
+        cmd.arg("--tls");
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
     let mut proc = Proc::spawn(&mut cmd, "the built-in server")?;
     let start = Instant::now();
     loop {

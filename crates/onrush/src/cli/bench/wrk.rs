@@ -33,7 +33,11 @@ impl Bench<'_> {
         if close {
             cmd.args(["-H", "Connection: close"]);
         }
-        cmd.arg(format!("http://127.0.0.1:{}{path}", self.port))
+        let url = match (super::cases::is_tls(name), self.tls_port) {
+            (true, Some(port)) => format!("https://127.0.0.1:{port}{path}"),
+            _ => format!("http://127.0.0.1:{}{path}", self.port),
+        };
+        cmd.arg(url)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(Stdio::null());
