@@ -119,10 +119,7 @@ pub(crate) fn refuse_throttle(opts: &ConnectOptions, use_instead: &str) -> Resul
 
 /// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) or another
 /// protocol (HTTP/2 with prior knowledge) to run over. `opts.throttle` is not applied here.
-pub async fn connect_tcp(
-    addr: SocketAddr,
-    opts: &ConnectOptions,
-) -> Result<TcpStream, Error> {
+pub async fn connect_tcp(addr: SocketAddr, opts: &ConnectOptions) -> Result<TcpStream, Error> {
     let from = opts.local_addr;
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()

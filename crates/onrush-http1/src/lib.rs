@@ -22,6 +22,7 @@ mod encode;
 mod error;
 mod form;
 mod multipart;
+mod session_store;
 mod throttle;
 pub mod tls;
 
@@ -33,11 +34,12 @@ pub use error::{Error, ErrorKind};
 pub use form::{form_urlencode, percent_encode_component};
 pub use multipart::{Multipart, Part, Piece};
 pub use throttle::{connect_throttled, Throttled, ThrottledConnection};
-pub use tls::{
-    connect_tls, connect_tls_stream, connect_tls_throttled, HandshakeKind, SessionMode, ThrottledTlsConnection,
-    TlsClient, TlsConfigError, TlsConnection, TlsFailure, TlsOptions, TlsSession, TlsVersion,
-};
 pub use tls::{cipher_suite_names, ClientIdentity};
+pub use tls::{
+    connect_tls, connect_tls_stream, connect_tls_throttled, HandshakeKind, SessionMode,
+    ThrottledTlsConnection, TlsClient, TlsConfigError, TlsConnection, TlsFailure, TlsOptions,
+    TlsSession, TlsVersion,
+};
 
 use std::path::Path;
 use std::time::Instant;

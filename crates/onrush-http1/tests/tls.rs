@@ -128,7 +128,7 @@ async fn get_with_the_servers_ca_trusted() {
         ..TlsOptions::default()
     })
     .unwrap();
-    let session = client.session(SessionMode::Resume);
+    let session = client.session(SessionMode::Resume, 1);
     let (status, kind) = get_once(server.local_addr(), &session).await.unwrap();
     assert_eq!((status, kind), (200, HandshakeKind::Full));
     // By DNS name too (the generated certificate names localhost).
@@ -163,7 +163,7 @@ async fn insecure_needs_no_ca() {
             ..TlsOptions::default()
         })
         .unwrap();
-        let (status, _) = get_once(server.local_addr(), &client.session(SessionMode::Full))
+        let (status, _) = get_once(server.local_addr(), &client.session(SessionMode::Full, 1))
             .await
             .unwrap();
         assert_eq!(status, 200);
@@ -180,7 +180,7 @@ async fn unknown_ca_is_classified() {
         ..TlsOptions::default()
     })
     .unwrap();
-    let e = get_once(server.local_addr(), &client.session(SessionMode::Resume))
+    let e = get_once(server.local_addr(), &client.session(SessionMode::Resume, 1))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectOther);
@@ -188,7 +188,7 @@ async fn unknown_ca_is_classified() {
     assert!(e.to_string().contains("tls.ca_file"), "{e}");
     // And trusting nothing at all is the same failure.
     let client = TlsClient::new(&TlsOptions::default()).unwrap();
-    let e = get_once(server.local_addr(), &client.session(SessionMode::Full))
+    let e = get_once(server.local_addr(), &client.session(SessionMode::Full, 1))
         .await
         .unwrap_err();
     assert_eq!(e.tls_failure(), Some(TlsFailure::CertificateUnknown), "{e}");
@@ -206,7 +206,7 @@ async fn wrong_server_name_is_classified() {
         ..TlsOptions::default()
     })
     .unwrap();
-    let session = client.session(SessionMode::Resume);
+    let session = client.session(SessionMode::Resume, 1);
     let e = connect(server.local_addr(), &session, "example.com")
         .await
         .unwrap_err();
@@ -219,7 +219,7 @@ async fn wrong_server_name_is_classified() {
         ..TlsOptions::default()
     })
     .unwrap();
-    let e = get_once(server.local_addr(), &client.session(SessionMode::Full))
+    let e = get_once(server.local_addr(), &client.session(SessionMode::Full, 1))
         .await
         .unwrap_err();
     assert_eq!(e.tls_failure(), Some(TlsFailure::NameMismatch), "{e}");
@@ -231,7 +231,7 @@ async fn wrong_server_name_is_classified() {
     .unwrap();
     let (mut conn, _) = connect(
         server.local_addr(),
-        &client.session(SessionMode::Full),
+        &client.session(SessionMode::Full, 1),
         "example.com",
     )
     .await
@@ -294,7 +294,9 @@ async fn run_sessions(
         ..TlsOptions::default()
     })
     .unwrap();
-    let sessions: Vec<TlsSession> = (0..vus).map(|_| client.session(mode)).collect();
+    let sessions: Vec<TlsSession> = (1..=vus as u64)
+        .map(|vu| client.session(mode, vu))
+        .collect();
     let mut seen = (0, 0);
     // Iterations interleave over the VUs, as a running plan's would.
     for _ in 0..per_vu {
@@ -373,7 +375,7 @@ async fn mtls_accepts_the_right_identity_only() {
             ..TlsOptions::default()
         };
         let client = TlsClient::new(&options(Some(good.clone()))).unwrap();
-        let (status, _) = get_once(addr, &client.session(SessionMode::Resume))
+        let (status, _) = get_once(addr, &client.session(SessionMode::Resume, 1))
             .await
             .unwrap();
         assert_eq!(status, 200, "{versions:?}");
@@ -382,7 +384,7 @@ async fn mtls_accepts_the_right_identity_only() {
         // arrives after the client's side of the handshake, so the first request fails. Both
         // are classified the same way.
         let client = TlsClient::new(&options(None)).unwrap();
-        let e = get_once(addr, &client.session(SessionMode::Full))
+        let e = get_once(addr, &client.session(SessionMode::Full, 1))
             .await
             .unwrap_err();
         assert_eq!(
@@ -392,7 +394,7 @@ async fn mtls_accepts_the_right_identity_only() {
         );
 
         let client = TlsClient::new(&options(Some(stranger.clone()))).unwrap();
-        let e = get_once(addr, &client.session(SessionMode::Full))
+        let e = get_once(addr, &client.session(SessionMode::Full, 1))
             .await
             .unwrap_err();
         assert_eq!(
@@ -414,6 +416,7 @@ fn every_failure_has_a_hint() {
         TlsFailure::ClientCertificateRequired,
         TlsFailure::ClientCertificateRejected,
         TlsFailure::Protocol,
+        TlsFailure::HandshakeTimeout,
         TlsFailure::Other,
     ] {
         assert!(f.hint().len() > 20, "{f:?}");
@@ -428,7 +431,7 @@ async fn throttled_tls_download() {
         ..TlsOptions::default()
     })
     .unwrap();
-    let session = client.session(SessionMode::Full);
+    let session = client.session(SessionMode::Full, 1);
     let opts = ConnectOptions {
         throttle: Some(250_000),
         ..ConnectOptions::default()

@@ -14,12 +14,13 @@
 //! frame and its window released at once, so memory does not grow with body sizes.
 //!
 //! Bytes: an HTTP/2 connection interleaves streams, so the wire bytes of one request are not
-//! separable from its neighbours'. Each [`Response`] carries the connection's wire bytes (TLS
-//! records included, as read and written on the socket) since the previous response on that
+//! separable from its neighbours'. Each [`Response`] carries the connection's HTTP/2 bytes (frames
+//! and compressed headers as read and written, beneath TLS if any) since the previous response on that
 //! connection: totals over a run are exact, a single request's figure is approximate when its
 //! stream overlapped others.
 
 mod body;
+pub mod fast;
 mod wire;
 
 use std::future::poll_fn;

@@ -181,7 +181,8 @@ impl FailureClass {
                  issued for, or set http.tls.server_name"
             }
             FailureClass::TlsClientCertificateRequired => {
-                "the server wants a client certificate: set http.tls.client_cert and client_key"
+                "the server wants a client certificate: set http.tls.client_cert and client_key \
+                 (or client_p12, identities, identities_dir)"
             }
             FailureClass::TlsClientCertificateRejected => {
                 "the server rejected the client certificate: is it signed by a CA the server \
@@ -295,10 +296,7 @@ mod tests {
                 FailureClass::TlsClientCertificateRejected,
             ),
             ("tls_protocol", FailureClass::TlsProtocol),
-            (
-                "tls_handshake_timeout",
-                FailureClass::TlsHandshakeTimeout,
-            ),
+            ("tls_handshake_timeout", FailureClass::TlsHandshakeTimeout),
             ("tls_other", FailureClass::TlsOther),
         ];
         for (name, class) in names {

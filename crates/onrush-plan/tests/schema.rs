@@ -105,11 +105,13 @@ fn schema_is_valid_json_and_describes_every_key() {
             "connections",
             "cookies",
             "decompress",
+            "max_streams",
             "redirects",
             "source_addresses",
             "throttle",
             "timeout",
-            "tls"
+            "tls",
+            "version"
         ]
     );
     assert_eq!(

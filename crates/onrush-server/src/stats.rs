@@ -61,9 +61,10 @@ pub struct H2Stats {
     /// Requests (streams) over HTTP/2, `/stats` excluded. Included in [`Stats::requests`].
     pub streams: u64,
     /// The most streams ever in flight at once on one connection: a stream is in flight from
-    /// the moment it is routed until its response body is finished (or dropped, when the
-    /// client resets it). A client that multiplexes N requests on a connection shows N here; one
-    /// that waits for each response shows 1.
+    /// the moment the connection accepts it and hands it to its handler until its response
+    /// body is finished (or dropped, when the client resets it). A client that multiplexes N
+    /// requests on a connection shows N here, even for instant endpoints when the N requests
+    /// arrive together; one that waits for each response shows 1.
     pub max_concurrent_streams: u64,
 }
 

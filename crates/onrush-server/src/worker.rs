@@ -219,8 +219,10 @@ fn service(
         tls,
     });
     service_fn(move |req| {
+        // Counted here, synchronously, not in the future: see `routes::admit`.
+        let admitted = routes::admit(&req, &conn);
         let conn = conn.clone();
-        async move { Ok::<_, Infallible>(routes::handle(req, &conn).await) }
+        async move { Ok::<_, Infallible>(routes::handle(req, &conn, admitted).await) }
     })
 }
 

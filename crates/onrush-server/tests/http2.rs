@@ -322,6 +322,30 @@ async fn fifty_streams_run_concurrently_on_one_connection() {
 }
 
 #[tokio::test]
+async fn instant_streams_sent_together_are_in_flight_together() {
+    let server = common::server(1);
+    let h2 = H2::h2c(server.local_addr()).await;
+    h2.get("/").await;
+    // Ten HEADERS frames queued before the connection task runs again: one write, one read on
+    // the server, which accepts them all before any handler runs.
+    let mut send = h2.sender().ready().await.unwrap();
+    let mut responses = Vec::new();
+    for _ in 0..10 {
+        let (response, _) = send.send_request(h2.request_for("GET", "/"), true).unwrap();
+        responses.push(response);
+    }
+    for response in responses {
+        let (parts, mut body) = response.await.unwrap().into_parts();
+        assert_eq!(parts.status, 200);
+        while let Some(chunk) = body.data().await {
+            chunk.unwrap();
+        }
+    }
+    let s = server.h2_stats();
+    assert_eq!((s.streams, s.max_concurrent_streams), (11, 10), "{s:?}");
+}
+
+#[tokio::test]
 async fn reset_streams_leave_the_in_flight_count() {
     let server = common::server(1);
     let h2 = H2::h2c(server.local_addr()).await;

@@ -155,3 +155,185 @@ fn client_cert(ca: &(rcgen::Certificate, rcgen::KeyPair), dir: &Path) -> (PathBu
         write(dir, "client.key", &key.serialize_pem()),
     )
 }
+
+/// A client certificate with common name `name`, signed by `ca`.
+fn named_client(
+    ca: &(rcgen::Certificate, rcgen::KeyPair),
+    name: &str,
+) -> (rcgen::Certificate, rcgen::KeyPair) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    (params.signed_by(&key, &ca.0, &ca.1).unwrap(), key)
+}
+
+/// Writes NAME.pem and NAME.key into `dir`.
+fn write_pem(dir: &Path, name: &str, id: &(rcgen::Certificate, rcgen::KeyPair)) {
+    write(dir, &format!("{name}.pem"), &id.0.pem());
+    write(dir, &format!("{name}.key"), &id.1.serialize_pem());
+}
+
+/// Writes NAME.p12 (PBES2 + AES-256, as `openssl pkcs12 -export` makes) into `dir`.
+fn write_p12(dir: &Path, name: &str, id: &(rcgen::Certificate, rcgen::KeyPair), password: &str) {
+    let mut store = p12_keystore::KeyStore::new();
+    let key = p12_keystore::PrivateKey::from_der(&id.1.serialize_der()).unwrap();
+    let cert = p12_keystore::Certificate::from_der(id.0.der()).unwrap();
+    store.add_entry(
+        name,
+        p12_keystore::KeyStoreEntry::PrivateKeyChain(p12_keystore::PrivateKeyChain::new(
+            name.as_bytes(),
+            key,
+            [cert],
+        )),
+    );
+    std::fs::write(
+        dir.join(format!("{name}.p12")),
+        store.writer(password).write().unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn identities_are_spread_over_vus() {
+    let dir = temp_dir("tls-identities");
+    let ca = new_ca("onrush test client CA");
+    let client_ca = write(&dir, "client-ca.pem", &ca.0.pem());
+    let server = tls_server(onrush_server::ServerTls {
+        cert_key: None,
+        client_ca: Some(client_ca),
+    });
+    write(&dir, "ca.pem", server.self_signed_ca_pem().unwrap());
+    let ids = dir.join("ids");
+    std::fs::create_dir_all(&ids).unwrap();
+    write_pem(&ids, "alice", &named_client(&ca, "alice"));
+    write_pem(&ids, "bob", &named_client(&ca, "bob"));
+    write_p12(&ids, "carol", &named_client(&ca, "carol"), "carol's secret");
+    let port = server.local_addr().port();
+    let expected = |n: u64| {
+        ["alice", "bob", "carol"]
+            .iter()
+            .map(|name| (name.to_string(), n))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+
+    // A list, the PKCS#12 password from a -D variable. `session: full` and one connection per
+    // VU: one handshake per VU, so the server sees each identity on exactly 2 of the 6 VUs.
+    let list = "target: https://127.0.0.1:{port}\nvars: { p12pass: none }\nhttp:\n  tls:\n    session: full\n    ca_file: \"{dir}/ca.pem\"\n    identities:\n      - { cert: ids/alice.pem, key: ids/alice.key }\n      - { cert: ids/bob.pem, key: ids/bob.key }\n      - { p12: ids/carol.p12, password: \"${p12pass}\" }\nscenarios:\n  - name: s\n    load: { vus: 6, iterations: 3 }\n    steps: [ { get: / } ]\n";
+    let text = list
+        .replace("{port}", &port.to_string())
+        .replace("{dir}", &dir.display().to_string());
+    let path = write(&dir, "list.yaml", &text);
+    let s = run_expect(
+        0,
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "-D",
+            "p12pass=carol's secret",
+        ],
+        &dir.join("list"),
+    );
+    assert_eq!(u64_at(&s, "/totals/requests"), 18);
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/handshakes/full"), 6, "{s:#}");
+    assert_eq!(server.tls_clients(), expected(2));
+
+    // The same identities from the folder (file-name order: alice, bob, carol).
+    let folder = "target: https://127.0.0.1:{port}\nhttp:\n  tls:\n    session: full\n    ca_file: \"{dir}/ca.pem\"\n    identities_dir: ids\n    identities_password: \"carol's secret\"\nscenarios:\n  - name: s\n    load: { vus: 6, iterations: 3 }\n    steps: [ { get: / } ]\n";
+    let s = run(port, &dir, "folder", folder, 0);
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    assert_eq!(server.tls_clients(), expected(4));
+
+    // An identity from a CA the server does not trust is rejected, and classified so.
+    let stranger = named_client(&new_ca("some other CA"), "mallory");
+    write_pem(&ids, "mallory", &stranger);
+    let rejected = "target: https://127.0.0.1:{port}\nhttp:\n  tls:\n    ca_file: \"{dir}/ca.pem\"\n    identities: [ { cert: ids/mallory.pem, key: ids/mallory.key } ]\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 3 }\n    steps: [ { get: / } ]\n";
+    let s = run(port, &dir, "rejected", rejected, 4);
+    assert_eq!(
+        u64_at(
+            &s,
+            "/totals/failures_by_class/tls_client_certificate_rejected"
+        ),
+        3,
+        "{s:#}"
+    );
+}
+
+#[test]
+fn a_wrong_p12_password_stops_the_plan_before_it_runs() {
+    let dir = temp_dir("tls-p12-password");
+    let ca = new_ca("onrush test client CA");
+    write_p12(&dir, "client", &named_client(&ca, "vu"), "right");
+    let plan = write(
+        &dir,
+        "plan.yaml",
+        "target: https://127.0.0.1:1\nhttp:\n  tls:\n    client_p12: client.p12\n    client_p12_password: wrong\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps: [ { get: / } ]\n",
+    );
+    let out = onrush()
+        .args(["validate", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("plan.yaml:5:26"), "file:line:col: {err}");
+    assert!(err.contains("client.p12: wrong password"), "{err}");
+}
+
+#[test]
+fn ciphers_reach_the_handshake() {
+    // The built-in server's generated certificate is ECDSA: an ECDSA suite works, an RSA-only
+    // choice has no suite in common with it.
+    let server = tls_server(onrush_server::ServerTls::default());
+    let dir = temp_dir("tls-ciphers");
+    write(&dir, "ca.pem", server.self_signed_ca_pem().unwrap());
+    let plan = "target: https://127.0.0.1:{port}\nhttp:\n  tls: { ca_file: \"{dir}/ca.pem\", ciphers: [CIPHER] }\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 2 }\n    steps: [ { get: / } ]\n";
+    let port = server.local_addr().port();
+    for (cipher, code) in [
+        ("ECDHE-ECDSA-AES128-GCM-SHA256", 0),
+        ("TLS13_CHACHA20_POLY1305_SHA256", 0),
+        ("ECDHE-RSA-AES128-GCM-SHA256", 4),
+    ] {
+        let s = run(port, &dir, cipher, &plan.replace("CIPHER", cipher), code);
+        if code == 0 {
+            assert_eq!(u64_at(&s, "/totals/failures"), 0, "{cipher}: {s:#}");
+        } else {
+            assert_eq!(
+                u64_at(&s, "/totals/failures_by_class/tls_protocol"),
+                2,
+                "{cipher}: {s:#}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_plans_cipher_names_are_the_suites_rustls_offers() {
+    let plan: Vec<&str> = onrush_plan::TLS_CIPHER_SUITES.iter().map(|s| s.0).collect();
+    assert_eq!(plan, onrush_http1::cipher_suite_names());
+}
+
+#[test]
+fn a_server_that_never_finishes_the_handshake_is_a_handshake_timeout() {
+    // Accepts TCP connections and never says a word: the TCP connect succeeds, the TLS
+    // handshake cannot.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().take(8) {
+            held.push(conn);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(30));
+    });
+    let dir = temp_dir("tls-handshake-timeout");
+    let plan = "target: https://127.0.0.1:{port}\nhttp: { timeout: 300ms, connections: per_request, tls: { insecure: true } }\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 3 }\n    steps: [ { get: / } ]\n";
+    let s = run(port, &dir, "stalled", plan, 4);
+    assert_eq!(
+        u64_at(&s, "/totals/failures_by_class/tls_handshake_timeout"),
+        3,
+        "{s:#}"
+    );
+}

@@ -378,14 +378,20 @@ impl Ctx<'_> {
                         key,
                     });
                 }
-                "key" => {
+                "key"
                     if !file.with_extension("pem").is_file()
-                        && !file.with_extension("crt").is_file()
-                    {
-                        return Err(self
-                            .err(node, path, format!("{} has no certificate (.pem or .crt of the same name) beside it", file.display()))
-                            .with_hint(pair_hint));
-                    }
+                        && !file.with_extension("crt").is_file() =>
+                {
+                    return Err(self
+                        .err(
+                            node,
+                            path,
+                            format!(
+                                "{} has no certificate (.pem or .crt of the same name) beside it",
+                                file.display()
+                            ),
+                        )
+                        .with_hint(pair_hint));
                 }
                 "p12" | "pfx" => {
                     let password = pass.clone().unwrap_or_default();

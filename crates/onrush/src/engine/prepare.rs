@@ -8,8 +8,8 @@ use onrush_http1::{ClientIdentity, SessionMode, TlsClient, TlsOptions, TlsVersio
 use onrush_metrics::{Layout, ScenarioLayout, StepKind};
 use onrush_plan::{
     CloseMode, ConnectionScope, CookieMode, FeederUse, HttpSettings, HttpVersion, LoadModel,
-    MetricKind, Plan,
-    Scheme, Step, Target, TargetUrl, TlsSessionMode, TlsSettings, TlsVersionSetting,
+    MetricKind, Plan, Scheme, Step, Target, TargetUrl, TlsSessionMode, TlsSettings,
+    TlsVersionSetting,
 };
 use std::sync::atomic::AtomicBool;
 
