@@ -61,7 +61,7 @@ fn main() {
 
 enum Conn {
     Fast(onrush_http2::fast::H2Connection),
-    H2(onrush_http2::H2Connection),
+    H2(onrush_http2::reference::H2Connection),
 }
 
 async fn run(fast: bool, addr: SocketAddr, n: u64) {
@@ -93,7 +93,7 @@ async fn run(fast: bool, addr: SocketAddr, n: u64) {
             )
         } else {
             Conn::H2(
-                onrush_http2::handshake(stream, scheme, b"127.0.0.1", &settings)
+                onrush_http2::reference::handshake(stream, scheme, b"127.0.0.1", &settings)
                     .await
                     .expect("handshake"),
             )

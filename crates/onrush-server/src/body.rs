@@ -37,9 +37,6 @@ const fn pattern() -> [u8; CHUNK] {
 /// Body of every response this server sends.
 pub struct ResponseBody {
     kind: Kind,
-    /// For an HTTP/2 response: its stream's in-flight count, ended when this body is dropped
-    /// (hyper drops it once it is sent, or when the stream is reset).
-    _stream: Option<crate::routes::H2Stream>,
 }
 
 enum Kind {
@@ -187,16 +184,7 @@ impl Encoded {
 
 impl ResponseBody {
     fn new(kind: Kind) -> Self {
-        ResponseBody {
-            kind,
-            _stream: None,
-        }
-    }
-
-    /// Ties an HTTP/2 stream's in-flight count to this body (see [`crate::routes::H2Stream`]).
-    pub(crate) fn with_stream(mut self, stream: crate::routes::H2Stream) -> Self {
-        self._stream = Some(stream);
-        self
+        ResponseBody { kind }
     }
 
     pub(crate) fn empty() -> Self {

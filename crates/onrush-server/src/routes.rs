@@ -41,14 +41,41 @@ pub(crate) struct Conn {
 }
 
 /// One HTTP/2 stream in flight on its connection (for `h2_max_concurrent_streams`). It travels
-/// with the response body, which hyper drops when the body is finished or the stream is reset,
-/// and dropping it ends the stream's count; if the handler is dropped before it has a response
-/// (a reset during `/delay`, the connection closing), the guard is dropped with it.
+/// with the response body ([`H2Body`]), which hyper drops when the body is finished or the
+/// stream is reset, and dropping it ends the stream's count; if the handler is dropped before
+/// it has a response (a reset during `/delay`, the connection closing), it is dropped with it.
 pub(crate) struct H2Stream(Arc<Conn>);
 
 impl Drop for H2Stream {
     fn drop(&mut self) {
         self.0.counter.h2_stream_done();
+    }
+}
+
+/// An HTTP/2 response body: the same [`ResponseBody`], carrying its stream's [`H2Stream`]
+/// (`None` for `/stats`). A separate type so that HTTP/1.1 responses stay as small as before.
+pub(crate) struct H2Body {
+    body: ResponseBody,
+    _stream: Option<H2Stream>,
+}
+
+impl Body for H2Body {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -61,43 +88,59 @@ impl Conn {
 
 pub(crate) type Resp = Response<ResponseBody>;
 
-/// How a request was counted when it arrived (see [`admit`]).
-pub(crate) enum Admitted {
-    /// `/stats`: never counted.
-    Stats,
-    /// Counted; `Some` for an HTTP/2 stream, in flight until its response body is dropped.
-    Counted(Option<H2Stream>),
-}
-
-/// Counts a request the moment hyper hands it over, before its handler first runs: for HTTP/2
-/// that is when the connection accepts the stream, so every stream a client has multiplexed is
-/// in flight at once even when each handler would finish in one poll (`/` under `h2load -m 10`
-/// shows 10, not 1). `/stats` is not counted (see [`crate::Stats`]).
-pub(crate) fn admit(req: &Request<Incoming>, conn: &Arc<Conn>) -> Admitted {
+/// Routes one HTTP/1.1 request; `/stats` is answered without being counted (see
+/// [`crate::Stats`]). Requests on an HTTP/1.1 connection come one at a time, so counting on the
+/// first poll is counting on arrival.
+pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
     if req.uri().path() == "/stats" {
-        return Admitted::Stats;
+        drain(req.into_body()).await;
+        return stats(&conn.shared);
     }
-    let h2 = req.version() == Version::HTTP_2;
-    conn.counter.count_request(&conn.shared, h2);
-    Admitted::Counted(h2.then(|| H2Stream(conn.clone())))
-}
-
-/// Routes one request, HTTP/1.1 or HTTP/2 alike, counted by [`admit`] before.
-pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn, admitted: Admitted) -> Resp {
-    let stream = match admitted {
-        Admitted::Stats => {
-            drain(req.into_body()).await;
-            return stats(&conn.shared);
-        }
-        Admitted::Counted(stream) => stream,
-    };
+    conn.counter.count_request(&conn.shared, false);
     let is_head = req.method() == Method::HEAD;
     let resp = route(req, conn).await;
-    let resp = if is_head { head_only(resp) } else { resp };
-    match stream {
-        Some(stream) => resp.map(|body| body.with_stream(stream)),
-        None => resp,
+    if is_head {
+        head_only(resp)
+    } else {
+        resp
     }
+}
+
+/// Counts an HTTP/2 stream the moment hyper hands it over, before the stream's task first
+/// runs, so every stream a client has multiplexed is in flight at once even when each handler
+/// would finish in one poll (`/` under `h2load -m 10` shows 10, not 1). `None` for `/stats`,
+/// which is not counted. Pass the result to [`handle_h2`].
+pub(crate) fn admit_h2(req: &Request<Incoming>, conn: &Arc<Conn>) -> Option<H2Stream> {
+    if req.uri().path() == "/stats" {
+        return None;
+    }
+    conn.counter.count_request(&conn.shared, true);
+    Some(H2Stream(conn.clone()))
+}
+
+/// Routes one HTTP/2 stream (the same endpoints as [`handle`]), counted by [`admit_h2`].
+pub(crate) async fn handle_h2(
+    req: Request<Incoming>,
+    conn: &Conn,
+    stream: Option<H2Stream>,
+) -> Response<H2Body> {
+    debug_assert_eq!(req.version(), Version::HTTP_2);
+    let resp = if stream.is_none() {
+        drain(req.into_body()).await;
+        stats(&conn.shared)
+    } else {
+        let is_head = req.method() == Method::HEAD;
+        let resp = route(req, conn).await;
+        if is_head {
+            head_only(resp)
+        } else {
+            resp
+        }
+    };
+    resp.map(|body| H2Body {
+        body,
+        _stream: stream,
+    })
 }
 
 async fn route(req: Request<Incoming>, conn: &Conn) -> Resp {
