@@ -13,7 +13,11 @@ one thread each. Cases, interleaved round by round so that a noisy neighbour hit
 
 CPU = user + system time of the tool's process (getrusage of the child). Medians of --rounds.
 
-usage: bench/tls_cost.py [--rounds 3] [--seconds 5] [--cases keepalive,full,resumed,h2] [--onrush PATH]
+  full_verified, resumed_verified   the same two with the certificate verified against the server's CA
+             (the default configuration; `insecure: true` elsewhere, as wrk and h2load verify nothing)
+
+usage: bench/tls_cost.py [--rounds 3] [--seconds 5]
+                         [--cases keepalive,full,resumed,h2,full_verified,resumed_verified] [--onrush PATH]
 """
 import argparse, json, os, re, signal, statistics, subprocess, sys, tempfile, time
 
@@ -23,7 +27,7 @@ from cpu_per_request import ONRUSH, cpu_of  # noqa: E402
 ADDR = "127.0.0.1:18443"
 URL = f"https://{ADDR}/"
 PLAN = """target: https://{addr}
-http: {{ version: {version}, connections: {scope}, max_streams: 10, tls: {{ session: {session}, insecure: true }} }}
+http: {{ version: {version}, connections: {scope}, max_streams: 10, tls: {{ session: {session}, {trust} }} }}
 scenarios:
   - name: tls
     load: {{ vus: 50, duration: {seconds}s }}
@@ -34,7 +38,11 @@ ONRUSH_CASES = {
     "full": ("h1", "per_request", "full"),
     "resumed": ("h1", "per_request", "resume"),
     "h2": ("h2", "shared", "resume"),
+    # The default configuration: the server certificate verified against its CA.
+    "full_verified": ("h1", "per_request", "full"),
+    "resumed_verified": ("h1", "per_request", "resume"),
 }
+CA = "/tmp/onrush-tls-cost-ca.pem"
 PIN = ["taskset", "-c", "0"]
 
 
@@ -42,7 +50,8 @@ def run_onrush(binary, tmp, case, seconds, r):
     version, scope, session = ONRUSH_CASES[case]
     plan = os.path.join(tmp, f"{case}.yaml")
     with open(plan, "w") as f:
-        f.write(PLAN.format(addr=ADDR, version=version, scope=scope, session=session, seconds=seconds))
+        trust = f'ca_file: "{CA}"' if case.endswith("_verified") else "insecure: true"
+        f.write(PLAN.format(addr=ADDR, version=version, scope=scope, session=session, seconds=seconds, trust=trust))
     out = os.path.join(tmp, f"{case}-{r}")
     _, cpu = cpu_of([*PIN, binary, "run", plan, "-t", "1", "--quiet", "--out", out])
     s = json.load(open(os.path.join(out, "summary.json")))["totals"]
@@ -69,16 +78,17 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=int, default=5)
-    p.add_argument("--cases", default="keepalive,full,resumed,h2")
+    p.add_argument("--cases", default="keepalive,full,resumed,h2,full_verified,resumed_verified")
     p.add_argument("--onrush", default=ONRUSH, help="the onrush binary to measure (and serve with)")
     a = p.parse_args()
     cases = a.cases.split(",")
-    server = subprocess.Popen(["taskset", "-c", "1", a.onrush, "serve", "--tls", "--addr", ADDR, "--threads", "1"],
+    server = subprocess.Popen(["taskset", "-c", "1", a.onrush, "serve", "--tls", "--addr", ADDR, "--threads", "1",
+                               "--ca-out", CA],
                               stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     results = {}
     tools = {"keepalive": ["onrush", "h2load", "wrk"], "full": ["onrush", "wrk"], "resumed": ["onrush"],
-             "h2": ["onrush", "h2load"]}
+             "h2": ["onrush", "h2load"], "full_verified": ["onrush"], "resumed_verified": ["onrush"]}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(a.rounds):
@@ -107,8 +117,10 @@ def main():
         if case == "keepalive":
             line += f"; onrush/wrk {med[('onrush', case)] / med[('wrk', case)]:.3f}"
         print(line)
-    if "full" in cases and "resumed" in cases:
-        print(f"resumed/full (onrush): {med[('onrush', 'resumed')] / med[('onrush', 'full')]:.3f}")
+    for suffix in ["", "_verified"]:
+        if f"full{suffix}" in cases and f"resumed{suffix}" in cases:
+            print(f"resumed/full{suffix} (onrush): "
+                  f"{med[('onrush', 'resumed' + suffix)] / med[('onrush', 'full' + suffix)]:.3f}")
 
 
 if __name__ == "__main__":
