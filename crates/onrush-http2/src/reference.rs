@@ -184,8 +184,13 @@ impl H2Connection {
     /// Whether the server still accepts new streams on this connection, as far as is known
     /// without waiting (a GOAWAY received or a failed connection make it false).
     pub fn is_open(&mut self) -> bool {
-        let waker = std::task::Waker::noop();
-        let mut cx = std::task::Context::from_waker(waker);
+        // Polled once without waiting: nobody needs waking (`Waker::noop` needs Rust 1.85).
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: Arc<Self>) {}
+        }
+        let waker = std::task::Waker::from(Arc::new(Noop));
+        let mut cx = std::task::Context::from_waker(&waker);
         !matches!(
             self.send.poll_ready(&mut cx),
             std::task::Poll::Ready(Err(_))

@@ -123,13 +123,6 @@ impl ConnectionPool {
     pub fn set_speaks_h1(&self, slot: usize) {
         self.slots.borrow_mut()[slot].speaks_h1 = true;
     }
-
-    /// Connections (HTTP/1.1 idle + HTTP/2 live) in `slot`'s pool, for tests.
-    #[cfg(test)]
-    pub fn len(&self, slot: usize) -> usize {
-        let slots = self.slots.borrow();
-        slots[slot].idle.len() + slots[slot].h2.iter().filter(|e| !e.dead.get()).count()
-    }
 }
 
 #[cfg(test)]
