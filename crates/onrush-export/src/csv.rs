@@ -1,13 +1,12 @@
 //! CSV of a results directory's per-second intervals (`onrush export DIR --csv`).
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 
 use onrush_metrics::hist::new_hist;
-use onrush_metrics::{decode_hist, Hist, MsStats, INTERVALS_FILE, RESULTS_FORMAT_VERSION};
-use serde::Deserialize;
+use onrush_metrics::{Hist, MsStats, INTERVALS_FILE};
+use onrush_results::{HistDecoder, IntervalsReader, Line, ReadError, StepLine};
 
 use crate::ExportError;
 
@@ -18,60 +17,17 @@ bytes_out,latency_min_ms,latency_mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms";
 /// The `scenario` and `step` of the per-second totals row.
 const ALL: &str = "*";
 
-#[derive(Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum Line {
-    Header(Header),
-    Step(StepLine),
-    Scenario(ScenarioLine),
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct Header {
-    onrush_results: u32,
-    start_unix_ms: u64,
-    #[serde(default = "one")]
-    interval_s: f64,
-    #[serde(default)]
-    layout: Vec<LayoutScenario>,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-#[derive(Deserialize)]
-struct LayoutScenario {
-    scenario: String,
-    #[serde(default)]
-    steps: Vec<String>,
-    /// The names in `steps` that are groups (transactions): not request rows.
-    #[serde(default)]
-    groups: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct StepLine {
-    t: u64,
-    scenario: String,
-    step: String,
-    #[serde(default)]
-    requests: u64,
-    #[serde(default)]
-    failures: u64,
-    #[serde(default)]
-    bytes_in: u64,
-    #[serde(default)]
-    bytes_out: u64,
-    #[serde(default)]
-    latency: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ScenarioLine {
-    t: u64,
+impl From<ReadError> for ExportError {
+    fn from(e: ReadError) -> ExportError {
+        match e {
+            ReadError::Io { path, source } => ExportError::Read { path, source },
+            e => ExportError::Parse {
+                path: e.path().to_path_buf(),
+                line: e.line().unwrap_or(1),
+                msg: e.message(),
+            },
+        }
+    }
 }
 
 #[derive(Default)]
@@ -214,105 +170,55 @@ pub fn csv_field(v: &str, out: &mut String) {
 /// (percentiles and max: HdrHistogram's highest equivalent value). Streams: memory does not
 /// grow with the length of the run.
 pub fn export_csv(dir: &Path, w: &mut impl Write) -> Result<(), ExportError> {
-    let path = dir.join(INTERVALS_FILE);
-    let read_err = |e| ExportError::Read {
-        path: path.clone(),
-        source: e,
+    let mut lines = IntervalsReader::open(&dir.join(INTERVALS_FILE))?;
+    let header = lines.header();
+    let mut table = Table {
+        start_unix_ms: header.start_unix_ms,
+        interval_s: f64::from(header.interval_s),
+        names: Vec::new(),
+        index: HashMap::new(),
+        second: None,
+        counts: Vec::new(),
+        hists: Vec::new(),
+        buf: String::new(),
     };
-    let parse_err = |line: usize, msg: String| ExportError::Parse {
-        path: path.clone(),
-        line,
-        msg,
-    };
-    let reader = BufReader::new(File::open(&path).map_err(read_err)?);
-    let mut table: Option<Table> = None;
-    for (i, text) in reader.lines().enumerate() {
-        let n = i + 1;
-        let text = text.map_err(read_err)?;
-        if text.trim().is_empty() {
-            continue;
+    // Groups (transactions) are not request rows.
+    for s in &header.layout {
+        for st in s.request_steps() {
+            table.step(&s.scenario, st);
         }
-        let line: Line = serde_json::from_str(&text).map_err(|e| {
-            let msg = if table.is_none() {
-                format!("not an onrush intervals file (the first line must be the header): {e}")
-            } else {
-                e.to_string()
-            };
-            parse_err(n, msg)
-        })?;
-        let (t, step) = match (line, table.as_mut()) {
-            (Line::Header(h), None) => {
-                if h.onrush_results > RESULTS_FORMAT_VERSION {
-                    return Err(parse_err(
-                        n,
-                        format!(
-                            "results format {} is newer than this onrush reads ({})",
-                            h.onrush_results, RESULTS_FORMAT_VERSION
-                        ),
-                    ));
-                }
-                let mut tb = Table {
-                    start_unix_ms: h.start_unix_ms,
-                    interval_s: h.interval_s,
-                    names: Vec::new(),
-                    index: HashMap::new(),
-                    second: None,
-                    counts: Vec::new(),
-                    hists: Vec::new(),
-                    buf: String::new(),
-                };
-                for s in &h.layout {
-                    for st in s.steps.iter().filter(|st| !s.groups.contains(st)) {
-                        tb.step(&s.scenario, st);
-                    }
-                }
-                w.write_all(CSV_HEADER.as_bytes())
-                    .and_then(|()| w.write_all(b"\r\n"))
-                    .map_err(ExportError::Write)?;
-                table = Some(tb);
-                continue;
-            }
-            (Line::Header(_), Some(_)) => return Err(parse_err(n, "a second header line".into())),
-            (_, None) => {
-                return Err(parse_err(
-                    n,
-                    "not an onrush intervals file: the first line must be the header".into(),
-                ))
-            }
-            (Line::Other, Some(_)) => continue,
-            (Line::Scenario(l), Some(_)) => (l.t, None),
-            (Line::Step(l), Some(_)) => (l.t, Some(l)),
+    }
+    w.write_all(CSV_HEADER.as_bytes())
+        .and_then(|()| w.write_all(b"\r\n"))
+        .map_err(ExportError::Write)?;
+    let mut decoder = HistDecoder::new();
+    while let Some(line) = lines.next_line()? {
+        // The reader checks that seconds never go back.
+        let (t, step) = match line {
+            Line::Scenario(l) => (l.t, None),
+            Line::Step(l) => (l.t, Some(l)),
+            _ => continue,
         };
-        let tb = table.as_mut().expect("set by the header");
-        match tb.second {
-            Some(cur) if t < cur => {
-                return Err(parse_err(
-                    n,
-                    format!("second {t} after second {cur}: lines must be in second order"),
-                ))
-            }
-            Some(cur) if t > cur => {
-                tb.flush(w)?;
-                tb.second = Some(t);
-            }
-            Some(_) => {}
-            None => tb.second = Some(t),
+        if table.second.is_some_and(|cur| t > cur) {
+            table.flush(w)?;
         }
+        table.second = Some(t);
         if let Some(l) = step {
-            let i = tb.step(&l.scenario, &l.step);
-            tb.counts[i].add(&l);
+            let i = table.step(&l.scenario, &l.step);
+            table.counts[i].add(&l);
             if let Some(text) = &l.latency {
-                let h = decode_hist(text).map_err(|e| parse_err(n, format!("latency: {e}")))?;
-                match &mut tb.hists[i] {
+                let h = decoder
+                    .decode_hist(text)
+                    .map_err(|e| lines.error(format!("latency: {e}")))?;
+                match &mut table.hists[i] {
                     Some(acc) => acc
                         .add(&h)
-                        .map_err(|e| parse_err(n, format!("latency: {e:?}")))?,
+                        .map_err(|e| lines.error(format!("latency: {e:?}")))?,
                     slot => *slot = Some(h),
                 }
             }
         }
     }
-    let mut table = table.ok_or_else(|| parse_err(1, "empty file: no header line".into()))?;
     table.flush(w)?;
     w.flush().map_err(ExportError::Write)
 }

@@ -186,7 +186,7 @@ fn read_response(s: &mut TcpStream, deadline: Instant) -> io::Result<Response> {
                 let no_body = status == 204 || status == 304;
                 let want = if no_body { Some(0) } else { content_length };
                 // Read the body (capped) until its length, the connection's end or the cap.
-                while want.map_or(true, |w| buf.len() - head_len < w)
+                while want.is_none_or(|w| buf.len() - head_len < w)
                     && buf.len() < MAX_RESPONSE
                     && Instant::now() < deadline
                 {

@@ -539,7 +539,7 @@ fn find_end_tag(body: &[u8], from: usize, name: &[u8]) -> usize {
         if rest.len() >= 2 + name.len()
             && rest[1] == b'/'
             && rest[2..2 + name.len()].eq_ignore_ascii_case(name)
-            && rest.get(2 + name.len()).map_or(true, |&c| is_name_end(c))
+            && rest.get(2 + name.len()).is_none_or(|&c| is_name_end(c))
         {
             return lt;
         }

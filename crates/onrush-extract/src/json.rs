@@ -641,7 +641,7 @@ mod tests {
             let doc: Vec<u8> = (0..len)
                 .map(|_| {
                     let r = g.next();
-                    if r % 5 == 0 {
+                    if r.is_multiple_of(5) {
                         (r >> 8) as u8
                     } else {
                         alphabet[(r >> 8) as usize % alphabet.len()]
@@ -665,7 +665,7 @@ mod tests {
         ];
         match g.next() % 10 {
             0..=3 if depth < 6 => {
-                let (open, close) = if g.next() % 2 == 0 {
+                let (open, close) = if g.next().is_multiple_of(2) {
                     (b'[', b']')
                 } else {
                     (b'{', b'}')
@@ -673,7 +673,11 @@ mod tests {
                 out.push(open);
                 for i in 0..g.next() % 6 {
                     if i > 0 {
-                        out.extend_from_slice(if g.next() % 2 == 0 { b"," } else { b" ,\n  " });
+                        out.extend_from_slice(if g.next().is_multiple_of(2) {
+                            b","
+                        } else {
+                            b" ,\n  "
+                        });
                     }
                     if open == b'{' {
                         out.extend_from_slice(strings[g.next() as usize % strings.len()]);
@@ -771,7 +775,7 @@ mod tests {
             let mut block = [0u8; 64];
             for x in &mut block {
                 let r = g.next();
-                *x = if r % 2 == 0 {
+                *x = if r.is_multiple_of(2) {
                     b"\"\\{}[];{|\x00\xff"[(r >> 8) as usize % 11]
                 } else {
                     (r >> 8) as u8

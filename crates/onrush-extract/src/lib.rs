@@ -446,7 +446,7 @@ pub fn select(
             let mut seen: u64 = 0;
             extractor.each(doc, &mut |v| {
                 seen += 1;
-                if !random || seen == 1 || rng() % seen == 0 {
+                if !random || seen == 1 || rng().is_multiple_of(seen) {
                     keep.clear();
                     keep.extend_from_slice(v);
                 }

@@ -539,7 +539,11 @@ fn gen_value(g: &mut Gen, depth: usize, out: &mut String) {
         out.push('[');
         for i in 0..g.next() % 5 {
             if i > 0 {
-                out.push_str(if g.next() % 2 == 0 { "," } else { " ,\n " });
+                out.push_str(if g.next().is_multiple_of(2) {
+                    ","
+                } else {
+                    " ,\n "
+                });
             }
             gen_value(g, depth + 1, out);
         }

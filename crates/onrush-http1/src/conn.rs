@@ -1,20 +1,21 @@
 //! The connection: buffers, the send/receive loop, and mapping I/O failures to [`ErrorKind`]s.
 //!
-//! Generic over the byte stream (`AsyncRead + AsyncWrite + Unpin`) so that TLS can become a
-//! transport beneath it later; `TcpStream` is the default and what [`connect`] returns.
+//! Generic over the byte stream (`AsyncRead + AsyncWrite + Unpin`) so that TLS and the
+//! bandwidth cap (onrush-http's transports) run beneath it; `TcpStream` is the default and
+//! what [`connect`] returns.
 
 use std::io::Read;
-use std::net::{IpAddr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 
 use crate::decode::Decoder;
 use crate::encode;
-use crate::error::Op;
-use crate::multipart::Segment;
+use crate::{connect_tcp, ConnectOptions, Piece};
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
+use onrush_http::{refuse_throttle, IoOp as Op};
 
 /// Read buffer size: a typical response (head + small body) arrives in one read, and a large
 /// body streams through in 16 KiB reads. Grown once to [`MAX_HEAD_BYTES`] only when a response
@@ -34,64 +35,6 @@ const FILE_CHUNK: usize = 64 * 1024;
 /// one write syscall; larger ones are written from the caller's slice, after the head.
 const COALESCE_BODY: usize = 16 * 1024;
 
-/// Options for [`connect`].
-///
-/// `ConnectOptions::default()` is a plain connect with TCP_NODELAY: the socket, one setsockopt,
-/// the connect; the other options cost one syscall each, and only when set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectOptions {
-    /// Set TCP_NODELAY, so that a request leaves at once instead of waiting for the ACK of the
-    /// previous segment (Nagle): the default, as every load tool does.
-    pub nodelay: bool,
-    /// Bind the socket to this source address before connecting (`None`: the kernel chooses).
-    ///
-    /// Each (source address, target address, target port) triple has its own range of local
-    /// ports, so spreading connections over several source addresses multiplies the
-    /// connections a client can open, and the new connections per second it can sustain
-    /// while closed ones sit in TIME_WAIT. On loopback every address of 127.0.0.0/8 is local:
-    /// 127.0.0.2..127.0.0.254 can be used without configuring anything (Gatling calls these
-    /// `localAddresses`). For a remote target the addresses must be configured on an interface.
-    ///
-    /// On Linux the socket gets `IP_BIND_ADDRESS_NO_PORT` before `bind`, so the port is only
-    /// chosen at `connect`, from the full 4-tuple: without it `bind` reserves a port for the
-    /// source address alone, and the range runs out as if all targets were one.
-    pub local_addr: Option<IpAddr>,
-    /// Set SO_LINGER to {on, 0 s}: dropping the connection sends RST instead of FIN, so it
-    /// leaves no TIME_WAIT on the client and its port is free at once (`http.close: reset` in a
-    /// plan). The server sees the reset (ECONNRESET on its next read, if any); a response
-    /// already read is complete, so only the orderly goodbye is skipped. Closing never blocks:
-    /// a zero linger aborts immediately.
-    pub linger_reset: bool,
-    /// Cap this connection's bandwidth to this many bytes per second in each direction (a
-    /// slow client: a mobile link, a modem). `None` (the default): no cap and no cost.
-    ///
-    /// A capped connection has another type, so it is opened with [`crate::connect_throttled`],
-    /// [`crate::connect_tls_throttled`] or [`crate::connect_any`] (which picks by this field);
-    /// [`connect`] and [`crate::connect_tls`] refuse a `Some` (kind `ConnectOther`) rather than
-    /// ignore it.
-    pub throttle: Option<u64>,
-    /// When opening the connection must be done by: the TCP connect, and the TLS handshake for
-    /// [`crate::connect_tls`]. A TCP connect still running then fails as
-    /// [`ErrorKind::ConnectTimeout`]; a TLS handshake as `ConnectTimeout` with
-    /// [`crate::TlsFailure::HandshakeTimeout`]. So a request's own deadline, passed here, tells
-    /// *which* phase was too slow (a SYN queue overflowing vs. a server starved of CPU for
-    /// handshakes), where a timeout around the whole request could not. `None` (the default):
-    /// no limit here, no timer armed.
-    pub deadline: Option<tokio::time::Instant>,
-}
-
-impl Default for ConnectOptions {
-    fn default() -> Self {
-        ConnectOptions {
-            nodelay: true,
-            local_addr: None,
-            linger_reset: false,
-            throttle: None,
-            deadline: None,
-        }
-    }
-}
-
 /// Opens a TCP connection to `addr`. The caller wraps it in a timeout and measures connect time.
 ///
 /// Errors: [`ErrorKind::ConnectRefused`]; [`ErrorKind::AddrNotAvailable`] when this machine is
@@ -101,97 +44,6 @@ impl Default for ConnectOptions {
 pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connection, Error> {
     refuse_throttle(opts, "connect_throttled")?;
     connect_tcp(addr, opts).await.map(Connection::new)
-}
-
-/// The unthrottled connect functions can't honour `opts.throttle`: say so instead of ignoring it.
-pub(crate) fn refuse_throttle(opts: &ConnectOptions, use_instead: &str) -> Result<(), Error> {
-    match opts.throttle {
-        None => Ok(()),
-        Some(_) => Err(Error::new(
-            ErrorKind::ConnectOther,
-            format!(
-                "ConnectOptions::throttle is set: open the connection with {use_instead} or \
-                 connect_any"
-            ),
-        )),
-    }
-}
-
-/// [`connect`] without the [`Connection`]: the socket, for a transport (TLS) or another
-/// protocol (HTTP/2 with prior knowledge) to run over. `opts.throttle` is not applied here.
-pub async fn connect_tcp(addr: SocketAddr, opts: &ConnectOptions) -> Result<TcpStream, Error> {
-    let from = opts.local_addr;
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()
-    } else {
-        TcpSocket::new_v6()
-    }
-    .map_err(|e| Error::connect(e, addr, from))?;
-    if opts.nodelay {
-        socket
-            .set_nodelay(true)
-            .map_err(|e| Error::connect(e, addr, from))?;
-    }
-    if opts.linger_reset {
-        // Through socket2 because tokio deprecates its set_linger: a *non-zero* linger blocks
-        // the thread in close(). A zero linger never blocks: close() sends RST and returns.
-        socket2::SockRef::from(&socket)
-            .set_linger(Some(Duration::ZERO))
-            .map_err(|e| Error::connect(e, addr, from))?;
-    }
-    if let Some(ip) = from {
-        bind_source(&socket, ip, addr)?;
-    }
-    let connecting = socket.connect(addr);
-    let result = match opts.deadline {
-        Some(at) => match tokio::time::timeout_at(at, connecting).await {
-            Ok(result) => result,
-            Err(_elapsed) => return Err(Error::connect_timeout(addr, from)),
-        },
-        None => connecting.await,
-    };
-    result.map_err(|e| Error::connect(e, addr, from))
-}
-
-/// Binds `socket` to source address `ip`, port chosen later by connect().
-fn bind_source(socket: &TcpSocket, ip: IpAddr, addr: SocketAddr) -> Result<(), Error> {
-    if ip.is_ipv4() != addr.is_ipv4() {
-        return Err(Error::new(
-            ErrorKind::ConnectOther,
-            format!("source address {ip} and target {addr} are not of the same IP version"),
-        ));
-    }
-    // Best effort: a kernel older than 4.2 refuses the option (ENOPROTOOPT), and bind() then
-    // reserves a port per source address, which still works, only with fewer connections.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    let _ = set_bind_address_no_port(socket);
-    socket
-        .bind(SocketAddr::new(ip, 0))
-        .map_err(|e| Error::bind(e, ip, addr))
-}
-
-/// `IP_BIND_ADDRESS_NO_PORT` (Linux >= 4.2): bind() to port 0 records the address only, and
-/// connect() picks a port that makes the 4-tuple unique. Applies to IPv6 sockets as well (the
-/// kernel handles SOL_IP options on them).
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn set_bind_address_no_port(socket: &TcpSocket) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let one: libc::c_int = 1;
-    // SAFETY: setsockopt on a file descriptor we own, with a pointer to a live c_int and its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// One HTTP/1.1 client connection, carrying requests one after the other (no pipelining).
@@ -274,10 +126,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 self.reusable = resp.keep_alive;
                 Ok(resp)
             }
-            Err(mut e) => {
+            Err(e) => {
                 let peer_went_away = matches!(e.kind(), ErrorKind::Reset | ErrorKind::ClosedEarly);
                 if reused && first_byte_at.is_none() && peer_went_away {
-                    e.mark_stale();
+                    return Err(e.into_stale());
                 }
                 Err(e)
             }
@@ -352,8 +204,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         m: &crate::Multipart,
     ) -> Result<u64, Error> {
         let mut files = Vec::new();
-        for seg in m.segments() {
-            if let Segment::File { path, len } = seg {
+        for piece in m.pieces() {
+            if let Piece::File { path, len } = piece {
                 let err = |e: std::io::Error| {
                     Error::new(
                         ErrorKind::Io,
@@ -362,7 +214,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 };
                 let file = std::fs::File::open(path).map_err(err)?;
                 let now = file.metadata().map_err(err)?.len();
-                if now != *len {
+                if now != len {
                     return Err(Error::new(
                         ErrorKind::Io,
                         format!(
@@ -378,9 +230,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut files = files.into_iter();
         encode::write_head(&mut self.wbuf, req, Some(m.content_length()));
         let mut sent = 0u64;
-        for seg in m.segments() {
-            match seg {
-                Segment::Bytes(bytes) => {
+        for piece in m.pieces() {
+            match piece {
+                Piece::Bytes(bytes) => {
                     if self.wbuf.len() + bytes.len() > FILE_CHUNK && !self.wbuf.is_empty() {
                         self.write_wbuf().await?;
                         sent += self.wbuf.len() as u64;
@@ -393,9 +245,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         self.wbuf.extend_from_slice(bytes);
                     }
                 }
-                Segment::File { len, .. } => {
+                Piece::File { len, .. } => {
                     let mut file = files.next().expect("opened above");
-                    let mut remaining = *len;
+                    let mut remaining = len;
                     while remaining > 0 {
                         if self.wbuf.len() >= FILE_CHUNK {
                             self.write_wbuf().await?;

@@ -1,55 +1,16 @@
-//! Writing the request head into the connection's reused write buffer.
+//! Writing the request head into the connection's reused write buffer. (Header lines are
+//! built with onrush-http's `push_header`, shared with HTTP/2.)
 //!
 //! Everything is appended to one `Vec<u8>` that keeps its capacity between requests, so a
 //! steady-state request allocates nothing; numbers are formatted on the stack.
 
 use crate::{Request, RequestBody};
-
-/// A header that [`push_header`] refused, because sending it would break the request framing
-/// (a CR or LF would let a template inject headers or a second request).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid header: {reason}")]
-pub struct InvalidHeader {
-    reason: &'static str,
-}
-
-/// Appends `name: value\r\n` to `buf`.
-///
-/// The name must be a non-empty RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``);
-/// the value must not contain CR, LF or NUL. On error `buf` is left unchanged.
-pub fn push_header(buf: &mut Vec<u8>, name: &[u8], value: &[u8]) -> Result<(), InvalidHeader> {
-    if name.is_empty() {
-        return Err(InvalidHeader {
-            reason: "the header name is empty",
-        });
-    }
-    if !name.iter().all(|&b| is_tchar(b)) {
-        return Err(InvalidHeader {
-            reason: "the header name contains a character that is not allowed in a name (space, colon, CR, LF, control, ...)",
-        });
-    }
-    if value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0) {
-        return Err(InvalidHeader {
-            reason: "the header value contains CR, LF or NUL, which would inject headers",
-        });
-    }
-    buf.reserve(name.len() + value.len() + 4);
-    buf.extend_from_slice(name);
-    buf.extend_from_slice(b": ");
-    buf.extend_from_slice(value);
-    buf.extend_from_slice(b"\r\n");
-    Ok(())
-}
-
-/// RFC 9110 §5.6.2 token characters.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
+use onrush_http::is_token;
 
 /// Checks the parts of the request line and Host that come from templates: a space, CR or LF
 /// there would change the meaning of the request rather than fail it.
 pub(crate) fn validate(req: &Request<'_>) -> Result<(), &'static str> {
-    if req.method.is_empty() || !req.method.bytes().all(is_tchar) {
+    if !is_token(req.method.as_bytes()) {
         return Err("invalid request: the method is not a token (e.g. GET)");
     }
     if req.target.is_empty() || req.target.iter().any(|&b| b <= b' ' || b == 0x7f) {
@@ -114,6 +75,7 @@ pub(crate) fn push_u64(buf: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::push_header;
 
     fn req<'a>(method: &'a str, body: RequestBody<'a>, headers: &'a [u8]) -> Request<'a> {
         Request {
@@ -133,30 +95,6 @@ mod tests {
             push_u64(&mut b, n);
             assert_eq!(b, n.to_string().as_bytes());
         }
-    }
-
-    #[test]
-    fn header_validation() {
-        let mut b = Vec::new();
-        push_header(&mut b, b"X-Id", b"a b\tc").unwrap();
-        assert_eq!(b, b"X-Id: a b\tc\r\n");
-        for (name, value) in [
-            (&b""[..], &b"v"[..]),
-            (b"X Id", b"v"),
-            (b"X:Id", b"v"),
-            (b"X\r\nEvil", b"v"),
-            (b"X", b"v\r\nEvil: 1"),
-            (b"X", b"v\nEvil: 1"),
-            (b"X", b"v\0"),
-        ] {
-            assert!(
-                push_header(&mut b, name, value).is_err(),
-                "{name:?} {value:?}"
-            );
-        }
-        assert_eq!(b, b"X-Id: a b\tc\r\n", "buffer unchanged on error");
-        let e = push_header(&mut b, b"X", b"\r").unwrap_err();
-        assert!(e.to_string().contains("CR, LF or NUL"));
     }
 
     #[test]

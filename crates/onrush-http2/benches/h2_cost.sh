@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 SMALL=${1:-2000}
 LARGE=${2:-20000}
-cargo build -q --release -p onrush-http2 --example h2_bench
+cargo build -q --release -p onrush-http2 --features reference --example h2_bench
 BIN=target/release/examples/h2_bench
 OUT=$(mktemp -d)
 taskset -c 1 "$BIN" serve >"$OUT/port" &

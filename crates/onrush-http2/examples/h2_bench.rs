@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Instant;
 
-use onrush_http1::{
+use onrush_http::{
     ConnectOptions, Discard, Request, RequestBody, SessionMode, TlsClient, TlsOptions,
 };
 use onrush_http2::H2Settings;
@@ -75,7 +75,7 @@ async fn run(fast: bool, addr: SocketAddr, n: u64) {
     let mut vus = Vec::new();
     for c in 0..CONNS {
         let session = client.session(SessionMode::Full, c as u64 + 1);
-        let (stream, _, _) = onrush_http1::connect_tls_stream(
+        let (stream, _, _) = onrush_http::connect_tls_stream(
             addr,
             &ConnectOptions::default(),
             &session,

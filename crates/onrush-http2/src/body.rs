@@ -7,7 +7,7 @@ use std::path::Path;
 
 use bytes::{Bytes, BytesMut};
 use h2::SendStream;
-use onrush_http1::{Error, ErrorKind, Piece, RequestBody};
+use onrush_http::{Error, ErrorKind, Piece, RequestBody};
 
 /// Files are read in pieces of this size.
 const FILE_CHUNK: usize = 64 * 1024;

@@ -1,20 +1,22 @@
-//! onrush's HTTP/2 client connection over onrush-http1's transports.
+//! onrush's HTTP/2 client connection over onrush-http's transports.
 //!
 //! [`handshake`] starts HTTP/2 on any byte stream — a TLS stream whose ALPN chose `h2`
-//! (from [`onrush_http1::connect_tls_stream`]) or a plain TCP stream with prior knowledge
+//! (from [`onrush_http::connect_tls_stream`]) or a plain TCP stream with prior knowledge
 //! (h2c, [`connect_h2c`]). An [`H2Connection`] is a cheap handle (clone it to share the
 //! connection): every handle can [`H2Connection::send`] one request at a time, and requests of
 //! different handles are concurrent streams on the one connection.
 //!
-//! The request and response types are onrush-http1's (`Request`, `BodySink`, `Response`,
-//! `Error`), so the engine runs the same steps, sinks, extractors and failure classes over
+//! The request and response types are onrush-http's (`Request`, `BodySink`, `Response`,
+//! `Error`), the same as HTTP/1.1's (onrush-http1), so the engine runs the same steps, sinks, extractors and failure classes over
 //! both protocols. Bodies stream both ways under HTTP/2 flow control, so memory does not grow
 //! with body sizes.
 //!
 //! Two implementations with one surface: [`fast`] (the default, re-exported here), a lean
 //! hand-written framing with its own HPACK decoder, driven by a `spawn_local` task — call
-//! [`handshake`] inside a `tokio::task::LocalSet`, as onrush's workers do; and [`reference`],
-//! on the `h2` crate, kept to test `fast` against. Measured with callgrind (5 connections x 10
+//! [`handshake`] inside a `tokio::task::LocalSet`, as onrush's workers do; and `reference`,
+//! on the `h2` crate, kept to test `fast` against: behind the non-default cargo feature
+//! `reference`, so the product does not ship the h2 crate (this crate's tests and examples
+//! enable it). Measured with callgrind (5 connections x 10
 //! streams over TLS, marginal instructions per request): fast 3,941, the h2 crate 19,640,
 //! h2load 11,074 (see README.md).
 //!
@@ -24,9 +26,13 @@
 //! response on that connection: totals over a run are exact, a single request's figure is
 //! approximate when its stream overlapped others.
 
+// `body` and `wire` serve the h2-crate client only.
+#[cfg(feature = "reference")]
 mod body;
 pub mod fast;
+#[cfg(feature = "reference")]
 pub mod reference;
+#[cfg(feature = "reference")]
 mod wire;
 
 pub use fast::{connect_h2c, handshake, H2Connection};

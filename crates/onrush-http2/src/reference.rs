@@ -16,8 +16,8 @@ use bytes::Bytes;
 use h2::client::SendRequest;
 use http::header::{HeaderName, HeaderValue};
 use http::uri::{Authority, PathAndQuery, Scheme};
-use onrush_http1::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Request, RequestBody};
-use onrush_http1::{Piece, Response};
+use onrush_http::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Request, RequestBody};
+use onrush_http::{Piece, Response};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::wire::{Counted, WireCounters};
@@ -42,7 +42,7 @@ impl std::fmt::Debug for H2Connection {
     }
 }
 
-/// Opens a TCP connection to `addr` (as [`onrush_http1::connect_tcp`] does with `opts`) and
+/// Opens a TCP connection to `addr` (as [`onrush_http::connect_tcp`] does with `opts`) and
 /// starts HTTP/2 on it with prior knowledge (h2c: the server must expect HTTP/2 on this port).
 /// `host` is the `:authority` of the requests (e.g. `127.0.0.1:8080`).
 pub async fn connect_h2c(
@@ -51,7 +51,7 @@ pub async fn connect_h2c(
     host: &[u8],
     settings: &H2Settings,
 ) -> Result<H2Connection, Error> {
-    let tcp = onrush_http1::connect_tcp(addr, opts).await?;
+    let tcp = onrush_http::connect_tcp(addr, opts).await?;
     handshake(tcp, Scheme::HTTP, host, settings).await
 }
 
@@ -267,7 +267,7 @@ impl H2Connection {
     }
 }
 
-/// An `h2` error as an onrush-http1 [`Error`], classified like an HTTP/1.1 failure.
+/// An `h2` error as an onrush-http [`Error`], classified like an HTTP/1.1 failure.
 fn h2_error(e: h2::Error, stage: Stage) -> Error {
     let before_stream = stage != Stage::Exchanging;
     if e.is_io() {

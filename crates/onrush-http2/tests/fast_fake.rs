@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use onrush_http1::{BodySink, ErrorKind, Headers, Request, RequestBody};
+use onrush_http::{BodySink, ErrorKind, Headers, Request, RequestBody};
 use onrush_http2::{fast, H2Settings};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

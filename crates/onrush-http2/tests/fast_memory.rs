@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use onrush_http1::{BodySink, ConnectOptions, Request, RequestBody};
+use onrush_http::{BodySink, ConnectOptions, Request, RequestBody};
 use onrush_http2::{fast, H2Settings};
 
 fn run<F: Future>(f: F) -> F::Output {

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use onrush_http1::{
+use onrush_http::{
     BodySink, ConnectOptions, ErrorKind, Headers, Request, RequestBody, SessionMode, TlsClient,
     TlsOptions,
 };
@@ -129,7 +129,7 @@ async fn tls_stream(
     .unwrap();
     let session = client.session(SessionMode::Full, 1);
     let (stream, _, _) =
-        onrush_http1::connect_tls_stream(addr, &ConnectOptions::default(), &session, "localhost")
+        onrush_http::connect_tls_stream(addr, &ConnectOptions::default(), &session, "localhost")
             .await
             .unwrap();
     assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
@@ -312,12 +312,12 @@ fn a_big_file_upload_honours_flow_control() {
             h2.send(&req, &mut b).await.unwrap();
             assert_eq!(a.body, b.body, "same sha256 through both clients");
 
-            let m = onrush_http1::Multipart::new(vec![
-                onrush_http1::Part::Text {
+            let m = onrush_http::Multipart::new(vec![
+                onrush_http::Part::Text {
                     name: "name".into(),
                     value: b"value".to_vec(),
                 },
-                onrush_http1::Part::File {
+                onrush_http::Part::File {
                     name: "file".into(),
                     file_name: "body.bin".into(),
                     content_type: "application/octet-stream".into(),

@@ -2,14 +2,12 @@
 //! the collector feeds it the intervals it closes, `merge` the intervals it reads back, and
 //! both build `summary.json` with [`Aggregate::summary`].
 
-use serde_json::Map;
-
 use crate::hist::{add_into, new_hist, round3, Hist, MsStats};
 use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepCounters, StepInterval};
 use crate::summary::{
-    CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary,
-    Totals,
+    CheckStats, CheckSummary, Extras, HandshakeStats, RunSummary, ScenarioSummary, StepSummary,
+    Summary, Totals,
 };
 
 /// The window of `rate_10s_*`, in seconds.
@@ -269,7 +267,7 @@ impl Aggregate {
     }
 
     /// Builds the summary. `duration_s` defaults to the number of seconds seen.
-    pub fn summary(&self, meta: &RunMeta, extra: &Map<String, serde_json::Value>) -> Summary {
+    pub fn summary(&self, meta: &RunMeta, extra: &Extras) -> Summary {
         let seconds = self.seconds.len() as u64;
         let duration = meta.duration_s.unwrap_or(seconds as f64).max(0.0);
 
@@ -363,6 +361,7 @@ impl Aggregate {
             checks: check_stats(&all_checks),
         };
         Summary {
+            onrush_results: onrush_results::RESULTS_FORMAT_VERSION,
             onrush_version: crate::ONRUSH_VERSION.to_string(),
             run: RunSummary {
                 plan: meta.plan.clone(),

@@ -7,15 +7,17 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::aggregate::{Aggregate, RunMeta};
-use crate::files::{self, Header, Line, ScenarioLine, StepLine};
+use onrush_results::Line;
+
+use crate::files;
 use crate::hist::{add_into, new_hist, us_to_ms, Encoder, Hist};
 use crate::record::Layout;
 use crate::second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepInterval};
-use crate::summary::{self, Summary};
+use crate::summary::{Extras, Summary};
 
 /// Identity of the run, given to [`Collector::new`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -112,7 +114,7 @@ pub struct Collector {
     layout: Layout,
     run: RunInfo,
     duration_s: Option<f64>,
-    extra: Map<String, Value>,
+    extra: Extras,
     /// Scenario of the layout → its index in `agg`, and the indexes there of its steps and of
     /// its checks (equal unless names repeat).
     index: Vec<(usize, Vec<usize>, Vec<usize>)>,
@@ -132,12 +134,6 @@ pub struct Collector {
     closed: Vec<SecondData>,
 }
 
-impl Clone for Encoder {
-    fn clone(&self) -> Self {
-        Encoder::new()
-    }
-}
-
 impl Collector {
     pub fn new(layout: Layout, run: RunInfo) -> Self {
         let mut agg = Aggregate::new(&layout);
@@ -146,7 +142,7 @@ impl Collector {
             layout,
             run,
             duration_s: None,
-            extra: Map::new(),
+            extra: Extras::default(),
             index,
             pending: BTreeMap::new(),
             closed_through: None,
@@ -292,9 +288,8 @@ impl Collector {
                     (step, name.as_str())
                 })
                 .collect();
-            let line = ScenarioLine::from_interval(t, &scen.name, &sc, &check_names, &mut enc);
-            self.lines
-                .push((t, files::to_json_line(&Line::Scenario(line))));
+            let line = files::scenario_line(t, &scen.name, &sc, &check_names, &mut enc);
+            self.lines.push((t, Line::Scenario(line).to_json()));
             let (asi, ref steps_idx, ref checks_idx) = self.index[si];
             if sc.checks.is_empty() {
                 self.agg.add_scenario(t, asi, &sc);
@@ -319,10 +314,8 @@ impl Collector {
             for (sti, d) in steps.into_iter().enumerate() {
                 let Some(d) = d else { continue };
                 if scen.is_group(sti) {
-                    let line =
-                        StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
-                    self.lines
-                        .push((t, files::to_json_line(&Line::Group(line))));
+                    let line = files::step_line(t, &scen.name, &scen.steps[sti], &d, &mut enc);
+                    self.lines.push((t, Line::Group(line).to_json()));
                     self.agg.add_step(t, asi, steps_idx[sti], &d);
                     detail
                         .groups
@@ -336,8 +329,8 @@ impl Collector {
                 if let Some(h) = &d.latency {
                     add_into(&mut self.second_latency, h);
                 }
-                let line = StepLine::from_interval(t, &scen.name, &scen.steps[sti], &d, &mut enc);
-                self.lines.push((t, files::to_json_line(&Line::Step(line))));
+                let line = files::step_line(t, &scen.name, &scen.steps[sti], &d, &mut enc);
+                self.lines.push((t, Line::Step(line).to_json()));
                 self.agg.add_step(t, asi, steps_idx[sti], &d);
                 detail
                     .steps
@@ -378,17 +371,17 @@ impl Collector {
 
     /// Top-level `"interrupted"` in `summary.json`.
     pub fn set_interrupted(&mut self, interrupted: bool) {
-        self.set_extra("interrupted", Value::Bool(interrupted));
+        self.extra.interrupted = Some(interrupted);
     }
 
     /// Top-level `"vars"` in `summary.json`.
     pub fn set_vars(&mut self, vars: &BTreeMap<String, String>) {
-        self.set_extra("vars", summary::vars_value(vars));
+        self.extra.vars = Some(vars.clone());
     }
 
     /// Any caller-defined top-level field of `summary.json` (reserved keys are ignored).
     pub fn set_extra(&mut self, key: impl Into<String>, value: Value) {
-        summary::set_extra(&mut self.extra, key.into(), value);
+        self.extra.set(key, value);
     }
 
     fn finalized(&self) -> Cow<'_, Collector> {
@@ -430,9 +423,19 @@ impl Collector {
         self.finalized().write_files(dir, summary)
     }
 
-    fn write_files(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
+    /// Writes only `intervals.jsonl` into `dir` (created when missing): for a caller that
+    /// writes `summary.json` itself once it has everything that goes in it (thresholds read
+    /// the intervals first).
+    pub fn write_intervals(&self, dir: &Path) -> io::Result<()> {
+        let c = self.finalized();
+        let (header, order) = c.intervals_header();
+        files::write_intervals(dir, &header, order.iter().map(|&i| c.lines[i].1.as_str()))
+    }
+
+    /// The header of `intervals.jsonl` and the order its lines are written in.
+    fn intervals_header(&self) -> (onrush_results::Header, Vec<usize>) {
         let seconds = self.agg.seconds.len() as f64;
-        let header = Header::new(
+        let header = files::header(
             &self.run.plan,
             self.run.start_unix_ms,
             crate::hist::round3(self.duration_s.unwrap_or(seconds)),
@@ -441,6 +444,11 @@ impl Collector {
         );
         let mut order: Vec<usize> = (0..self.lines.len()).collect();
         order.sort_by_key(|&i| self.lines[i].0); // stable: keeps the order within a second
+        (header, order)
+    }
+
+    fn write_files(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        let (header, order) = self.intervals_header();
         files::write_dir(
             dir,
             &header,

@@ -53,17 +53,18 @@ mod summary;
 
 pub use collector::{Collector, IntervalView, RunInfo};
 pub use failure::{FailureClass, UnknownFailureClass};
-pub use files::{HISTOGRAM_ENCODING, INTERVALS_FILE, RESULTS_FORMAT_VERSION, SUMMARY_FILE};
 pub use hist::{decode_hist, Hist, MsStats};
 pub use merge::{merge, MergeError};
+/// The result files' owner; what this crate re-exports of it keeps the paths callers used.
+pub use onrush_results as results;
+pub use onrush_results::{
+    HISTOGRAM_ENCODING, INTERVALS_FILE, ONRUSH_VERSION, RESULTS_FORMAT_VERSION, SUMMARY_FILE,
+};
 pub use print::{format_bytes, print_summary, summary_text, thousands, write_summary_text};
 pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, StepKind, WorkerMetrics};
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::{CheckCounts, Snapshot};
 pub use summary::{
-    CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepSummary, Summary,
-    Totals,
+    CheckStats, CheckSummary, Extras, HandshakeStats, RunSummary, ScenarioSummary, StepSummary,
+    Summary, Totals,
 };
-
-/// Version written as `onrush_version` (the workspace version).
-pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,20 +1,20 @@
-//! Merging the results of several runs (e.g. one per load-generator machine).
+//! Merging the results of several runs (e.g. one per load-generator machine), streaming: the
+//! inputs are read second by second side by side (each file is in second order), so memory
+//! holds one second of each run, not the runs.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use serde_json::Map;
+use onrush_results::{HistDecoder, IntervalsReader, Line, ReadError};
 
 use crate::aggregate::{Aggregate, RunMeta};
-use crate::files::{
-    self, Header, Line, ScenarioLine, StepLine, INTERVALS_FILE, RESULTS_FORMAT_VERSION,
-};
+use crate::files;
 use crate::hist::Encoder;
 use crate::record::{Layout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepInterval};
-use crate::summary::Summary;
+use crate::summary::{Extras, Summary};
+use crate::{INTERVALS_FILE, SUMMARY_FILE};
 
 /// Why [`merge`] failed; every variant names the file (and line) at fault.
 #[derive(Debug, thiserror::Error)]
@@ -41,92 +41,52 @@ impl MergeError {
     }
 }
 
-/// Where a line came from, for error messages.
-struct Src {
-    file: usize,
-    line: usize,
-}
-
-/// One results directory read back.
-struct Run {
-    pub path: PathBuf,
-    pub header: Header,
-}
-
-/// Lines of all runs grouped by second, in reading order.
-#[derive(Default)]
-struct BySecond {
-    /// Step and group lines (`true`: a group).
-    steps: Vec<(Src, StepLine, bool)>,
-    scenarios: Vec<(Src, ScenarioLine)>,
-}
-
-fn read_run(
-    file_idx: usize,
-    path: &Path,
-    seconds: &mut BTreeMap<u64, BySecond>,
-) -> Result<Run, MergeError> {
-    let io_err = |e| MergeError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    };
-    let reader = BufReader::new(File::open(path).map_err(io_err)?);
-    let mut header = None;
-    for (i, text) in reader.lines().enumerate() {
-        let n = i + 1;
-        let text = text.map_err(io_err)?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line: Line = serde_json::from_str(&text).map_err(|e| {
-            let msg = if header.is_none() {
-                format!("not an onrush intervals file (the first line must be the header): {e}")
-            } else {
-                e.to_string()
-            };
-            MergeError::parse(path, n, msg)
-        })?;
-        let src = Src {
-            file: file_idx,
-            line: n,
-        };
-        match (line, &header) {
-            (Line::Header(h), None) => {
-                if h.onrush_results > RESULTS_FORMAT_VERSION {
-                    return Err(MergeError::parse(
-                        path,
-                        n,
-                        format!(
-                            "results format {} is newer than this onrush reads ({})",
-                            h.onrush_results, RESULTS_FORMAT_VERSION
-                        ),
-                    ));
-                }
-                header = Some(h);
-            }
-            (Line::Header(_), Some(_)) => {
-                return Err(MergeError::parse(path, n, "a second header line"));
-            }
-            (_, None) => {
-                return Err(MergeError::parse(
-                    path,
-                    n,
-                    "not an onrush intervals file: the first line must be the header",
-                ));
-            }
-            (Line::Step(l), Some(_)) => seconds.entry(l.t).or_default().steps.push((src, l, false)),
-            (Line::Group(l), Some(_)) => seconds.entry(l.t).or_default().steps.push((src, l, true)),
-            (Line::Other, Some(_)) => {}
-            (Line::Scenario(l), Some(_)) => {
-                seconds.entry(l.t).or_default().scenarios.push((src, l))
-            }
+impl From<ReadError> for MergeError {
+    fn from(e: ReadError) -> MergeError {
+        match e {
+            ReadError::Io { path, source } => MergeError::Io { path, source },
+            e => MergeError::parse(e.path(), e.line().unwrap_or(1), e.message()),
         }
     }
-    let header = header.ok_or_else(|| MergeError::parse(path, 1, "empty file: no header line"))?;
-    Ok(Run {
-        path: path.to_path_buf(),
-        header,
-    })
+}
+
+/// One run being read: its reader and the line read ahead (with its line number).
+struct Input {
+    reader: IntervalsReader,
+    next: Option<(usize, Line)>,
+}
+
+impl Input {
+    fn open(dir: &Path) -> Result<Input, MergeError> {
+        let mut input = Input {
+            reader: IntervalsReader::open(&dir.join(INTERVALS_FILE))?,
+            next: None,
+        };
+        input.advance()?;
+        Ok(input)
+    }
+
+    fn advance(&mut self) -> Result<(), MergeError> {
+        self.next = self
+            .reader
+            .next_line()?
+            .map(|l| (self.reader.line_number(), l));
+        Ok(())
+    }
+
+    fn next_t(&self) -> Option<u64> {
+        self.next.as_ref().and_then(|(_, l)| l.t())
+    }
+
+    /// The read-ahead line when it is of second `t`.
+    fn take_if(&mut self, t: u64) -> Result<Option<(usize, Line)>, MergeError> {
+        if self.next_t() != Some(t) {
+            return Ok(None);
+        }
+        let taken = self.next.take();
+        self.advance()?;
+        Ok(taken)
+    }
 }
 
 /// Reads `intervals.jsonl` of every directory in `dirs`, aligns the runs by second index,
@@ -138,59 +98,113 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     if dirs.is_empty() {
         return Err(MergeError::NoInput);
     }
-    let mut seconds: BTreeMap<u64, BySecond> = BTreeMap::new();
-    let mut runs = Vec::new();
-    for (i, dir) in dirs.iter().enumerate() {
-        runs.push(read_run(i, &dir.join(INTERVALS_FILE), &mut seconds)?);
+    let mut inputs = Vec::new();
+    for dir in dirs {
+        inputs.push(Input::open(dir)?);
     }
-
     let mut agg = Aggregate::new(&Layout::default());
-    for r in &runs {
-        for s in &r.header.layout {
-            agg.add_layout(&s.to_layout());
+    for input in &inputs {
+        for s in &input.reader.header().layout {
+            agg.add_layout(&files::scenario_layout(s));
         }
     }
-
-    let mut enc = Encoder::new();
-    let mut lines = Vec::new();
-    for (t, group) in seconds {
-        let mut scen: Vec<(usize, ScenarioInterval)> = Vec::new();
-        for (src, l) in &group.scenarios {
-            let d = l
-                .to_interval()
-                .map_err(|m| MergeError::parse(&runs[src.file].path, src.line, m))?;
-            let si = agg.scenario_index(&l.scenario);
-            let mut d = d;
-            for c in &l.checks {
-                let ci = agg.check_index(si, &c.step, &c.name);
-                if d.checks.len() <= ci {
-                    d.checks.resize(ci + 1, CheckCounts::default());
-                }
-                d.checks[ci].add(&CheckCounts {
-                    passes: c.passes,
-                    fails: c.fails,
-                });
-            }
-            match scen.iter_mut().find(|(i, _)| *i == si) {
-                Some((_, acc)) => acc.merge(d),
-                None => scen.push((si, d)),
+    let out_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| MergeError::Io { path, source }
+    };
+    fs::create_dir_all(out).map_err(out_err(out))?;
+    // The lines go to a scratch file first: the header, written before them, lists every
+    // step, and a step may first appear in the last second of the last run.
+    let scratch = out.join(format!(".{INTERVALS_FILE}.merging"));
+    let merged = merge_lines(&mut inputs, &mut agg, &scratch);
+    let written = merged.and_then(|()| {
+        let runs: Vec<&onrush_results::Header> = inputs.iter().map(|i| i.reader.header()).collect();
+        let mut plans: Vec<&str> = Vec::new();
+        for r in &runs {
+            if !plans.contains(&r.plan.as_str()) {
+                plans.push(&r.plan);
             }
         }
+        let merged_from: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        let meta = RunMeta {
+            plan: plans.join("+"),
+            start_unix_ms: runs.iter().map(|r| r.start_unix_ms).min().unwrap_or(0),
+            duration_s: Some(runs.iter().map(|r| r.duration_s).fold(0.0, f64::max)),
+            merged_from: Some(merged_from.clone()),
+        };
+        let summary = agg.summary(&meta, &Extras::default());
+        let header = files::header(
+            &meta.plan,
+            meta.start_unix_ms,
+            summary.run.duration_s,
+            &agg.layout(),
+            Some(merged_from),
+        );
+        let path = out.join(INTERVALS_FILE);
+        write_with_header(&path, &header, &scratch).map_err(out_err(&path))?;
+        let path = out.join(SUMMARY_FILE);
+        summary.write_to(&path).map_err(out_err(&path))?;
+        Ok(summary)
+    });
+    let _ = fs::remove_file(&scratch);
+    written
+}
+
+/// Merges the inputs second by second into `scratch` (lines without the header), feeding
+/// `agg`.
+fn merge_lines(
+    inputs: &mut [Input],
+    agg: &mut Aggregate,
+    scratch: &Path,
+) -> Result<(), MergeError> {
+    let w_err = |source| MergeError::Io {
+        path: scratch.to_path_buf(),
+        source,
+    };
+    let mut w = BufWriter::new(File::create(scratch).map_err(w_err)?);
+    let mut dec = HistDecoder::new();
+    let mut enc = Encoder::new();
+    while let Some(t) = inputs.iter().filter_map(Input::next_t).min() {
+        let mut scen: Vec<(usize, ScenarioInterval)> = Vec::new();
         let mut steps: Vec<((usize, usize), StepInterval)> = Vec::new();
-        for (src, l, is_group) in &group.steps {
-            let d = l
-                .to_interval()
-                .map_err(|m| MergeError::parse(&runs[src.file].path, src.line, m))?;
-            let si = agg.scenario_index(&l.scenario);
-            let kind = if *is_group {
-                StepKind::Group
-            } else {
-                StepKind::Request
-            };
-            let key = (si, agg.step_index_kind(si, &l.step, kind));
-            match steps.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, acc)) => acc.merge(d),
-                None => steps.push((key, d)),
+        for input in inputs.iter_mut() {
+            while let Some((no, line)) = input.take_if(t)? {
+                let bad = |m: String| MergeError::parse(input.reader.path(), no, m);
+                match line {
+                    Line::Scenario(l) => {
+                        let mut d = files::scenario_interval(&l, &mut dec).map_err(bad)?;
+                        let si = agg.scenario_index(&l.scenario);
+                        for c in &l.checks {
+                            let ci = agg.check_index(si, &c.step, &c.name);
+                            if d.checks.len() <= ci {
+                                d.checks.resize(ci + 1, CheckCounts::default());
+                            }
+                            d.checks[ci].add(&CheckCounts {
+                                passes: c.passes,
+                                fails: c.fails,
+                            });
+                        }
+                        match scen.iter_mut().find(|(i, _)| *i == si) {
+                            Some((_, acc)) => acc.merge(d),
+                            None => scen.push((si, d)),
+                        }
+                    }
+                    Line::Step(ref l) | Line::Group(ref l) => {
+                        let kind = if matches!(line, Line::Group(_)) {
+                            StepKind::Group
+                        } else {
+                            StepKind::Request
+                        };
+                        let d = files::step_interval(l, &mut dec).map_err(bad)?;
+                        let si = agg.scenario_index(&l.scenario);
+                        let key = (si, agg.step_index_kind(si, &l.step, kind));
+                        match steps.iter_mut().find(|(k, _)| *k == key) {
+                            Some((_, acc)) => acc.merge(d),
+                            None => steps.push((key, d)),
+                        }
+                    }
+                    Line::Header(_) | Line::Other(_) => {}
+                }
             }
         }
         // Same order as the collector writes: per scenario its line, then its steps.
@@ -205,54 +219,31 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
                     .iter()
                     .map(|c| (c.step.as_str(), c.name.as_str()))
                     .collect();
-                let l = ScenarioLine::from_interval(t, &sc.name, d, &names, &mut enc);
-                lines.push(files::to_json_line(&Line::Scenario(l)));
+                let l = files::scenario_line(t, &sc.name, d, &names, &mut enc);
+                writeln!(w, "{}", Line::Scenario(l).to_json()).map_err(w_err)?;
                 agg.add_scenario(t, si, d);
             }
             while let Some(((_, sti), d)) = steps.next_if(|((s, _), _)| *s == si) {
                 let sc = &agg.scenarios[si];
                 let st = &sc.steps[sti];
-                let l = StepLine::from_interval(t, &sc.name, &st.name, &d, &mut enc);
-                lines.push(files::to_json_line(&if st.kind.is_group() {
+                let l = files::step_line(t, &sc.name, &st.name, &d, &mut enc);
+                let line = if st.kind.is_group() {
                     Line::Group(l)
                 } else {
                     Line::Step(l)
-                }));
+                };
+                writeln!(w, "{}", line.to_json()).map_err(w_err)?;
                 agg.add_step(t, si, sti, &d);
             }
         }
     }
+    w.flush().map_err(w_err)
+}
 
-    let mut plans: Vec<&str> = Vec::new();
-    for r in &runs {
-        if !plans.contains(&r.header.plan.as_str()) {
-            plans.push(&r.header.plan);
-        }
-    }
-    let merged_from: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    let meta = RunMeta {
-        plan: plans.join("+"),
-        start_unix_ms: runs
-            .iter()
-            .map(|r| r.header.start_unix_ms)
-            .min()
-            .unwrap_or(0),
-        duration_s: Some(runs.iter().map(|r| r.header.duration_s).fold(0.0, f64::max)),
-        merged_from: Some(merged_from.clone()),
-    };
-    let summary = agg.summary(&meta, &Map::new());
-    let header = Header::new(
-        &meta.plan,
-        meta.start_unix_ms,
-        summary.run.duration_s,
-        &agg.layout(),
-        Some(merged_from),
-    );
-    files::write_dir(out, &header, lines.iter().map(String::as_str), &summary).map_err(|e| {
-        MergeError::Io {
-            path: out.to_path_buf(),
-            source: e,
-        }
-    })?;
-    Ok(summary)
+/// Writes `header` then the lines of `body` to `path`.
+fn write_with_header(path: &Path, header: &onrush_results::Header, body: &Path) -> io::Result<()> {
+    let mut w = BufWriter::new(File::create(path)?);
+    writeln!(w, "{}", Line::Header(header.clone()).to_json())?;
+    io::copy(&mut BufReader::new(File::open(body)?), &mut w)?;
+    w.flush()
 }

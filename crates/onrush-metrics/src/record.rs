@@ -5,8 +5,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::failure::FailureClass;
 use crate::hist::{new_hist, record, Hist};
-use serde::{Deserialize, Serialize};
-
 use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepCounters, StepInterval};
 
 /// What one request measured. Times are in microseconds.
@@ -47,31 +45,7 @@ pub struct Layout {
     pub scenarios: Vec<ScenarioLayout>,
 }
 
-/// What a step (metric) of a [`Layout`] measures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepKind {
-    /// One sample per request; counted in the request totals.
-    #[default]
-    Request,
-    /// A group (transaction) of steps: one sample per run of the group, its whole duration.
-    /// Counted only in its own step entry, never in the request totals.
-    Group,
-}
-
-impl StepKind {
-    /// `"request"` or `"group"`, as in `summary.json`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            StepKind::Request => "request",
-            StepKind::Group => "group",
-        }
-    }
-
-    pub fn is_group(&self) -> bool {
-        *self == StepKind::Group
-    }
-}
+pub use onrush_results::StepKind;
 
 /// One scenario of a [`Layout`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -692,6 +692,8 @@ pub struct RateStage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Request(RequestStep),
+    /// `tcp: HOST:PORT`: a raw TCP request/reply (onrush-proto-tcp).
+    Tcp(TcpStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -789,6 +791,49 @@ impl RequestStep {
             .any(|e| matches!(e.source, ExtractSource::Body(_)))
             || self.checks.iter().any(|c| c.kind.needs_body())
     }
+}
+
+/// `- { tcp: HOST:PORT, send: ..., until: ... }`: one raw TCP exchange — bytes sent, a reply
+/// read up to a delimiter or a byte count — with the extractors and checks of any step (the
+/// reply is the body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// `host:port` as written (resolved by the protocol when the run is prepared).
+    pub host: String,
+    pub port: u16,
+    /// What is sent (`send:` text template, or `send_hex:` bytes); None sends nothing.
+    pub send: Option<TcpPayload>,
+    /// How the reply ends.
+    pub reply: TcpReply,
+    /// The longest reply kept and waited for (`max_reply`, default 64 KiB).
+    pub max_reply: usize,
+    /// Overrides `http.timeout` (the default timeout of every step).
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
+/// The bytes a TCP step sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TcpPayload {
+    /// `send: TEXT` (templates allowed).
+    Text(Template),
+    /// `send_hex: "DE AD BE EF"`.
+    Bytes(Vec<u8>),
+}
+
+/// How a TCP step knows its reply is complete.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TcpReply {
+    /// `until: DELIMITER`: bytes up to and including the delimiter.
+    Until(Vec<u8>),
+    /// `read: N`: exactly N bytes.
+    Bytes(usize),
+    /// Neither: no reply is read (a send-only step).
+    None,
 }
 
 /// `on_failure`: what a VU does after a failed request or check.

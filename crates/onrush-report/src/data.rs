@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::hdr::Dense;
 use crate::input::Run;
+use onrush_results::Dense;
 
 /// One per-second series: counts or optional milliseconds.
 #[derive(Serialize)]

@@ -190,25 +190,16 @@ impl Extras {
     }
 }
 
-/// "message (column N)" from a serde_json error, whose own text ends in "at line L column C".
-pub(crate) fn json_msg(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    let core = s.rfind(" at line ").map_or(s.as_str(), |i| &s[..i]);
-    if e.column() > 0 {
-        format!("{core} (column {})", e.column())
-    } else {
-        core.to_string()
-    }
-}
-
 pub(crate) fn read_summary(path: &Path) -> Result<Summary, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| {
-        ReportError::parse(
-            path,
-            e.line().max(1),
-            format!("invalid summary.json: {}", json_msg(&e)),
-        )
+    onrush_results::read_summary(path).map_err(|e| match e {
+        onrush_results::ReadError::Io { path, source } => ReportError::io(&path, source),
+        e => match e.line() {
+            Some(line) => ReportError::parse(e.path(), line, e.message()),
+            None => ReportError::Read {
+                path: e.path().to_path_buf(),
+                msg: e.message(),
+            },
+        },
     })
 }
 
@@ -231,7 +222,9 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
     let series = intervals::read(&dir.join(INTERVALS_FILE), &known)?;
     Ok(Run {
         dir: dir.to_path_buf(),
-        extras: Extras::from_summary(&summary.extra),
+        // Read leniently from JSON: the report also shows files of older versions, whose
+        // fields may not have today's types (onrush-results keeps those untyped).
+        extras: Extras::from_summary(&summary.extra.to_map()),
         summary,
         series,
     })

@@ -1,16 +1,14 @@
 //! Reads `intervals.jsonl` into per-second series: counters summed over steps and scenarios,
 //! failures by class, active VUs per scenario, latency percentiles of every second (all steps
-//! merged, and per step), schedule-lag p99, and the whole-run histograms.
+//! merged, and per step), schedule-lag p99, and the whole-run histograms. Streams with
+//! onrush-results' reader: the lines of a second are contiguous, so each second is finished
+//! when the next begins, and memory holds the series, not the file.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use onrush_metrics::RESULTS_FORMAT_VERSION;
-use serde_json::Value;
+use onrush_results::{quantiles, Dense, HistDecoder, IntervalsReader, Line, Sparse};
 
-use crate::hdr::{self, Decoder, Dense};
-use crate::input::json_msg;
-use crate::lines::RawLine;
 use crate::ReportError;
 
 /// Seconds beyond this are taken for a corrupt file (about 115 days).
@@ -33,17 +31,13 @@ pub(crate) struct Quantiles {
 }
 
 impl Quantiles {
-    fn new(n: usize) -> Self {
-        Quantiles {
-            p50: vec![None; n],
-            p90: vec![None; n],
-            p99: vec![None; n],
-            max: vec![None; n],
-        }
-    }
-
-    /// Sets second `t` from p50, p90, p99, max in µs.
+    /// Sets second `t` from p50, p90, p99, max in µs (growing the vectors as needed).
     fn set(&mut self, t: usize, q: &[u64]) {
+        for v in [&mut self.p50, &mut self.p90, &mut self.p99, &mut self.max] {
+            if v.len() <= t {
+                v.resize(t + 1, None);
+            }
+        }
         self.p50[t] = Some(us_to_ms(q[0]));
         self.p90[t] = Some(us_to_ms(q[1]));
         self.p99[t] = Some(us_to_ms(q[2]));
@@ -92,17 +86,6 @@ impl Series {
 /// The quantiles of the per-second charts.
 const QS: [f64; 4] = [0.5, 0.9, 0.99, 1.0];
 
-/// A histogram to decode: its second, its step (or `LAG` for a scenario's schedule lag), its
-/// line number for errors, and the base64 text.
-struct Pending<'a> {
-    t: u32,
-    target: u32,
-    line: u32,
-    text: std::borrow::Cow<'a, str>,
-}
-
-const LAG: u32 = u32::MAX;
-
 #[derive(Default)]
 struct Names {
     scenarios: Vec<String>,
@@ -147,133 +130,132 @@ fn slot<T: Clone + Default>(v: &mut Vec<T>, t: usize) -> &mut T {
     &mut v[t]
 }
 
+fn item<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
+/// The histograms of the second being read: all steps merged, and the schedule lag.
+#[derive(Default)]
+struct OpenSecond {
+    t: Option<usize>,
+    latency: Dense,
+    lag: Dense,
+}
+
+impl OpenSecond {
+    /// Sets the quantiles of the open second and starts second `t` (`None`: the end).
+    fn close(
+        &mut self,
+        next: Option<usize>,
+        latency: &mut Quantiles,
+        lag_p99: &mut Vec<Option<f64>>,
+    ) {
+        if let Some(t) = self.t {
+            if self.latency.total() > 0 {
+                latency.set(t, &self.latency.quantiles(&QS));
+            }
+            if self.lag.total() > 0 {
+                *slot(lag_p99, t) = Some(us_to_ms(self.lag.quantiles(&[0.99])[0]));
+            }
+        }
+        self.latency.clear();
+        self.lag.clear();
+        self.t = next;
+    }
+}
+
 /// Reads `path` (an `intervals.jsonl`). `known_steps` (from `summary.json`) fixes the order
 /// of steps that the header's layout may lack.
 pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-    let err = |line: usize, msg: String| ReportError::parse(path, line, msg);
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let read_err = |e: onrush_results::ReadError| match e {
+        onrush_results::ReadError::Io { path, source } => ReportError::io(&path, source),
+        e => ReportError::parse(e.path(), e.line().unwrap_or(1), e.message()),
+    };
+    let mut lines = IntervalsReader::open(path).map_err(read_err)?;
     let mut names = Names::default();
-
-    // Header.
-    let (_, first) = lines
-        .next()
-        .ok_or_else(|| err(1, "empty file: not an onrush intervals file".into()))?;
-    let header: Value = serde_json::from_str(first).map_err(|e| err(1, json_msg(&e)))?;
-    if header.get("kind").and_then(Value::as_str) != Some("header") {
-        return Err(err(
-            1,
-            "not an onrush intervals file (the first line must be the header)".into(),
-        ));
-    }
-    let version = header.get("onrush_results").and_then(Value::as_u64);
-    if version.is_some_and(|v| v > u64::from(RESULTS_FORMAT_VERSION)) {
-        return Err(err(1, format!("results format {} is newer than this onrush reads ({RESULTS_FORMAT_VERSION}): use a newer onrush", version.unwrap_or(0))));
-    }
-    for s in header
-        .get("layout")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let scen = s.get("scenario").and_then(Value::as_str).unwrap_or("");
-        names.scenario(scen);
-        // Groups (`"groups"`: names in `steps`) have `group` lines, not request data.
-        let groups: Vec<&str> = s
-            .get("groups")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        for st in s
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let st = st.as_str().unwrap_or("");
-            if !groups.contains(&st) {
-                names.step(scen, st);
-            }
+    for s in &lines.header().layout {
+        names.scenario(&s.scenario);
+        // Groups have `group` lines, not request data.
+        for st in s.request_steps() {
+            names.step(&s.scenario, st);
         }
     }
     for st in known_steps {
         names.step(&st.scenario, &st.name);
     }
 
-    // Counters now; histograms are stashed and decoded afterwards, second by second.
     let mut counters: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut failures: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut vus: Vec<Vec<u64>> = Vec::new();
     let mut step_requests: Vec<Vec<u64>> = Vec::new();
-    let mut pending: Vec<Pending> = Vec::new();
+    let mut latency = Quantiles::default();
+    let mut step_latency: Vec<Quantiles> = Vec::new();
+    let mut step_hists: Vec<Dense> = Vec::new();
+    let mut lag_p99: Vec<Option<f64>> = Vec::new();
+    let mut open = OpenSecond::default();
+    let mut decoder = HistDecoder::new();
+    let mut sparse = Sparse::new();
     let mut seconds = 0usize;
-    for (no, l) in lines {
-        if l.trim().is_empty() {
-            continue;
-        }
-        let raw: RawLine = serde_json::from_str(l).map_err(|e| err(no, json_msg(&e)))?;
-        let kind = raw.kind.as_deref().unwrap_or("");
-        if kind != "step" && kind != "scenario" {
-            continue; // a kind this reader does not know
-        }
-        let t = raw
-            .t
-            .ok_or_else(|| err(no, format!("{kind} line without \"t\"")))?;
+    while let Some(line) = lines.next_line().map_err(read_err)? {
+        let err = |msg: String| read_err(lines.error(msg));
+        let t = match &line {
+            Line::Step(l) => l.t,
+            Line::Scenario(l) => l.t,
+            _ => continue, // groups have no per-second series
+        };
         if t >= MAX_SECONDS {
-            return Err(err(no, format!("second t = {t} is out of range")));
+            return Err(err(format!("second t = {t} is out of range")));
         }
         let t = t as usize;
+        if open.t != Some(t) {
+            open.close(Some(t), &mut latency, &mut lag_p99);
+        }
         seconds = seconds.max(t + 1);
-        let scen = raw.scenario.as_deref().unwrap_or("");
-        for (k, n) in &raw.numbers {
-            if k != "t" {
-                if !counters.contains_key(k.as_ref()) {
-                    counters.insert(k.to_string(), Vec::new());
+        let mut count = |k: &str, n: u64| {
+            if !counters.contains_key(k) {
+                counters.insert(k.to_string(), Vec::new());
+            }
+            *slot(counters.get_mut(k).expect("inserted"), t) += n;
+        };
+        match &line {
+            Line::Scenario(l) => {
+                l.counters().for_each(|(k, n)| count(k, n));
+                let si = names.scenario(&l.scenario);
+                *slot(item(&mut vus, si), t) += l.active_vus;
+                if let Some(text) = &l.schedule_lag {
+                    decoder
+                        .decode(text, &mut sparse)
+                        .map_err(|e| err(format!("schedule_lag: {e}")))?;
+                    open.lag.add_sparse(&sparse);
                 }
-                *slot(counters.get_mut(k.as_ref()).expect("inserted"), t) += n;
             }
-        }
-        if kind == "scenario" {
-            let si = names.scenario(scen);
-            if vus.len() <= si {
-                vus.resize(si + 1, Vec::new());
+            Line::Step(l) => {
+                l.counters().for_each(|(k, n)| count(k, n));
+                let si = names.step(&l.scenario, &l.step);
+                *slot(item(&mut step_requests, si), t) += l.requests;
+                for (class, n) in &l.failures_by_class {
+                    *slot(failures.entry(class.clone()).or_default(), t) += n;
+                }
+                if let Some(text) = &l.latency {
+                    decoder
+                        .decode(text, &mut sparse)
+                        .map_err(|e| err(format!("latency: {e}")))?;
+                    if !sparse.is_empty() {
+                        let total = sparse.iter().map(|e| e.1).sum();
+                        let q = quantiles(sparse.iter().map(|&(i, c)| (i as usize, c)), total, &QS);
+                        item(&mut step_latency, si).set(t, &q);
+                        open.latency.add_sparse(&sparse);
+                        item(&mut step_hists, si).add_sparse(&sparse);
+                    }
+                }
             }
-            let active = raw.numbers.iter().find(|(k, _)| k == "active_vus");
-            *slot(&mut vus[si], t) += active.map_or(0, |(_, n)| *n);
-            if let Some(text) = raw.schedule_lag {
-                pending.push(Pending {
-                    t: t as u32,
-                    target: LAG,
-                    line: no as u32,
-                    text,
-                });
-            }
-            continue;
-        }
-        let step = raw
-            .step
-            .as_deref()
-            .ok_or_else(|| err(no, "step line without \"step\"".into()))?;
-        let si = names.step(scen, step);
-        if step_requests.len() <= si {
-            step_requests.resize(si + 1, Vec::new());
-        }
-        let requests = raw.numbers.iter().find(|(k, _)| k == "requests");
-        *slot(&mut step_requests[si], t) += requests.map_or(0, |(_, n)| *n);
-        for (class, n) in &raw.failures_by_class {
-            *slot(failures.entry(class.to_string()).or_default(), t) += n;
-        }
-        if let Some(text) = raw.latency {
-            pending.push(Pending {
-                t: t as u32,
-                target: si as u32,
-                line: no as u32,
-                text,
-            });
+            _ => {}
         }
     }
+    open.close(None, &mut latency, &mut lag_p99);
 
     let n_steps = names.steps.len();
     let fit = |v: &mut Vec<u64>| v.resize(seconds, 0);
@@ -283,9 +265,16 @@ pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, Report
     vus.iter_mut().for_each(fit);
     step_requests.resize(n_steps, Vec::new());
     step_requests.iter_mut().for_each(fit);
-
-    pending.sort_by_key(|p| p.t); // stable: keeps the file order within a second
-    let hists = decode_all(&pending, seconds, n_steps).map_err(|(line, msg)| err(line, msg))?;
+    let fit_q = |q: &mut Quantiles| {
+        for v in [&mut q.p50, &mut q.p90, &mut q.p99, &mut q.max] {
+            v.resize(seconds, None);
+        }
+    };
+    fit_q(&mut latency);
+    step_latency.resize_with(n_steps, Quantiles::default);
+    step_latency.iter_mut().for_each(fit_q);
+    step_hists.resize_with(n_steps, Dense::default);
+    lag_p99.resize(seconds, None);
     Ok(Series {
         seconds,
         steps: names.steps,
@@ -293,140 +282,10 @@ pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, Report
         counters,
         vus,
         failures_by_class: failures,
-        latency: hists.latency,
-        step_latency: hists.step_latency,
+        latency,
+        step_latency,
         step_requests,
-        lag_p99: hists.lag_p99,
-        step_hists: hists.step_hists,
+        lag_p99,
+        step_hists,
     })
-}
-
-struct Decoded {
-    latency: Quantiles,
-    step_latency: Vec<Quantiles>,
-    lag_p99: Vec<Option<f64>>,
-    step_hists: Vec<Dense>,
-}
-
-impl Decoded {
-    fn new(seconds: usize, n_steps: usize) -> Self {
-        Decoded {
-            latency: Quantiles::new(seconds),
-            step_latency: (0..n_steps).map(|_| Quantiles::new(seconds)).collect(),
-            lag_p99: vec![None; seconds],
-            step_hists: vec![Dense::default(); n_steps],
-        }
-    }
-
-    /// Takes the seconds `part` filled (the others are `None` there) and its histograms.
-    fn absorb(&mut self, part: Decoded) {
-        fn take(dst: &mut [Option<f64>], src: Vec<Option<f64>>) {
-            for (d, s) in dst.iter_mut().zip(src) {
-                if s.is_some() {
-                    *d = s;
-                }
-            }
-        }
-        fn take_q(dst: &mut Quantiles, src: Quantiles) {
-            take(&mut dst.p50, src.p50);
-            take(&mut dst.p90, src.p90);
-            take(&mut dst.p99, src.p99);
-            take(&mut dst.max, src.max);
-        }
-        take_q(&mut self.latency, part.latency);
-        for (d, s) in self.step_latency.iter_mut().zip(part.step_latency) {
-            take_q(d, s);
-        }
-        take(&mut self.lag_p99, part.lag_p99);
-        for (d, s) in self.step_hists.iter_mut().zip(part.step_hists) {
-            d.add(&s);
-        }
-    }
-}
-
-/// Decodes the stashed histograms (sorted by second) on up to 4 threads, each taking a run
-/// of whole seconds.
-fn decode_all(
-    pending: &[Pending],
-    seconds: usize,
-    n_steps: usize,
-) -> Result<Decoded, (usize, String)> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
-    let threads = if pending.len() < 2_000 { 1 } else { threads };
-    // Cut points at second boundaries, about equal in histogram count.
-    let mut cuts = vec![0];
-    for k in 1..threads {
-        let mut i = pending.len() * k / threads;
-        while i < pending.len() && i > 0 && pending[i].t == pending[i - 1].t {
-            i += 1;
-        }
-        cuts.push(i.max(*cuts.last().expect("non-empty")));
-    }
-    cuts.push(pending.len());
-    let parts: Vec<Result<Decoded, (usize, String)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| {
-                let chunk = &pending[w[0]..w[1]];
-                s.spawn(move || decode_chunk(chunk, seconds, n_steps))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a decoding thread panicked"))
-            .collect()
-    });
-    let mut out = Decoded::new(seconds, n_steps);
-    for part in parts {
-        out.absorb(part?);
-    }
-    Ok(out)
-}
-
-fn decode_chunk(
-    chunk: &[Pending],
-    seconds: usize,
-    n_steps: usize,
-) -> Result<Decoded, (usize, String)> {
-    let mut out = Decoded::new(seconds, n_steps);
-    let mut dec = Decoder::new();
-    let mut sparse = Vec::new();
-    let mut second = Dense::default();
-    let mut lag = Dense::default();
-    let mut i = 0;
-    while i < chunk.len() {
-        let t = chunk[i].t;
-        second.clear();
-        lag.clear();
-        while i < chunk.len() && chunk[i].t == t {
-            let p = &chunk[i];
-            let field = if p.target == LAG {
-                "schedule_lag"
-            } else {
-                "latency"
-            };
-            dec.decode(&p.text, &mut sparse)
-                .map_err(|e| (p.line as usize, format!("{field}: {e}")))?;
-            if p.target == LAG {
-                lag.add_sparse(&sparse);
-            } else if !sparse.is_empty() {
-                let st = p.target as usize;
-                let total = sparse.iter().map(|e| e.1).sum();
-                let q = hdr::quantiles(sparse.iter().map(|&(i, c)| (i as usize, c)), total, &QS);
-                out.step_latency[st].set(t as usize, &q);
-                second.add_sparse(&sparse);
-                out.step_hists[st].add_sparse(&sparse);
-            }
-            i += 1;
-        }
-        if second.total() > 0 {
-            out.latency.set(t as usize, &second.quantiles(&QS));
-        }
-        if lag.total() > 0 {
-            out.lag_p99[t as usize] = Some(us_to_ms(lag.quantiles(&[0.99])[0]));
-        }
-    }
-    Ok(out)
 }

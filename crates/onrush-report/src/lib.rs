@@ -14,10 +14,8 @@
 mod compare;
 mod data;
 mod fmt;
-mod hdr;
 mod input;
 mod intervals;
-mod lines;
 mod page;
 mod tables;
 

@@ -6,7 +6,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
 
@@ -240,12 +239,8 @@ pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor
     let (chain, key, ca_pem) = match &tls.cert_key {
         Some((cert, key)) => {
             let chain = read_certs(cert, "certificate file")?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                invalid(format!(
-                    "key file {}: no usable PEM private key: {e}",
-                    key.display()
-                ))
-            })?;
+            let key_der =
+                onrush_pki::read_key(key, "key file").map_err(|e| invalid(e.into_message()))?;
             (chain, key_der, None)
         }
         None => {
@@ -318,16 +313,9 @@ fn self_signed() -> io::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'sta
     ))
 }
 
+/// The PEM certificates of `path`, read by onrush-pki (the reader onrush's client uses too).
 fn read_certs(path: &Path, what: &str) -> io::Result<Vec<CertificateDer<'static>>> {
-    let bad = |e: &dyn std::fmt::Display| invalid(format!("{what} {}: {e}", path.display()));
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| bad(&e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(&e))?;
-    if certs.is_empty() {
-        return Err(bad(&"no PEM certificate in it"));
-    }
-    Ok(certs)
+    onrush_pki::read_certs(path, what).map_err(|e| invalid(e.into_message()))
 }
 
 fn invalid(msg: String) -> io::Error {

@@ -220,9 +220,7 @@ fn select<'a>(scope: &ThresholdScope, s: &'a Summary) -> Result<Rows<'a>, String
             let rows: Vec<&StepSummary> = s
                 .steps
                 .iter()
-                .filter(|x| {
-                    &x.name == step && scenario.as_ref().map_or(true, |sc| &x.scenario == sc)
-                })
+                .filter(|x| &x.name == step && scenario.as_ref().is_none_or(|sc| &x.scenario == sc))
                 .collect();
             if rows.is_empty() {
                 return Err(format!("{} is not in the results", scope.label()));
@@ -247,7 +245,7 @@ fn check_counts(scope: &ThresholdScope, s: &Summary) -> (u64, u64) {
         ThresholdScope::Step { scenario, step } => s
             .checks
             .iter()
-            .filter(|c| &c.step == step && scenario.as_ref().map_or(true, |sc| &c.scenario == sc))
+            .filter(|c| &c.step == step && scenario.as_ref().is_none_or(|sc| &c.scenario == sc))
             .fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails)),
     }
 }

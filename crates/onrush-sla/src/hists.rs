@@ -2,14 +2,13 @@
 //! hold: any percentile (`p75`, `p99.99`), percentiles of a step over several scenarios, and
 //! `service`/`connect`/`ttfb` percentiles of a whole scenario.
 
-use std::fs;
-use std::io;
+use std::io::{self, BufRead};
 use std::path::Path;
 
 use onrush_metrics::hist::new_hist;
-use onrush_metrics::{decode_hist, Hist};
+use onrush_metrics::Hist;
 use onrush_plan::LatencyFamily;
-use serde_json::Value;
+use onrush_results::{HistDecoder, IntervalsReader, Line, ReadError};
 
 /// Latency histograms (microseconds) per (scenario, step) and latency family, summed over the
 /// whole run. Build it from `intervals.jsonl` ([`Histograms::read`]) or feed it yourself
@@ -97,41 +96,46 @@ impl Histograms {
     }
 
     /// Reads the `intervals.jsonl` of a results directory (the file itself, not the directory).
+    /// Errors (`InvalidData` for a bad file) name the file and line.
     pub fn read(path: &Path) -> io::Result<Histograms> {
-        let text = fs::read_to_string(path)?;
-        Histograms::from_intervals(&text).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}:{e}", path.display()),
-            )
-        })
+        let to_io = |e: ReadError| match e {
+            ReadError::Io { source, .. } => source,
+            e => io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
+        };
+        let lines = IntervalsReader::open(path).map_err(to_io)?;
+        Histograms::from_lines(lines).map_err(to_io)
     }
 
-    /// Sums the histograms of every `step` and `group` line of an `intervals.jsonl` text.
-    /// Errors are `LINE: what`.
+    /// Sums the histograms of every `step` and `group` line of an `intervals.jsonl` text
+    /// (header first). Errors are `LINE: what`.
     pub fn from_intervals(text: &str) -> Result<Histograms, String> {
+        IntervalsReader::new("intervals.jsonl", text.as_bytes())
+            .and_then(Histograms::from_lines)
+            .map_err(|e| format!("{}: {}", e.line().unwrap_or(1), e.message()))
+    }
+
+    /// Sums the histograms of every `step` and `group` line the reader yields.
+    pub fn from_lines<R: BufRead>(mut lines: IntervalsReader<R>) -> Result<Histograms, ReadError> {
         let mut out = Histograms::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value =
-                serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", i + 1))?;
-            let group = match v.get("kind").and_then(Value::as_str) {
-                Some("step") => false,
-                Some("group") => true,
+        let mut decoder = HistDecoder::new();
+        while let Some(line) = lines.next_line()? {
+            let (l, group) = match &line {
+                Line::Step(l) => (l, false),
+                Line::Group(l) => (l, true),
                 _ => continue,
             };
-            let name = |k: &str| {
-                v.get(k)
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("{}: a step line without `{k}`", i + 1))
-            };
-            let (scenario, step) = (name("scenario")?, name("step")?);
             for (field, family) in FIELDS {
-                if let Some(enc) = v.get(field).and_then(Value::as_str) {
-                    let h = decode_hist(enc).map_err(|e| format!("{}: {field}: {e}", i + 1))?;
-                    out.add_kind(scenario, step, group, family, &h);
+                let text = match family {
+                    LatencyFamily::Latency => &l.latency,
+                    LatencyFamily::Service => &l.service,
+                    LatencyFamily::Connect => &l.connect,
+                    LatencyFamily::Ttfb => &l.ttfb,
+                };
+                if let Some(text) = text {
+                    let h = decoder
+                        .decode_hist(text)
+                        .map_err(|e| lines.error(format!("{field}: {e}")))?;
+                    out.add_kind(&l.scenario, &l.step, group, family, &h);
                 }
             }
         }

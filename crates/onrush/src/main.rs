@@ -1,11 +1,6 @@
 //! `onrush`: the command-line entry point. Commands only parse flags and delegate.
 
 mod cli;
-mod engine;
-mod monitor;
-mod protocol;
-mod signals;
-mod status;
 mod sys;
 
 use std::process::ExitCode;

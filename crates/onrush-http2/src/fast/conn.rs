@@ -396,7 +396,7 @@ impl State {
                 Ok(())
             }
             RST_STREAM => {
-                if id == 0 || id % 2 == 0 || id >= self.next_id {
+                if id == 0 || id.is_multiple_of(2) || id >= self.next_id {
                     return Err(ConnError(
                         PROTOCOL_ERROR,
                         "RST_STREAM on a stream never opened",
@@ -513,7 +513,7 @@ impl State {
             }
             return Ok(());
         }
-        if p.len() % 6 != 0 {
+        if !p.len().is_multiple_of(6) {
             return Err(ConnError(
                 FRAME_SIZE_ERROR,
                 "a SETTINGS frame is not a multiple of 6 bytes",
@@ -598,7 +598,7 @@ impl State {
         let data = unpad(flags, p)?;
         let padding = (len - data.len()) as u32;
         let Some(i) = self.slot_of(id) else {
-            if id >= self.next_id || id % 2 == 0 {
+            if id >= self.next_id || id.is_multiple_of(2) {
                 return Err(ConnError(PROTOCOL_ERROR, "DATA on a stream never opened"));
             }
             // A stream we reset or finished: its bytes still count against the connection.
@@ -641,7 +641,7 @@ impl State {
     }
 
     fn on_headers(&mut self, flags: u8, id: u32, p: &[u8]) -> Result<(), ConnError> {
-        if id == 0 || id % 2 == 0 || id >= self.next_id {
+        if id == 0 || id.is_multiple_of(2) || id >= self.next_id {
             return Err(ConnError(
                 PROTOCOL_ERROR,
                 "HEADERS on a stream we did not open",

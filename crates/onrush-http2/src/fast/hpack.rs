@@ -5,7 +5,7 @@
 //! few copies and no table lookups; the bytes saved by indexing would cost the client CPU
 //! the load tool is meant to save. Response blocks are decoded by `hpack_dec`.
 
-use onrush_http1::{Request, RequestBody};
+use onrush_http::{Request, RequestBody};
 
 /// An HPACK integer with an `n`-bit prefix, `flags` in the bits above it (RFC 7541 §5.1).
 #[inline]

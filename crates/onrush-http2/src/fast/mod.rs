@@ -1,6 +1,6 @@
-//! A hand-written HTTP/2 client connection, with the same surface as the crate's
-//! [`H2Connection`](crate::H2Connection) (which wraps the `h2` crate), built for few
-//! instructions per request:
+//! A hand-written HTTP/2 client connection, with the same surface as the `h2`-crate client
+//! (`crate::reference`, behind the `reference` feature), built for few instructions per
+//! request:
 //!
 //! - one read buffer and one write buffer per connection; frames are handled in place in the
 //!   read buffer; every stream appends its frames to the one write buffer, which the
@@ -39,8 +39,8 @@ use std::task::Poll;
 use std::time::Instant;
 
 use http::uri::Scheme;
-use onrush_http1::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Piece, Request};
-use onrush_http1::{RequestBody, Response};
+use onrush_http::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Piece, Request};
+use onrush_http::{RequestBody, Response};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 pub use crate::H2Settings;
@@ -100,7 +100,7 @@ pub async fn connect_h2c(
     host: &[u8],
     settings: &H2Settings,
 ) -> Result<H2Connection, Error> {
-    let tcp = onrush_http1::connect_tcp(addr, opts).await?;
+    let tcp = onrush_http::connect_tcp(addr, opts).await?;
     handshake(tcp, Scheme::HTTP, host, settings).await
 }
 

@@ -96,8 +96,8 @@ pub fn synthetic_run(
                 if k == 7 && t == 1 {
                     lat = u64::MAX; // clamped to one hour
                 }
-                let fail = rng.next() % 20 == 0;
-                let timeout = fail && rng.next() % 2 == 0;
+                let fail = rng.next().is_multiple_of(20);
+                let timeout = fail && rng.next().is_multiple_of(2);
                 let rec = RequestRecord {
                     latency_us: lat,
                     service_us: lat / 2,

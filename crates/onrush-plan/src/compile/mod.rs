@@ -22,6 +22,7 @@ mod load;
 mod request;
 mod runtime;
 mod steps;
+mod tcp;
 mod thresholds;
 mod tls;
 mod url;

@@ -35,7 +35,7 @@ pub(super) const REQUEST_KEYS: [&str; 21] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }` or `{ random: [{ weight, steps }] }`";
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }` or `{ tcp: HOST:PORT, send, until }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -151,6 +151,9 @@ impl Ctx<'_> {
                 .with_hint(hint));
         };
         let key_text = |k: &Node| k.as_scalar().map_or(String::new(), |s| s.text.clone());
+        if entries.iter().any(|(k, _)| key_text(k) == "tcp") {
+            return self.tcp(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -193,6 +196,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
+                    .chain(std::iter::once(&"tcp"))
                     .copied()
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));

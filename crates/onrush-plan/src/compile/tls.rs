@@ -624,70 +624,54 @@ struct P12Problem {
     about_password: bool,
 }
 
-/// Opens the PKCS#12 file with `password` and counts its private keys that come with their
-/// certificate: the identities it holds. (onrush-http1 reads it again when the run starts;
-/// a few milliseconds per file.)
+/// Opens the PKCS#12 file with `password` (through onrush-pki, the reader onrush-http uses
+/// when the run starts; a few milliseconds per file) and counts its private keys that come
+/// with their certificate: the identities it holds. The messages and hints are the plan's own
+/// wording of onrush-pki's classification.
 fn p12_keys(file: &Path, password: &str) -> Result<usize, P12Problem> {
-    use p12_keystore::error::Error as E;
+    use onrush_pki::Pkcs12Error as E;
     let problem = |message: String, hint: &str, about_password: bool| P12Problem {
         message,
         hint: hint.to_string(),
         about_password,
     };
-    let data = std::fs::read(file).map_err(|e| {
-        problem(
-            format!("cannot be read: {e}"),
-            "check the file's permissions",
-            false,
-        )
-    })?;
-    if data.trim_ascii_start().starts_with(b"-----BEGIN") {
-        return Err(problem(
-            "is a PEM file, not PKCS#12 (.p12/.pfx)".into(),
-            "give a PEM certificate and key as `client_cert` + `client_key` (or an identity's `cert` + `key`)",
-            false,
-        ));
-    }
-    let store = p12_keystore::KeyStore::from_pkcs12(
-        &data,
-        password,
-        p12_keystore::Pkcs12ImportPolicy::Strict,
-    )
-    .map_err(|e| match e {
-        // The MAC is keyed by the password; without a MAC a wrong password decrypts to garbage.
-        E::MacError(_) | E::UnpadError if password.is_empty() => problem(
-            "is password-protected and no password is given".into(),
-            "add its password (`client_p12_password`, an identity's `password:`, or `identities_password`); from the environment: `\"${P12_PASSWORD}\"`",
-            true,
-        ),
-        E::MacError(_) | E::UnpadError => problem(
-            "wrong password (the file's integrity check fails with it)".into(),
-            "give the password the file was exported with; check it with `openssl pkcs12 -info -noout -in FILE`",
-            true,
-        ),
-        E::UnsupportedEncryptionScheme | E::UnsupportedMacAlgorithm => problem(
-            format!("uses an algorithm onrush cannot read ({e})"),
-            "onrush reads PBES2 (PBKDF2 + AES, the default of `openssl pkcs12 -export`) and the legacy SHA-1 schemes (RC2, 3DES); re-export the file with `openssl pkcs12 -export`",
-            false,
-        ),
-        e => problem(
-            format!("is not a readable PKCS#12 file ({e})"),
-            "check the file with `openssl pkcs12 -info -noout -in FILE`, and its password",
-            false,
-        ),
-    })?;
-    let keys = store
-        .entries()
-        .filter(|(_, entry)| {
-            matches!(entry, p12_keystore::KeyStoreEntry::PrivateKeyChain(chain) if !chain.certs().is_empty())
+    onrush_pki::read_pkcs12(file, password)
+        .map(|identities| identities.len())
+        .map_err(|e| match e {
+            E::Io(e) => problem(
+                format!("cannot be read: {e}"),
+                "check the file's permissions",
+                false,
+            ),
+            E::Pem => problem(
+                "is a PEM file, not PKCS#12 (.p12/.pfx)".into(),
+                "give a PEM certificate and key as `client_cert` + `client_key` (or an identity's `cert` + `key`)",
+                false,
+            ),
+            E::PasswordMissing => problem(
+                "is password-protected and no password is given".into(),
+                "add its password (`client_p12_password`, an identity's `password:`, or `identities_password`); from the environment: `\"${P12_PASSWORD}\"`",
+                true,
+            ),
+            E::WrongPassword => problem(
+                "wrong password (the file's integrity check fails with it)".into(),
+                "give the password the file was exported with; check it with `openssl pkcs12 -info -noout -in FILE`",
+                true,
+            ),
+            E::UnsupportedAlgorithm(e) => problem(
+                format!("uses an algorithm onrush cannot read ({e})"),
+                "onrush reads PBES2 (PBKDF2 + AES, the default of `openssl pkcs12 -export`) and the legacy SHA-1 schemes (RC2, 3DES); re-export the file with `openssl pkcs12 -export`",
+                false,
+            ),
+            E::Unreadable(e) => problem(
+                format!("is not a readable PKCS#12 file ({e})"),
+                "check the file with `openssl pkcs12 -info -noout -in FILE`, and its password",
+                false,
+            ),
+            E::NoKey => problem(
+                "holds no private key with its certificate (only certificates?)".into(),
+                "a client identity needs both: export them together, e.g. `openssl pkcs12 -export -in client.pem -inkey client.key -out client.p12`",
+                false,
+            ),
         })
-        .count();
-    if keys == 0 {
-        return Err(problem(
-            "holds no private key with its certificate (only certificates?)".into(),
-            "a client identity needs both: export them together, e.g. `openssl pkcs12 -export -in client.pem -inkey client.key -out client.p12`",
-            false,
-        ));
-    }
-    Ok(keys)
 }

@@ -53,7 +53,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> i32 {
-    crate::signals::install();
+    onrush_engine::signals::install();
     crate::sys::raise_nofile_limit();
     let threads = args.threads.unwrap_or_else(default_threads);
     let config = onrush_server::ServerConfig {
@@ -98,7 +98,7 @@ pub fn run(args: ServeArgs) -> i32 {
         },
         if threads == 1 { "" } else { "s" }
     );
-    while !crate::signals::interrupted() {
+    while !onrush_engine::signals::interrupted() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let stats = server.stats();

@@ -33,7 +33,7 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> i32 {
-    crate::signals::install();
+    onrush_engine::signals::install();
     match bench(&args) {
         Ok(()) => exit::OK,
         Err(Failure::Runtime(message)) => {

@@ -252,7 +252,7 @@ pub fn measure(
             Ok(None) => {}
             Err(e) => return Err(Failure::Runtime(format!("cannot wait for {what}: {e}"))),
         }
-        if crate::signals::interrupted() {
+        if onrush_engine::signals::interrupted() {
             return Err(Failure::Interrupted);
         }
         let elapsed = start.elapsed();
@@ -347,7 +347,7 @@ pub fn start_server(
                 tail(&log_path)
             )));
         }
-        if crate::signals::interrupted() {
+        if onrush_engine::signals::interrupted() {
             return Err(Failure::Interrupted);
         }
         if start.elapsed() > Duration::from_secs(10) {

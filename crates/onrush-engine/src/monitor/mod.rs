@@ -1,0 +1,198 @@
+//! The generator watches itself: once a second it samples its own CPU per worker thread, RSS,
+//! schedule lag, dropped iterations, open descriptors, connect rate and the sockets it holds
+//! towards each target, and decides whether onrush itself was the bottleneck.
+//!
+//! Runs on the collector thread (never on a worker), at the moment a second is closed.
+
+mod proc;
+mod rules;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use hdrhistogram::Histogram;
+use onrush_metrics::Snapshot;
+
+pub use rules::Verdict;
+
+/// Thread ids of the workers, written by each worker when it starts (0 until then).
+pub type WorkerTids = Arc<Vec<AtomicI32>>;
+
+pub fn worker_tids(workers: usize) -> WorkerTids {
+    Arc::new((0..workers).map(|_| AtomicI32::new(0)).collect())
+}
+
+/// The calling thread's kernel thread id.
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// What the monitor knows about the run it watches.
+pub struct Setup {
+    pub threads: usize,
+    pub cores: usize,
+    pub targets: Vec<SocketAddr>,
+    /// Source addresses connections are spread over (1 when the kernel chooses).
+    pub source_addresses: u64,
+    pub nofile_limit: u64,
+    /// Unix ms of the run's start, to print wall-clock times.
+    pub start_unix_ms: u64,
+}
+
+/// One second of the generator's own figures: a line of `generator.jsonl`, whose type
+/// onrush-results owns.
+pub use onrush_results::GeneratorLine as GeneratorSecond;
+
+#[derive(Clone)]
+struct CpuTicks {
+    at: std::time::Instant,
+    process: Option<u64>,
+    workers: Vec<Option<u64>>,
+}
+
+/// Per-second data gathered from the workers' snapshots before the second closes.
+#[derive(Default)]
+struct Pending {
+    lag: Option<Histogram<u64>>,
+    dropped: u64,
+    connections: u64,
+}
+
+pub struct Monitor {
+    setup: Setup,
+    tids: WorkerTids,
+    ticks_per_s: f64,
+    port_capacity: u64,
+    last: Option<CpuTicks>,
+    pending: BTreeMap<u64, Pending>,
+    history: Vec<GeneratorSecond>,
+    rules: rules::Rules,
+}
+
+impl Monitor {
+    pub fn new(setup: Setup, tids: WorkerTids) -> Self {
+        let port_capacity =
+            proc::ephemeral_ports().unwrap_or(28_232) * setup.source_addresses.max(1);
+        let rules = rules::Rules::new(setup.threads, setup.cores, setup.start_unix_ms);
+        let mut monitor = Monitor {
+            setup,
+            tids,
+            ticks_per_s: proc::clock_ticks(),
+            port_capacity,
+            last: None,
+            pending: BTreeMap::new(),
+            history: Vec::new(),
+            rules,
+        };
+        monitor.last = Some(monitor.cpu_now());
+        monitor
+    }
+
+    fn cpu_now(&self) -> CpuTicks {
+        let workers = self
+            .tids
+            .iter()
+            .map(|t| match t.load(Ordering::Relaxed) {
+                0 => None,
+                tid => proc::cpu_ticks(Some(tid)),
+            })
+            .collect();
+        CpuTicks {
+            at: std::time::Instant::now(),
+            process: proc::cpu_ticks(None),
+            workers,
+        }
+    }
+
+    /// Starts the CPU accounting afresh (once the workers have registered their thread ids).
+    pub fn reset_baseline(&mut self) {
+        self.last = Some(self.cpu_now());
+    }
+
+    /// Takes what it needs from a worker's snapshot of `second` (before the collector gets it).
+    pub fn observe(&mut self, second: u64, snapshot: &Snapshot) {
+        let p = self.pending.entry(second).or_default();
+        for s in 0..snapshot.scenario_count() {
+            p.dropped += snapshot.dropped_iterations(s);
+            p.connections += snapshot.connections_opened(s);
+            if let Some(h) = snapshot.schedule_lag(s) {
+                match &mut p.lag {
+                    Some(lag) => {
+                        let _ = lag.add(h);
+                    }
+                    None => p.lag = Some(h.clone()),
+                }
+            }
+        }
+    }
+
+    /// Samples the process as `second` closes; returns the warning to show when this second
+    /// starts a saturation.
+    pub fn close_second(&mut self, second: u64) -> Option<String> {
+        let now = self.cpu_now();
+        let before = self.last.take().unwrap_or_else(|| now.clone());
+        let elapsed = (now.at - before.at).as_secs_f64();
+        // CPU times tick every 10 ms: over less than half a second the figure would be noise.
+        let percent = |after: Option<u64>, before: Option<u64>| match (after, before) {
+            (Some(a), Some(b)) if elapsed >= 0.5 => Some(
+                (a.saturating_sub(b) as f64 / self.ticks_per_s / elapsed * 1000.0).round() / 10.0,
+            ),
+            _ => None,
+        };
+        let worker_cpu_percent = now
+            .workers
+            .iter()
+            .zip(&before.workers)
+            .map(|(a, b)| percent(*a, *b))
+            .collect();
+        let cpu_percent = percent(now.process, before.process);
+        self.last = Some(now);
+
+        let pending = self.pending.remove(&second).unwrap_or_default();
+        let ms = |q: f64| {
+            pending
+                .lag
+                .as_ref()
+                .filter(|h| !h.is_empty())
+                .map(|h| h.value_at_quantile(q) as f64 / 1000.0)
+        };
+        let sockets = if self.setup.targets.is_empty() {
+            proc::SocketCounts::default()
+        } else {
+            proc::sockets_towards(&self.setup.targets)
+        };
+        let sample = GeneratorSecond {
+            t: second,
+            cpu_percent,
+            worker_cpu_percent,
+            rss_mb: proc::rss_bytes().map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
+            open_fds: proc::open_fds().unwrap_or(0),
+            connections_opened: pending.connections,
+            schedule_lag_p50_ms: ms(0.5),
+            schedule_lag_p99_ms: ms(0.99),
+            schedule_lag_max_ms: ms(1.0),
+            dropped_iterations: pending.dropped,
+            sockets_to_targets: sockets.total,
+            time_wait: sockets.time_wait,
+            port_usage_percent: (sockets.total as f64 / self.port_capacity.max(1) as f64 * 1000.0)
+                .round()
+                / 10.0,
+        };
+        let warning = self.rules.check(&sample, self.setup.nofile_limit);
+        self.history.push(sample);
+        warning
+    }
+
+    /// The per-second samples (for `generator.jsonl`).
+    pub fn history(&self) -> &[GeneratorSecond] {
+        &self.history
+    }
+
+    /// The end-of-run verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.rules.verdict(&self.history)
+    }
+}

@@ -1,0 +1,313 @@
+//! The engine driven through its protocol seam by a fake protocol, in-process: the closed and
+//! open drivers, dropped iterations, and the program's flow ops, with no network and no binary.
+//!
+//! The fake protocol compiles the plan's `get:` steps and answers each from its path alone:
+//! `/fail` fails (`http_5xx`), `/slow/N` takes N ms, anything else succeeds at once with the path
+//! as the body. Every exchange is logged as `(scenario, vu, path)` so that tests can see exactly
+//! which requests each VU made, in which order.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
+use onrush_protocol::{Exchange, FailureClass, Protocol, ResponseView, Session, StepSpec};
+
+use crate::{prepare, run, RunOptions, RunOutcome};
+
+type Log = Arc<Mutex<Vec<(usize, u64, String)>>>;
+
+struct Fake;
+
+struct FakePlan {
+    log: Log,
+}
+
+struct FakeStep {
+    plan: onrush_plan::RequestStep,
+    scenario: usize,
+}
+
+struct FakeSession {
+    log: Log,
+    vu: u64,
+    path: Vec<u8>,
+}
+
+impl StepSpec for FakeStep {
+    fn metric(&self) -> usize {
+        self.plan.metric
+    }
+    fn extract(&self) -> &[Extract] {
+        &self.plan.extract
+    }
+    fn checks(&self) -> &[Check] {
+        &self.plan.checks
+    }
+    fn on_failure(&self) -> OnFailure {
+        self.plan.on_failure
+    }
+}
+
+impl Protocol for Fake {
+    type Plan = FakePlan;
+    type Step = FakeStep;
+    type Worker = ();
+    type Session = FakeSession;
+
+    fn prepare(_plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<FakePlan> {
+        Ok(FakePlan {
+            log: Arc::default(),
+        })
+    }
+
+    fn compile(
+        _state: &mut FakePlan,
+        _plan: &Plan,
+        scenario: usize,
+        step: &Step,
+    ) -> anyhow::Result<Option<FakeStep>> {
+        Ok(match step {
+            Step::Request(r) => Some(FakeStep {
+                plan: r.clone(),
+                scenario,
+            }),
+            _ => None,
+        })
+    }
+
+    fn targets(_state: &FakePlan) -> Vec<SocketAddr> {
+        Vec::new()
+    }
+
+    fn worker(_state: &FakePlan, _scenario: usize) {}
+
+    fn session(state: &Arc<FakePlan>, _scenario: usize, vu: u64, _worker: &()) -> FakeSession {
+        FakeSession {
+            log: state.log.clone(),
+            vu,
+            path: Vec::new(),
+        }
+    }
+}
+
+impl Session for FakeSession {
+    type Step = FakeStep;
+
+    async fn execute(
+        &mut self,
+        step: &FakeStep,
+        ctx: &RenderContext<'_>,
+        intended_start: Instant,
+    ) -> Exchange {
+        let started = Instant::now();
+        let mut exchange = Exchange::empty();
+        self.path.clear();
+        if step.plan.path.render(ctx, &mut self.path).is_err() {
+            exchange.record.failure = Some(FailureClass::VariableUnset);
+            return exchange;
+        }
+        let path = String::from_utf8_lossy(&self.path).into_owned();
+        self.log
+            .lock()
+            .unwrap()
+            .push((step.scenario, self.vu, path.clone()));
+        if let Some(ms) = path.strip_prefix("/slow/") {
+            tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
+        }
+        exchange.responded = true;
+        exchange.record.status = if path == "/fail" { 500 } else { 200 };
+        if path == "/fail" {
+            exchange.record.failure = Some(FailureClass::Http5xx);
+        }
+        exchange.record.bytes_in = self.path.len() as u64;
+        exchange.finish(started, intended_start);
+        exchange
+    }
+
+    fn response(&self) -> ResponseView<'_> {
+        ResponseView {
+            status: 200,
+            body: &self.path,
+            body_size: self.path.len() as u64,
+            url: &self.path,
+            ..ResponseView::default()
+        }
+    }
+}
+
+/// Runs `yaml` with the fake protocol on `threads` workers; the outcome and the request log.
+fn run_plan(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)>) {
+    let plan = onrush_plan::load_str("test.yaml", yaml, std::path::Path::new("."), &[])
+        .expect("the test plan loads");
+    let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
+    let log = prepared.protocol.log.clone();
+    let outcome = run(prepared, RunOptions::quiet(threads, "test"));
+    let log = log.lock().unwrap().clone();
+    (outcome, log)
+}
+
+/// The paths VU `vu` of scenario 0 requested, in order.
+fn paths_of(log: &[(usize, u64, String)], vu: u64) -> Vec<&str> {
+    log.iter()
+        .filter(|(s, v, _)| *s == 0 && *v == vu)
+        .map(|(_, _, p)| p.as_str())
+        .collect()
+}
+
+#[test]
+fn closed_model_runs_every_vu_its_iterations_on_every_worker() {
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 5, iterations: 3 }\n    steps:\n      - get: /a\n      - get: /b\n",
+        2,
+    );
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.requests, 30);
+    assert_eq!(summary.totals.iterations, 15);
+    assert_eq!(summary.totals.failures, 0);
+    for vu in 1..=5 {
+        assert_eq!(paths_of(&log, vu), ["/a", "/b", "/a", "/b", "/a", "/b"]);
+    }
+    assert!(!outcome.interrupted);
+}
+
+#[test]
+fn shared_iterations_are_split_exactly() {
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 3, shared_iterations: 10 }\n    steps:\n      - get: /a\n",
+        2,
+    );
+    assert_eq!(outcome.collector.summary().totals.iterations, 10);
+    assert_eq!(log.len(), 10);
+}
+
+#[test]
+fn open_model_starts_exactly_the_scheduled_arrivals() {
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 200/s, duration: 1s, max_vus: 20 }\n    steps:\n      - get: /a\n",
+        2,
+    );
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.iterations, 200);
+    assert_eq!(summary.totals.dropped_iterations, 0);
+    assert_eq!(log.len(), 200);
+}
+
+#[test]
+fn open_model_counts_arrivals_that_find_no_free_vu_as_dropped() {
+    // One VU busy 300 ms per iteration; 50 arrivals in 1 s: at most 4 run, none is delayed.
+    let (outcome, _) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 50/s, duration: 1s, max_vus: 1 }\n    steps:\n      - get: /slow/300\n",
+        1,
+    );
+    let summary = outcome.collector.summary();
+    let started = summary.totals.iterations;
+    assert!((1..=4).contains(&started), "{started} iterations ran");
+    assert_eq!(started + summary.totals.dropped_iterations, 50);
+}
+
+#[test]
+fn flow_ops_once_loop_if_and_random_run_in_program_order() {
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: s
+    load: { vus: 1, iterations: 2 }
+    steps:
+      - once:
+          - get: /login
+      - loop: { count: 3, steps: [ { get: "/item/${iteration}" } ] }
+      - get: /who
+        extract: { who: { regex: "/(w)ho" } }
+      - if: { var: who, equals: w }
+        then: [ { get: /yes } ]
+        else: [ { get: /no } ]
+      - if: { var: who, equals: x }
+        then: [ { get: /never } ]
+      - group:
+          name: g
+          steps: [ { get: /in-group } ]
+      - random:
+          - { weight: 1, steps: [ { get: /r } ] }
+"#;
+    let (outcome, log) = run_plan(yaml, 1);
+    let paths = paths_of(&log, 1);
+    assert_eq!(
+        paths,
+        [
+            "/login",
+            "/item/0",
+            "/item/0",
+            "/item/0",
+            "/who",
+            "/yes",
+            "/in-group",
+            "/r",
+            "/item/1",
+            "/item/1",
+            "/item/1",
+            "/who",
+            "/yes",
+            "/in-group",
+            "/r"
+        ]
+    );
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.iterations, 2);
+    // The group is a metric of its own, not a request.
+    assert!(summary.steps.iter().any(|s| s.name == "g"));
+}
+
+#[test]
+fn on_failure_next_iteration_and_stop_vu() {
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: s
+    load: { vus: 1, iterations: 3 }
+    steps:
+      - { get: /a }
+      - { get: /fail, on_failure: next_iteration }
+      - { get: /never }
+  - name: t
+    load: { vus: 1, iterations: 3 }
+    steps:
+      - { get: /b }
+      - { get: /fail, on_failure: stop_vu }
+"#;
+    let (outcome, log) = run_plan(yaml, 1);
+    assert_eq!(
+        paths_of(&log, 1),
+        ["/a", "/fail", "/a", "/fail", "/a", "/fail"]
+    );
+    let t: Vec<&str> = log
+        .iter()
+        .filter(|(s, _, _)| *s == 1)
+        .map(|(_, _, p)| p.as_str())
+        .collect();
+    assert_eq!(t, ["/b", "/fail"]);
+    assert_eq!(outcome.collector.summary().totals.failures, 4);
+}
+
+#[test]
+fn a_failed_check_fails_the_request() {
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: s
+    load: { vus: 1, iterations: 2 }
+    steps:
+      - get: /hello
+        check: [ { body_contains: hello }, { body_contains: nope } ]
+"#;
+    let (outcome, _) = run_plan(yaml, 1);
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.requests, 2);
+    assert_eq!(summary.totals.failures, 2);
+    assert_eq!(summary.totals.checks.passes, 2);
+    assert_eq!(summary.totals.checks.fails, 2);
+    assert_eq!(
+        summary.totals.failures_by_class.get("check_failed"),
+        Some(&2)
+    );
+}

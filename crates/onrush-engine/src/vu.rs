@@ -1,0 +1,376 @@
+//! A virtual user: its protocol session, its variables, and how it runs one iteration of a
+//! scenario's program (requests, extractors and checks, loops, groups, branches).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use onrush_metrics::{FailureClass, RequestRecord, WorkerMetrics};
+use onrush_plan::{OnFailure, RenderContext, VarValue, Vars};
+use onrush_protocol::{micros, Protocol, Session, StepSpec};
+
+use super::checks;
+use super::prepare::ScenarioRun;
+use super::program::{holds, Frame, GroupRun, Op};
+
+/// How an iteration ended for the VU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VuState {
+    /// Ready for the next iteration.
+    Running,
+    /// `on_failure: stop_vu` / `stop_test`, or its feeder ran out: no more iterations.
+    Stopped,
+}
+
+pub struct Vu<P: Protocol> {
+    /// 1-based, unique within a scenario.
+    pub id: u64,
+    /// Iterations this VU has started (0-based index of the next one).
+    pub iteration: u64,
+    pub state: VuState,
+    session: P::Session,
+    vars: Vars,
+    frames: Vec<Frame>,
+    once_done: Vec<bool>,
+    scratch: Vec<u8>,
+    values: Vec<Vec<u8>>,
+}
+
+/// What the program does after a step.
+enum Next {
+    Go,
+    EndIteration,
+    StopVu,
+}
+
+impl<P: Protocol> Vu<P> {
+    /// A VU of `scenario` with its protocol session (`session` comes from
+    /// [`Protocol::session`]).
+    pub fn new(id: u64, scenario: &ScenarioRun<P>, session: P::Session) -> Self {
+        Vu {
+            id,
+            iteration: 0,
+            state: VuState::Running,
+            session,
+            vars: Vars::new(scenario.vars.len(), scenario.counters, id),
+            frames: Vec::new(),
+            once_done: vec![false; scenario.onces],
+            scratch: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Runs one iteration. The first request's latency counts from `intended_start`.
+    pub async fn run_iteration(
+        &mut self,
+        scenario_index: usize,
+        scenario: &ScenarioRun<P>,
+        intended_start: Instant,
+        metrics: &Rc<RefCell<WorkerMetrics>>,
+    ) {
+        let iteration_started = Instant::now();
+        self.session.begin_iteration();
+        if !self.feed(scenario) {
+            // A `unique` feeder ran out (on_exhausted: stop): the scenario is over.
+            if !scenario.stopped.swap(true, Ordering::Relaxed) {
+                let file = scenario
+                    .feeders
+                    .iter()
+                    .map(|f| f.file.as_str())
+                    .next()
+                    .unwrap_or("");
+                scenario.stops.note(
+                    &scenario.name,
+                    format!("its unique test data ({file}) ran out (on_exhausted: stop): no new iteration starts"),
+                );
+            }
+            self.state = VuState::Stopped;
+            return;
+        }
+        let ops = &scenario.program;
+        let mut intended = Some(intended_start);
+        let mut pc = 0;
+        self.frames.clear();
+        let mut next = Next::Go;
+        while pc < ops.len() {
+            match &ops[pc] {
+                Op::Request { metric, step } => {
+                    let start = intended.take().unwrap_or_else(Instant::now);
+                    let failed = self
+                        .request(scenario_index, scenario, *metric, step, start, metrics)
+                        .await;
+                    pc += 1;
+                    if failed {
+                        for f in &mut self.frames {
+                            if let Frame::Group(g) = f {
+                                g.failed = true;
+                            }
+                        }
+                        match step.on_failure() {
+                            OnFailure::Continue => {}
+                            OnFailure::NextIteration => {
+                                next = Next::EndIteration;
+                                break;
+                            }
+                            OnFailure::StopVu => {
+                                next = Next::StopVu;
+                                break;
+                            }
+                            OnFailure::StopTest => {
+                                request_stop(scenario, *metric);
+                                next = Next::StopVu;
+                                break;
+                            }
+                        }
+                    }
+                }
+                Op::Think { min, max } => {
+                    tokio::time::sleep(self.pick(*min, *max)).await;
+                    pc += 1;
+                }
+                Op::LoopStart { count, end } => {
+                    if *count == 0 {
+                        pc = end + 1;
+                    } else {
+                        self.frames.push(Frame::Count { left: *count });
+                        pc += 1;
+                    }
+                }
+                Op::WhileStart { condition, end, .. } => {
+                    let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
+                    if holds(condition, &self.vars, &ctx, &mut self.scratch) {
+                        self.frames.push(Frame::While { done: 0 });
+                        pc += 1;
+                    } else {
+                        pc = end + 1;
+                    }
+                }
+                Op::ForEachStart { list, item, end } => {
+                    let values = match self.vars.get(*list) {
+                        VarValue::Unset => Vec::new(),
+                        VarValue::One(v) => vec![v.clone()],
+                        VarValue::Many(l) => l.clone(),
+                    };
+                    if values.is_empty() {
+                        pc = end + 1;
+                    } else {
+                        self.vars.set(*item, &values[0]);
+                        self.frames.push(Frame::ForEach { values, next: 1 });
+                        pc += 1;
+                    }
+                }
+                Op::LoopEnd { start } => {
+                    pc = self.loop_end(ops, *start, pc);
+                }
+                Op::GroupStart { metric } => {
+                    self.frames.push(Frame::Group(GroupRun {
+                        metric: *metric,
+                        started: Instant::now(),
+                        failed: false,
+                        bytes_in: 0,
+                        bytes_out: 0,
+                    }));
+                    pc += 1;
+                }
+                Op::GroupEnd => {
+                    if let Some(Frame::Group(g)) = self.frames.pop() {
+                        record_group(scenario_index, &g, metrics);
+                    }
+                    pc += 1;
+                }
+                Op::If {
+                    condition,
+                    otherwise,
+                } => {
+                    let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
+                    pc = if holds(condition, &self.vars, &ctx, &mut self.scratch) {
+                        pc + 1
+                    } else {
+                        *otherwise
+                    };
+                }
+                Op::Jump { to } => pc = *to,
+                Op::Once { id, end } => {
+                    if self.once_done[*id] {
+                        pc = *end;
+                    } else {
+                        self.once_done[*id] = true;
+                        pc += 1;
+                    }
+                }
+                Op::Random { branches } => {
+                    let total = branches.last().map_or(1, |b| b.0);
+                    let r = self.vars.random_below(total);
+                    let branch = branches.iter().find(|(upto, _)| r < *upto);
+                    pc = branch.map_or(pc + 1, |b| b.1);
+                }
+            }
+        }
+        // Groups left open by an early end are recorded (failed) with their time so far.
+        while let Some(frame) = self.frames.pop() {
+            if let Frame::Group(mut g) = frame {
+                g.failed = true;
+                record_group(scenario_index, &g, metrics);
+            }
+        }
+        self.session.end_iteration();
+        self.iteration += 1;
+        metrics.borrow_mut().record_iteration(scenario_index);
+        if matches!(next, Next::StopVu) {
+            self.state = VuState::Stopped;
+            return;
+        }
+        if let Some(pacing) = scenario.pacing {
+            let until = iteration_started + pacing;
+            if until > Instant::now() {
+                tokio::time::sleep_until(until.into()).await;
+            }
+        }
+    }
+
+    /// Picks this iteration's feeder rows into their variables; false when a feeder is out.
+    fn feed(&mut self, scenario: &ScenarioRun<P>) -> bool {
+        for f in &scenario.feeders {
+            let rng = &self.vars;
+            let Some(row) = f.feeder.pick(self.id, &mut || rng.random()) else {
+                return false;
+            };
+            let vars = &mut self.vars;
+            f.feeder
+                .table()
+                .row(row, &mut self.scratch, &mut |col, value| {
+                    vars.set(f.slots[col], value);
+                });
+        }
+        true
+    }
+
+    /// The end of a loop body at `pc` whose start op is at `start`: the next pc.
+    fn loop_end(&mut self, ops: &[Op<P::Step>], start: usize, pc: usize) -> usize {
+        let again = match (self.frames.last_mut(), &ops[start]) {
+            (Some(Frame::Count { left }), _) => {
+                *left -= 1;
+                *left > 0
+            }
+            (Some(Frame::While { done }), Op::WhileStart { condition, max, .. }) => {
+                *done += 1;
+                let more = *done < *max;
+                let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
+                more && holds(condition, &self.vars, &ctx, &mut self.scratch)
+            }
+            (Some(Frame::ForEach { values, next }), Op::ForEachStart { item, .. })
+                if *next < values.len() =>
+            {
+                let value = std::mem::take(&mut values[*next]);
+                *next += 1;
+                self.vars.set(*item, &value);
+                true
+            }
+            _ => false,
+        };
+        if again {
+            start + 1
+        } else {
+            self.frames.pop();
+            pc + 1
+        }
+    }
+
+    /// Sends one request, applies its extractors and checks, records it. True when it failed.
+    async fn request(
+        &mut self,
+        scenario_index: usize,
+        scenario: &ScenarioRun<P>,
+        metric: usize,
+        step: &P::Step,
+        start: Instant,
+        metrics: &Rc<RefCell<WorkerMetrics>>,
+    ) -> bool {
+        let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
+        let mut exchange = self.session.execute(step, &ctx, start).await;
+        if let Some(slot) = self.session.take_unset() {
+            warn_unset(scenario, slot, metric);
+        }
+        let mut m = metrics.borrow_mut();
+        if exchange.opened_connection {
+            m.record_connection_opened(scenario_index);
+        }
+        let record = &mut exchange.record;
+        if exchange.responded && (!step.extract().is_empty() || !step.checks().is_empty()) {
+            let view = self.session.response();
+            let ok = checks::apply(
+                step.extract(),
+                step.checks(),
+                &view,
+                record,
+                &mut self.vars,
+                (self.id, self.iteration),
+                &mut self.scratch,
+                &mut self.values,
+                &mut |check, passed| m.record_check(scenario_index, check, passed),
+            );
+            if !ok && record.failure.is_none() {
+                record.failure = Some(FailureClass::CheckFailed);
+            }
+        }
+        for f in &mut self.frames {
+            if let Frame::Group(g) = f {
+                g.bytes_in += record.bytes_in;
+                g.bytes_out += record.bytes_out;
+            }
+        }
+        m.record_request(scenario_index, metric, record);
+        record.failure.is_some()
+    }
+
+    /// A uniformly random duration in [min, max].
+    fn pick(&mut self, min: Duration, max: Duration) -> Duration {
+        if max <= min {
+            return min;
+        }
+        let span = (max - min).as_nanos() as u64;
+        min + Duration::from_nanos(self.vars.random_below(span + 1))
+    }
+}
+
+fn record_group(scenario: usize, g: &GroupRun, metrics: &Rc<RefCell<WorkerMetrics>>) {
+    let took = micros(g.started.elapsed());
+    let record = RequestRecord {
+        latency_us: took,
+        service_us: took,
+        connect_us: None,
+        ttfb_us: None,
+        bytes_in: g.bytes_in,
+        bytes_out: g.bytes_out,
+        status: 0,
+        failure: g.failed.then_some(FailureClass::GroupFailed),
+        handshake: None,
+    };
+    metrics
+        .borrow_mut()
+        .record_request(scenario, g.metric, &record);
+}
+
+/// `on_failure: stop_test`: asks the collector to stop the run (once).
+fn request_stop<P: Protocol>(scenario: &ScenarioRun<P>, metric: usize) {
+    if !scenario.stops.stop_test.swap(true, Ordering::Relaxed) {
+        scenario.stops.note(
+            &scenario.name,
+            format!(
+                "step {:?} failed and says `on_failure: stop_test`: stopping the test",
+                scenario.metric_names[metric]
+            ),
+        );
+    }
+}
+
+/// Prints once per run and variable that a request needed a variable that had no value.
+fn warn_unset<P: Protocol>(scenario: &ScenarioRun<P>, slot: usize, metric: usize) {
+    if !scenario.unset_warned[slot].swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "warning: scenario {:?}, step {:?}: variable ${{{}}} has no value (not extracted yet, or its extractor found nothing); the request was not sent and counts as a `variable_unset` failure",
+            scenario.name, scenario.metric_names[metric], scenario.vars[slot]
+        );
+    }
+}

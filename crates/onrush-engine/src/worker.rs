@@ -1,0 +1,417 @@
+//! One worker thread: a `current_thread` runtime running this worker's share of every scenario.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use onrush_metrics::{Snapshot, WorkerMetrics};
+use onrush_plan::LoadModel;
+use onrush_protocol::Protocol;
+use tokio::sync::{watch, Notify};
+use tokio::task::{spawn_local, JoinHandle, LocalSet};
+use tokio::time::sleep_until;
+
+use super::pacer::PreciseTimer;
+use super::prepare::Prepared;
+use super::schedule::{Arrivals, VuRamp};
+use super::vu::{Vu, VuState};
+use crate::monitor::{current_tid, WorkerTids};
+
+/// After a scenario's time is up, iterations in flight may finish for this long before they are
+/// cancelled (k6 calls it gracefulStop).
+const GRACEFUL_STOP: Duration = Duration::from_secs(30);
+
+/// The snapshot of `second` from `worker`.
+pub struct Message {
+    pub worker: usize,
+    pub second: u64,
+    pub snapshot: Snapshot,
+    /// The worker's last snapshot (its `second` is partial); nothing follows from it.
+    pub last: bool,
+}
+
+pub struct Worker<P: Protocol> {
+    pub index: usize,
+    pub count: usize,
+    pub start: Instant,
+    pub prepared: Arc<Prepared<P>>,
+    pub messages: Sender<Message>,
+    pub stop: watch::Receiver<bool>,
+    pub tids: WorkerTids,
+}
+
+/// Shared state of the scenario drivers of one worker.
+struct Shared<P: Protocol> {
+    worker: usize,
+    workers: usize,
+    start: Instant,
+    prepared: Arc<Prepared<P>>,
+    metrics: Rc<RefCell<WorkerMetrics>>,
+    /// Per scenario: what its VUs on this worker share (the protocol's connection pools).
+    protocol: Vec<P::Worker>,
+}
+
+impl<P: Protocol> Shared<P> {
+    fn vu(&self, id: u64, s: usize) -> Vu<P> {
+        let session = P::session(&self.prepared.protocol, s, id, &self.protocol[s]);
+        Vu::new(id, &self.prepared.scenarios[s], session)
+    }
+}
+
+impl<P: Protocol> Worker<P> {
+    pub fn run(mut self) {
+        self.tids[self.index].store(current_tid(), std::sync::atomic::Ordering::Relaxed);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current_thread runtime builds");
+        let metrics = Rc::new(RefCell::new(WorkerMetrics::new(&self.prepared.layout)));
+        let next_second = Rc::new(Cell::new(0u64));
+        let shared = Rc::new(Shared {
+            worker: self.index,
+            workers: self.count,
+            start: self.start,
+            prepared: self.prepared.clone(),
+            metrics: metrics.clone(),
+            protocol: (0..self.prepared.scenarios.len())
+                .map(|s| P::worker(&self.prepared.protocol, s))
+                .collect(),
+        });
+        let local = LocalSet::new();
+        local.block_on(&runtime, async {
+            sleep_until(self.start.into()).await;
+            let ticker = spawn_local(ticker(
+                self.index,
+                self.start,
+                metrics.clone(),
+                next_second.clone(),
+                self.messages.clone(),
+            ));
+            let drivers: Vec<JoinHandle<()>> = (0..self.prepared.scenarios.len())
+                .map(|s| spawn_local(drive(shared.clone(), s)))
+                .collect();
+            let all_done = async {
+                for d in drivers {
+                    let _ = d.await;
+                }
+            };
+            let stop = self.stop.wait_for(|stop| *stop);
+            tokio::select! {
+                _ = all_done => {}
+                _ = stop => {}
+            }
+            ticker.abort();
+        });
+        // Dropping the LocalSet cancels every VU still running (interrupted requests are not
+        // recorded: they have no outcome).
+        drop(local);
+        let snapshot = metrics.borrow_mut().take_snapshot();
+        let _ = self.messages.send(Message {
+            worker: self.index,
+            second: next_second.get(),
+            snapshot,
+            last: true,
+        });
+    }
+}
+
+/// Sends a snapshot at every whole second since the start.
+async fn ticker(
+    worker: usize,
+    start: Instant,
+    metrics: Rc<RefCell<WorkerMetrics>>,
+    next_second: Rc<Cell<u64>>,
+    messages: Sender<Message>,
+) {
+    loop {
+        let second = next_second.get();
+        sleep_until((start + Duration::from_secs(second + 1)).into()).await;
+        let snapshot = metrics.borrow_mut().take_snapshot();
+        next_second.set(second + 1);
+        if messages
+            .send(Message {
+                worker,
+                second,
+                snapshot,
+                last: false,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+async fn drive<P: Protocol>(shared: Rc<Shared<P>>, s: usize) {
+    let scenario = &shared.prepared.scenarios[s];
+    match &scenario.load {
+        LoadModel::ClosedIterations {
+            vus,
+            iterations,
+            ramp_up,
+        } => closed_iterations(&shared, s, *vus, Iterations::PerVu(*iterations), *ramp_up).await,
+        LoadModel::SharedIterations {
+            vus,
+            iterations,
+            ramp_up,
+        } => {
+            // Split the total between the workers that have VUs, so VUs share a worker-local
+            // budget and no counter crosses threads.
+            let workers = shared.workers.min(*vus as usize) as u64;
+            let w = shared.worker as u64;
+            if w >= workers {
+                return;
+            }
+            let share = iterations / workers + u64::from(w < iterations % workers);
+            let budget = Rc::new(Cell::new(share));
+            closed_iterations(&shared, s, *vus, Iterations::Shared(budget), *ramp_up).await
+        }
+        LoadModel::ClosedStages { start_vus, stages } => {
+            closed_stages(&shared, s, VuRamp::new(*start_vus, stages)).await
+        }
+        LoadModel::Open {
+            start_rate,
+            stages,
+            max_vus,
+        } => open(&shared, s, Arrivals::new(*start_rate, stages), *max_vus).await,
+    }
+}
+
+/// Counts this worker's active VUs of one scenario and reports the gauge on change.
+struct ActiveVus {
+    count: Cell<u32>,
+}
+
+impl ActiveVus {
+    fn change<P: Protocol>(&self, shared: &Shared<P>, s: usize, up: bool) {
+        let n = if up {
+            self.count.get() + 1
+        } else {
+            self.count.get() - 1
+        };
+        self.count.set(n);
+        shared.metrics.borrow_mut().set_active_vus(s, n);
+    }
+}
+
+/// How many iterations the VUs of `closed_iterations` run.
+#[derive(Clone)]
+enum Iterations {
+    PerVu(u64),
+    /// A budget this worker's VUs take from until it is empty.
+    Shared(Rc<Cell<u64>>),
+}
+
+impl Iterations {
+    /// Takes one iteration; `done` is how many this VU ran already.
+    fn take(&self, done: u64) -> bool {
+        match self {
+            Iterations::PerVu(n) => done < *n,
+            Iterations::Shared(left) => {
+                let n = left.get();
+                left.set(n.saturating_sub(1));
+                n > 0
+            }
+        }
+    }
+}
+
+/// Fixed VUs running a number of iterations; VU k starts at k × ramp_up / vus.
+async fn closed_iterations<P: Protocol>(
+    shared: &Rc<Shared<P>>,
+    s: usize,
+    vus: u32,
+    iterations: Iterations,
+    ramp_up: Duration,
+) {
+    let active = Rc::new(ActiveVus {
+        count: Cell::new(0),
+    });
+    let mut handles = Vec::new();
+    for k in (shared.worker as u32..vus).step_by(shared.workers) {
+        let shared = shared.clone();
+        let active = active.clone();
+        let iterations = iterations.clone();
+        handles.push(spawn_local(async move {
+            let delay = ramp_up.mul_f64(k as f64 / vus as f64);
+            sleep_until((shared.start + delay).into()).await;
+            let scenario = &shared.prepared.scenarios[s];
+            let mut vu = shared.vu(k as u64 + 1, s);
+            active.change(&shared, s, true);
+            while vu.state == VuState::Running
+                && !scenario.stopped.load(Ordering::Relaxed)
+                && iterations.take(vu.iteration)
+            {
+                vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
+                    .await;
+            }
+            active.change(&shared, s, false);
+        }));
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+}
+
+/// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
+/// when the ramp drops below it.
+async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRamp) {
+    let active = Rc::new(ActiveVus {
+        count: Cell::new(0),
+    });
+    let end = shared.start + ramp.duration();
+    let mut handles = Vec::new();
+    for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
+        let shared = shared.clone();
+        let active = active.clone();
+        let ramp = ramp.clone();
+        handles.push(spawn_local(async move {
+            let scenario = &shared.prepared.scenarios[s];
+            let mut vu: Option<Vu<P>> = None;
+            loop {
+                let now = Instant::now();
+                if now >= end
+                    || scenario.stopped.load(Ordering::Relaxed)
+                    || vu.as_ref().is_some_and(|v| v.state == VuState::Stopped)
+                {
+                    break;
+                }
+                let at = now - shared.start;
+                if ramp.vus_at(at) > k {
+                    let vu = vu.get_or_insert_with(|| {
+                        active.change(&shared, s, true);
+                        shared.vu(k as u64 + 1, s)
+                    });
+                    vu.run_iteration(s, scenario, now, &shared.metrics).await;
+                } else {
+                    if vu.take().is_some() {
+                        active.change(&shared, s, false);
+                    }
+                    match ramp.next_active(k, at) {
+                        Some(next) => sleep_until((shared.start + next).into()).await,
+                        None => break,
+                    }
+                }
+            }
+            if vu.is_some() {
+                active.change(&shared, s, false);
+            }
+        }));
+    }
+    finish(handles, end + GRACEFUL_STOP).await;
+}
+
+/// Open model: arrivals follow the schedule whatever the target does. An arrival that finds all
+/// of this worker's VUs busy is counted as dropped, never delayed.
+async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals, max_vus: u32) {
+    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
+    let workers = shared.workers.min(max_vus.max(1) as usize);
+    if shared.worker >= workers {
+        return;
+    }
+    let my_max =
+        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
+    let scenario_len = arrivals.duration();
+    let idle: Rc<RefCell<Vec<Vu<P>>>> = Rc::new(RefCell::new(Vec::new()));
+    let in_flight = Rc::new(Cell::new(0u32));
+    let all_idle = Rc::new(Notify::new());
+    let mut timer = PreciseTimer::new().ok();
+    let mut created = 0u32;
+    let mut cursor = 0;
+    let mut i = shared.worker as u64;
+    let end = shared.start + scenario_len;
+    let total = arrivals.count();
+    while let Some(offset) = arrivals.time_of(i, &mut cursor) {
+        if shared.prepared.scenarios[s].stopped.load(Ordering::Relaxed) {
+            // Its unique test data ran out: the scenario is over.
+            break;
+        }
+        if Instant::now() >= end {
+            // The scenario's time is up with arrivals still unstarted (the worker fell behind):
+            // they are dropped and counted, not run after the end.
+            let left = (total - i).div_ceil(workers as u64);
+            shared
+                .metrics
+                .borrow_mut()
+                .record_dropped_iterations(s, left);
+            break;
+        }
+        i += workers as u64;
+        let intended = shared.start + offset;
+        match timer.as_mut() {
+            Some(timer) => {
+                if timer.sleep_until(intended).await.is_err() {
+                    sleep_until(intended.into()).await;
+                }
+            }
+            None => sleep_until(intended.into()).await,
+        }
+        let vu = match idle.borrow_mut().pop() {
+            Some(vu) => vu,
+            None if created < my_max => {
+                created += 1;
+                let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+                shared.vu(id, s)
+            }
+            None => {
+                shared.metrics.borrow_mut().record_dropped_iteration(s);
+                continue;
+            }
+        };
+        let lag = Instant::now().saturating_duration_since(intended);
+        shared
+            .metrics
+            .borrow_mut()
+            .record_schedule_lag(s, lag.as_micros() as u64);
+        in_flight.set(in_flight.get() + 1);
+        shared
+            .metrics
+            .borrow_mut()
+            .set_active_vus(s, in_flight.get());
+        let (shared2, idle, in_flight, all_idle) = (
+            shared.clone(),
+            idle.clone(),
+            in_flight.clone(),
+            all_idle.clone(),
+        );
+        spawn_local(async move {
+            let mut vu = vu;
+            let scenario = &shared2.prepared.scenarios[s];
+            vu.run_iteration(s, scenario, intended, &shared2.metrics)
+                .await;
+            if vu.state == VuState::Running {
+                idle.borrow_mut().push(vu);
+            }
+            in_flight.set(in_flight.get() - 1);
+            shared2
+                .metrics
+                .borrow_mut()
+                .set_active_vus(s, in_flight.get());
+            if in_flight.get() == 0 {
+                all_idle.notify_one();
+            }
+        });
+    }
+    let deadline = shared.start + scenario_len + GRACEFUL_STOP;
+    while in_flight.get() > 0 {
+        if tokio::time::timeout_at(deadline.into(), all_idle.notified())
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+/// Waits for VU tasks, cancelling those still running at `deadline`.
+async fn finish(handles: Vec<JoinHandle<()>>, deadline: Instant) {
+    for h in handles {
+        let abort = h.abort_handle();
+        if tokio::time::timeout_at(deadline.into(), h).await.is_err() {
+            abort.abort();
+        }
+    }
+}

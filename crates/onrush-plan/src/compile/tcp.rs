@@ -1,0 +1,233 @@
+//! `- { tcp: HOST:PORT, send: ..., until: ... }` → [`TcpStep`]: one raw TCP exchange.
+
+use super::steps::Build;
+use super::{Ctx, Fields};
+use crate::error::PlanError;
+use crate::yaml::Node;
+use crate::{Step, TcpPayload, TcpReply, TcpStep};
+
+pub(super) const TCP_KEYS: [&str; 11] = [
+    "tcp",
+    "name",
+    "send",
+    "send_hex",
+    "until",
+    "read",
+    "max_reply",
+    "timeout",
+    "extract",
+    "check",
+    "on_failure",
+];
+
+const EXAMPLE: &str = "e.g. `- { tcp: 127.0.0.1:7000, send: \"PING\\n\", until: \"\\n\" }`";
+
+/// The default and the largest reply a TCP step keeps and waits for.
+const DEFAULT_MAX_REPLY: u64 = 64 * 1024;
+const MAX_MAX_REPLY: u64 = 64 * 1024 * 1024;
+
+impl Ctx<'_> {
+    pub(super) fn tcp(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
+        let f = self.map(node, path, &TCP_KEYS)?;
+        let addr_node = f.get("tcp").expect("present");
+        let addr_field = f.child("tcp");
+        let addr = self.string(addr_node, &addr_field)?;
+        let (host, port) = split_host_port(&addr).ok_or_else(|| {
+            self.err(
+                addr_node,
+                &addr_field,
+                format!("expected HOST:PORT, found {addr:?}"),
+            )
+            .with_hint(EXAMPLE)
+        })?;
+        let name = match f.get("name") {
+            Some(n) => self.string(n, &f.child("name"))?,
+            None => format!("tcp {addr}"),
+        };
+        let send = self.tcp_send(&f)?;
+        let reply = self.tcp_reply(&f)?;
+        let max_reply = match f.get("max_reply") {
+            Some(n) => self.uint(
+                n,
+                &f.child("max_reply"),
+                1,
+                MAX_MAX_REPLY,
+                "the longest reply in bytes, e.g. `max_reply: 65536`",
+            )?,
+            None => DEFAULT_MAX_REPLY,
+        } as usize;
+        if let TcpReply::Bytes(n) = reply {
+            if n > max_reply {
+                let node = f.get("read").expect("read gave Bytes");
+                return Err(self
+                    .err(
+                        node,
+                        &f.child("read"),
+                        format!("read: {n} is more than max_reply ({max_reply} bytes)"),
+                    )
+                    .with_hint(format!("raise `max_reply: {n}` or read fewer bytes")));
+            }
+        }
+        let timeout = match f.get("timeout") {
+            Some(t) => {
+                let d = self.duration(t, &f.child("timeout"))?;
+                if d.is_zero() {
+                    return Err(self
+                        .err(
+                            t,
+                            &f.child("timeout"),
+                            "timeout is 0; expected a positive duration",
+                        )
+                        .with_hint("e.g. `timeout: 2s`"));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        let metric = m.id(name);
+        let extract = match f.get("extract") {
+            Some(e) => self.extract(e, &f.child("extract"), metric, m)?,
+            None => Vec::new(),
+        };
+        let checks = match f.get("check") {
+            Some(c) => self.checks(c, &f.child("check"), metric, m)?,
+            None => Vec::new(),
+        };
+        let on_failure = match f.get("on_failure") {
+            Some(o) => self.on_failure(o, &f.child("on_failure"))?,
+            None => self.on_failure_default.get(),
+        };
+        Ok(Step::Tcp(TcpStep {
+            metric,
+            host,
+            port,
+            send,
+            reply,
+            max_reply,
+            timeout,
+            extract,
+            checks,
+            on_failure,
+        }))
+    }
+
+    /// `send:` (a text template) or `send_hex:` (bytes), at most one.
+    fn tcp_send(&self, f: &Fields) -> Result<Option<TcpPayload>, PlanError> {
+        let Some(key) = self.at_most_one(
+            f,
+            &["send", "send_hex"],
+            "payload per step",
+            "keep `send:` for text or `send_hex:` for bytes",
+        )?
+        else {
+            return Ok(None);
+        };
+        let node = f.get(key).expect("present");
+        let field = f.child(key);
+        if key == "send" {
+            return Ok(Some(TcpPayload::Text(self.template(node, &field)?)));
+        }
+        let text = self.string(node, &field)?;
+        let bytes = parse_hex(&text).map_err(|at| {
+            self.err(
+                node,
+                &field,
+                format!("not hexadecimal at character {}: {text:?}", at + 1),
+            )
+            .with_hint("write pairs of hex digits, spaces allowed: `send_hex: \"DE AD be ef\"`")
+        })?;
+        Ok(Some(TcpPayload::Bytes(bytes)))
+    }
+
+    /// `until: DELIMITER` or `read: N`, at most one; neither reads no reply.
+    fn tcp_reply(&self, f: &Fields) -> Result<TcpReply, PlanError> {
+        let Some(key) = self.at_most_one(
+            f,
+            &["until", "read"],
+            "way to end the reply",
+            "keep `until:` for a delimiter or `read:` for a byte count",
+        )?
+        else {
+            return Ok(TcpReply::None);
+        };
+        let node = f.get(key).expect("present");
+        let field = f.child(key);
+        if key == "read" {
+            let n = self.uint(
+                node,
+                &field,
+                1,
+                MAX_MAX_REPLY,
+                "the reply's length in bytes, e.g. `read: 4`",
+            )?;
+            return Ok(TcpReply::Bytes(n as usize));
+        }
+        let delimiter = self.string(node, &field)?;
+        if delimiter.is_empty() {
+            return Err(self
+                .err(node, &field, "empty delimiter; expected at least one byte")
+                .with_hint("e.g. `until: \"\\n\"` (in double quotes, so that \\n is a newline)"));
+        }
+        Ok(TcpReply::Until(delimiter.into_bytes()))
+    }
+}
+
+/// `host:port` or `[v6]:port`.
+fn split_host_port(text: &str) -> Option<(String, u16)> {
+    let (host, port) = text.trim().rsplit_once(':')?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    if host.is_empty() || host.contains('/') {
+        return None;
+    }
+    Some((host.to_string(), port.parse().ok().filter(|p| *p != 0)?))
+}
+
+/// Hex digit pairs, whitespace ignored; the error is the index of the bad character.
+fn parse_hex(text: &str) -> Result<Vec<u8>, usize> {
+    let mut out = Vec::new();
+    let mut high: Option<u8> = None;
+    let mut last = 0;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            continue;
+        }
+        last = i;
+        let digit = c.to_digit(16).ok_or(i)? as u8;
+        match high.take() {
+            Some(h) => out.push(h << 4 | digit),
+            None => high = Some(digit),
+        }
+    }
+    if high.is_some() {
+        return Err(last);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port() {
+        assert_eq!(
+            split_host_port("127.0.0.1:7000"),
+            Some(("127.0.0.1".into(), 7000))
+        );
+        assert_eq!(split_host_port("[::1]:7"), Some(("::1".into(), 7)));
+        assert_eq!(split_host_port("localhost"), None);
+        assert_eq!(split_host_port("tcp://a:1"), None);
+        assert_eq!(split_host_port("a:0"), None);
+    }
+
+    #[test]
+    fn hex() {
+        assert_eq!(parse_hex("DE ad\nbe EF"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
+        assert_eq!(parse_hex("0g"), Err(1));
+        assert_eq!(parse_hex("abc"), Err(2));
+        assert_eq!(parse_hex(""), Ok(vec![]));
+    }
+}

@@ -1,0 +1,41 @@
+//! Failure classes of an HTTP request: from the status (or the plan's `expect_status`) and from
+//! the client's errors.
+
+use onrush_http1::{self as http1, ErrorKind, TlsFailure};
+use onrush_protocol::FailureClass;
+
+/// The failure class of a response's status: `expect_status` when given, else 4xx and 5xx.
+pub(crate) fn status_failure(status: u16, expected: &Option<Vec<u16>>) -> Option<FailureClass> {
+    match expected {
+        Some(list) if list.contains(&status) => None,
+        Some(_) => Some(FailureClass::UnexpectedStatus),
+        None if status >= 500 => Some(FailureClass::Http5xx),
+        None if status >= 400 => Some(FailureClass::Http4xx),
+        None => None,
+    }
+}
+
+/// The failure class of a client error (connect, TLS, framing, I/O).
+pub fn classify(error: &http1::Error) -> FailureClass {
+    if let Some(tls) = error.tls_failure() {
+        return match tls {
+            TlsFailure::CertificateUnknown => FailureClass::TlsCertificateUnknown,
+            TlsFailure::CertificateExpired => FailureClass::TlsCertificateExpired,
+            TlsFailure::NameMismatch => FailureClass::TlsNameMismatch,
+            TlsFailure::ClientCertificateRequired => FailureClass::TlsClientCertificateRequired,
+            TlsFailure::ClientCertificateRejected => FailureClass::TlsClientCertificateRejected,
+            TlsFailure::Protocol => FailureClass::TlsProtocol,
+            TlsFailure::HandshakeTimeout => FailureClass::TlsHandshakeTimeout,
+            TlsFailure::Other => FailureClass::TlsOther,
+        };
+    }
+    match error.kind() {
+        ErrorKind::ConnectRefused => FailureClass::ConnectRefused,
+        ErrorKind::ConnectTimeout => FailureClass::ConnectTimeout,
+        ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
+        ErrorKind::Reset => FailureClass::Reset,
+        ErrorKind::ClosedEarly => FailureClass::ClosedEarly,
+        ErrorKind::BadResponse => FailureClass::BadResponse,
+        ErrorKind::ConnectOther | ErrorKind::Io => FailureClass::Io,
+    }
+}

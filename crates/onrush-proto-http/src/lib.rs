@@ -1,0 +1,103 @@
+//! HTTP/1.1 and HTTP/2 (plain, TLS, mutual TLS) behind onrush's protocol seam
+//! ([`onrush_protocol::Protocol`]).
+//!
+//! The wire is onrush-http1's and onrush-http2's; this crate is what a load test adds on top:
+//!
+//! | file | job |
+//! |---|---|
+//! | `plan.rs` | what is resolved once per run: targets, each scenario's `http:` settings and TLS client |
+//! | `target.rs` | a target (address, `Host`, TLS name) and the plan's list of them |
+//! | `step.rs` | a request step compiled once (constant headers preformatted, what to keep decided) |
+//! | `session.rs` | a VU's session: rendering, connections per scope, cookies, redirects, the exchange |
+//! | `capture.rs` | what is kept of a response while it streams in (head, body up to a limit, digest) |
+//! | `connect.rs` | opening a connection: HTTP/1.1 or HTTP/2, plain or TLS, ALPN |
+//! | `pool.rs` | `connections: shared`: a worker's pool per scenario and target |
+//! | `redirect.rs` | following same-origin redirects |
+//! | `classify.rs` | failure classes from statuses and client errors |
+
+mod capture;
+mod classify;
+mod connect;
+mod plan;
+mod pool;
+mod redirect;
+mod session;
+mod step;
+mod target;
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use onrush_plan::{Plan, RequestStep};
+
+pub use classify::classify;
+pub use connect::alpn_for;
+pub use plan::{HttpPlan, ScenarioHttp};
+pub use pool::ConnectionPool;
+pub use session::HttpSession;
+pub use step::HttpStep;
+pub use target::{HttpTarget, Targets};
+
+/// HTTP as a protocol of the engine.
+pub struct Http;
+
+impl Http {
+    /// Compiles an HTTP request step (for a registry of protocols that has matched the plan's
+    /// step itself).
+    pub fn compile_request(
+        state: &mut HttpPlan,
+        plan: &Plan,
+        scenario: usize,
+        request: &RequestStep,
+    ) -> anyhow::Result<HttpStep> {
+        state.compile(plan, scenario, request)
+    }
+}
+
+impl onrush_protocol::Protocol for Http {
+    type Plan = HttpPlan;
+    type Step = HttpStep;
+    type Worker = Rc<ConnectionPool>;
+    type Session = HttpSession;
+
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<HttpPlan> {
+        HttpPlan::new(plan, builtin)
+    }
+
+    fn compile(
+        state: &mut HttpPlan,
+        plan: &Plan,
+        scenario: usize,
+        step: &onrush_plan::Step,
+    ) -> anyhow::Result<Option<HttpStep>> {
+        match step {
+            onrush_plan::Step::Request(request) => state.compile(plan, scenario, request).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn targets(state: &HttpPlan) -> Vec<SocketAddr> {
+        state.targets.addresses()
+    }
+
+    fn worker(state: &HttpPlan, scenario: usize) -> Rc<ConnectionPool> {
+        Rc::new(ConnectionPool::new(
+            state.targets.len(),
+            state.scenarios[scenario].max_streams,
+        ))
+    }
+
+    fn session(
+        state: &std::sync::Arc<HttpPlan>,
+        scenario: usize,
+        vu: u64,
+        worker: &Rc<ConnectionPool>,
+    ) -> HttpSession {
+        HttpSession::new(
+            &state.scenarios[scenario],
+            state.targets.len(),
+            vu,
+            worker.clone(),
+        )
+    }
+}

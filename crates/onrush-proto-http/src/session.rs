@@ -1,0 +1,556 @@
+//! One virtual user's HTTP session: templates rendered into reused buffers, connections kept per
+//! the connection scope, cookies, redirects, decompression, the response kept (up to a limit)
+//! only for steps with extractors or checks, failures classified.
+
+use std::net::IpAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use onrush_http1::cookies::CookieJar;
+use onrush_http1::{self as http1, Decompress, Request, RequestBody};
+use onrush_http2::H2Settings;
+use onrush_plan::{Body, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset};
+use onrush_protocol::{
+    micros, Exchange, FailureClass, Handshake, RequestRecord, ResponseView, Session,
+};
+
+use crate::capture::Capture;
+use crate::classify::{classify, status_failure};
+use crate::connect::{self, HttpConn};
+use crate::plan::ScenarioHttp;
+use crate::pool::ConnectionPool;
+use crate::redirect::{remove_header, same_origin_target};
+use crate::step::{build_multipart, HttpStep};
+
+/// One virtual user's HTTP session.
+pub struct HttpSession {
+    scope: ConnectionScope,
+    cookie_mode: CookieMode,
+    /// Source addresses to spread new connections over; each new connection takes the next one,
+    /// starting at an offset given by the VU, so VUs and reconnects both spread.
+    source_addresses: Arc<[IpAddr]>,
+    next_source: usize,
+    close_reset: bool,
+    throttle: Option<u64>,
+    /// The connection in use per target slot: the VU's own (per_vu, ...), or one taken from the
+    /// worker's shared pool for the duration of one request (`connections: shared`).
+    connections: Vec<Option<HttpConn>>,
+    pool: Rc<ConnectionPool>,
+    version: HttpVersion,
+    h2: H2Settings,
+    /// This VU's TLS session (its session cache, per the plan's `tls.session`), for https targets.
+    tls: Option<http1::TlsSession>,
+    /// True while a connect is in flight, so a timeout can say which phase it hit.
+    connecting: bool,
+    /// When the current request started: its timeout runs from here.
+    request_started: Instant,
+    jar: CookieJar,
+    sink: Decompress<Capture>,
+    /// The last response's body hash (hex), when its step checks one.
+    hash_hex: Option<String>,
+    /// A runtime variable that was unset when the last request was rendered.
+    unset: Option<usize>,
+    path: Vec<u8>,
+    headers: Vec<u8>,
+    body: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl HttpSession {
+    /// The session of VU `vu` of a scenario whose HTTP settings are `scenario`; `pool` is the
+    /// scenario's shared connection pool on this worker (used with `connections: shared`).
+    pub fn new(
+        scenario: &ScenarioHttp,
+        target_slots: usize,
+        vu: u64,
+        pool: Rc<ConnectionPool>,
+    ) -> Self {
+        HttpSession {
+            scope: scenario.scope,
+            cookie_mode: scenario.cookies,
+            pool,
+            version: scenario.version,
+            h2: H2Settings::default(),
+            tls: scenario
+                .tls
+                .as_ref()
+                .map(|(client, mode)| client.session(*mode, vu)),
+            next_source: vu as usize,
+            source_addresses: scenario.source_addresses.clone(),
+            close_reset: scenario.close_reset,
+            throttle: scenario.throttle,
+            connections: (0..target_slots).map(|_| None).collect(),
+            connecting: false,
+            request_started: Instant::now(),
+            jar: CookieJar::new(),
+            sink: Decompress::new(Capture::default()),
+            hash_hex: None,
+            unset: None,
+            path: Vec::with_capacity(256),
+            headers: Vec::with_capacity(256),
+            body: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Options for a new connection of `step`'s request that started at `started`: the TCP
+    /// connect and the TLS handshake must finish by the request's deadline, so that running
+    /// out of time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The
+    /// outer timeout of the request stays as the backstop.
+    fn connect_options(&mut self, deadline: Instant) -> http1::ConnectOptions {
+        let local_addr = if self.source_addresses.is_empty() {
+            None
+        } else {
+            self.next_source = self.next_source.wrapping_add(1);
+            Some(self.source_addresses[self.next_source % self.source_addresses.len()])
+        };
+        http1::ConnectOptions {
+            local_addr,
+            linger_reset: self.close_reset,
+            throttle: self.throttle,
+            deadline: Some(deadline.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Renders the per-request parts of `step` into the session's buffers.
+    fn render(&mut self, step: &HttpStep, ctx: &RenderContext) -> Result<(), RenderError> {
+        self.path.clear();
+        step.plan.path.render(ctx, &mut self.path)?;
+        for (name, value) in &step.plan.query {
+            self.path.push(if self.path.contains(&b'?') {
+                b'&'
+            } else {
+                b'?'
+            });
+            http1::percent_encode_component(name.as_bytes(), &mut self.path);
+            self.path.push(b'=');
+            self.scratch.clear();
+            value.render(ctx, &mut self.scratch)?;
+            http1::percent_encode_component(&self.scratch, &mut self.path);
+        }
+        self.headers.clear();
+        self.headers.extend_from_slice(&step.constant_headers);
+        for (name, template) in &step.plan.headers {
+            if !template.is_constant() {
+                self.scratch.clear();
+                template.render(ctx, &mut self.scratch)?;
+                http1::push_header(&mut self.headers, name.as_bytes(), &self.scratch)
+                    .map_err(|_| RenderError::Header)?;
+            }
+        }
+        self.body.clear();
+        match &step.plan.body {
+            Body::Inline(template) => template.render(ctx, &mut self.body)?,
+            Body::Form(pairs) => {
+                for (i, (name, value)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        self.body.push(b'&');
+                    }
+                    self.scratch.clear();
+                    value.render(ctx, &mut self.scratch)?;
+                    http1::form_urlencode(
+                        std::iter::once((name.as_bytes(), &self.scratch[..])),
+                        &mut self.body,
+                    );
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Adds the `Cookie` header for the current request.
+    fn add_cookies(&mut self, step: &HttpStep) {
+        if !step.cookies || self.jar.is_empty() {
+            return;
+        }
+        self.scratch.clear();
+        let path_end = self
+            .path
+            .iter()
+            .position(|b| *b == b'?')
+            .unwrap_or(self.path.len());
+        if self.jar.header_value(
+            &step.target.server_name,
+            &self.path[..path_end],
+            step.target.tls,
+            SystemTime::now(),
+            &mut self.scratch,
+        ) {
+            let _ = http1::push_header(&mut self.headers, b"Cookie", &self.scratch);
+        }
+    }
+
+    /// Stores the last response's `Set-Cookie` headers in the jar.
+    fn store_cookies(&mut self, step: &HttpStep) {
+        let c = self.sink.get_ref();
+        if !step.cookies || c.headers.is_empty() {
+            return;
+        }
+        let now = SystemTime::now();
+        let path_end = self
+            .path
+            .iter()
+            .position(|b| *b == b'?')
+            .unwrap_or(self.path.len());
+        for (n, v) in &c.headers {
+            if &c.head[n.clone()] == b"set-cookie" {
+                self.jar.store(
+                    &c.head[v.clone()],
+                    &step.target.server_name,
+                    &self.path[..path_end],
+                    now,
+                );
+            }
+        }
+    }
+
+    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
+    /// connect time and handshake go into `record`, and `opened` is set).
+    async fn connection(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let slot = step.target_slot;
+        if self.scope != ConnectionScope::Shared {
+            return self.open(step, record, opened).await;
+        }
+        // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
+        // together then wait for one connection instead of each opening its own.
+        let try_h2 = self.version == HttpVersion::H2
+            || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
+        if try_h2 {
+            let lease = self.pool.h2_lease(slot);
+            let entry = lease.entry.clone();
+            let conn = entry
+                .get_or_open(|| async {
+                    match self.open(step, record, opened).await {
+                        Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
+                        Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
+                        Err(class) => Err(Err(class)),
+                    }
+                })
+                .await;
+            return match conn {
+                Ok(conn) => Ok(HttpConn::H2 {
+                    conn,
+                    lease: Some(lease),
+                }),
+                // `auto` and the server chose HTTP/1.1: this VU keeps that connection (it
+                // joins the HTTP/1.1 pool after the request); VUs waiting on the entry open
+                // their own.
+                Err(Ok(h1)) => {
+                    entry.mark_dead();
+                    self.pool.set_speaks_h1(slot);
+                    Ok(HttpConn::H1(h1))
+                }
+                Err(Err(class)) => Err(class),
+            };
+        }
+        if let Some(idle) = self.pool.take_idle(slot) {
+            return Ok(HttpConn::H1(idle));
+        }
+        self.open(step, record, opened).await
+    }
+
+    /// Opens a new connection for `step` and records its connect time and handshake.
+    async fn open(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let started = Instant::now();
+        let options = self.connect_options(self.request_started + step.timeout);
+        self.connecting = true;
+        let tls = if step.target.tls {
+            self.tls.as_ref()
+        } else {
+            None
+        };
+        let result = connect::open(&step.target, &options, tls, self.version, &self.h2).await;
+        self.connecting = false;
+        let connect::Opened { conn, handshake } = result?;
+        if let Some((kind, took)) = handshake {
+            record.handshake = Some(Handshake {
+                resumed: kind == http1::HandshakeKind::Resumed,
+                duration_us: micros(took),
+            });
+        }
+        record.connect_us = Some(micros(started.elapsed()));
+        *opened = true;
+        Ok(conn)
+    }
+
+    /// One request/response on the step's connection (connecting when needed). `method` and
+    /// `with_body` differ from the step's after a redirect that turns the request into a GET.
+    async fn exchange(
+        &mut self,
+        step: &HttpStep,
+        method: &str,
+        with_body: bool,
+        multipart: Option<&http1::Multipart>,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<http1::Response, FailureClass> {
+        let slot = step.target_slot;
+        // A reused keep-alive connection may have been closed by the server while idle; that
+        // race is not the target's fault, so retry once on a fresh connection.
+        for attempt in 0..2 {
+            if self.connections[slot].is_none() {
+                let conn = self.connection(step, record, opened).await?;
+                self.connections[slot] = Some(conn);
+            }
+            let conn = self.connections[slot].as_mut().expect("connected above");
+            let body = if !with_body {
+                RequestBody::Empty
+            } else {
+                match (&step.plan.body, multipart) {
+                    (Body::None, _) => RequestBody::Empty,
+                    (Body::Inline(_) | Body::Form(_), _) => RequestBody::Bytes(&self.body),
+                    (Body::File(path), _) => RequestBody::File(path),
+                    (Body::Multipart(_), Some(m)) => RequestBody::Multipart(m),
+                    (Body::Multipart(_), None) => RequestBody::Empty,
+                }
+            };
+            let request = Request {
+                method,
+                target: &self.path,
+                host: &step.target.host_header,
+                headers: &self.headers,
+                body,
+                // Not `Connection: close` for `per_request` (which would make the server close
+                // first and keep the TIME_WAIT): measured over TLS it cost ~15-30 µs more
+                // system time per connection (the server's close_notify and FIN to read).
+                close: false,
+            };
+            self.sink.get_mut().reset(step);
+            let sent = match (conn, step.decompress) {
+                (HttpConn::H1(c), true) => c.send(&request, &mut self.sink).await,
+                (HttpConn::H1(c), false) => c.send(&request, self.sink.get_mut()).await,
+                (HttpConn::H2 { conn, .. }, true) => conn.send(&request, &mut self.sink).await,
+                (HttpConn::H2 { conn, .. }, false) => {
+                    conn.send(&request, self.sink.get_mut()).await
+                }
+            };
+            match sent {
+                Ok(response) => {
+                    if step.decompress && self.sink.error().is_some() {
+                        self.connections[slot] = None;
+                        return Err(FailureClass::BadResponse);
+                    }
+                    return Ok(response);
+                }
+                Err(e) => {
+                    if let Some(HttpConn::H2 {
+                        conn,
+                        lease: Some(lease),
+                    }) = &mut self.connections[slot]
+                    {
+                        // A failed stream on a live connection leaves it to the others.
+                        if e.is_stale_reuse() || !conn.is_open() {
+                            lease.entry.mark_dead();
+                        }
+                    }
+                    self.connections[slot] = None;
+                    if attempt == 0 && e.is_stale_reuse() {
+                        continue;
+                    }
+                    return Err(classify(&e));
+                }
+            }
+        }
+        Err(FailureClass::ClosedEarly)
+    }
+
+    /// The request with its redirects: the final response, bytes of every hop counted.
+    async fn follow(
+        &mut self,
+        step: &HttpStep,
+        multipart: Option<&http1::Multipart>,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+        started: Instant,
+    ) -> Result<http1::Response, FailureClass> {
+        let mut method = step.plan.method.as_str();
+        let mut with_body = true;
+        let mut hops = 0;
+        loop {
+            self.add_cookies(step);
+            let response = self
+                .exchange(step, method, with_body, multipart, record, opened)
+                .await?;
+            if record.ttfb_us.is_none() {
+                record.ttfb_us = Some(micros(
+                    response.first_byte_at.saturating_duration_since(started),
+                ));
+            }
+            record.bytes_in += response.bytes_in;
+            record.bytes_out += response.bytes_out;
+            if !response.keep_alive {
+                self.connections[step.target_slot] = None;
+            }
+            self.store_cookies(step);
+            let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
+            if !redirect || hops >= step.redirects {
+                return Ok(response);
+            }
+            let Some(location) = self.sink.get_ref().header("location") else {
+                return Ok(response);
+            };
+            let Some(next) = same_origin_target(location, &step.target, &self.path) else {
+                // Another origin: onrush resolves targets when the plan loads, so the chain
+                // stops here and the 3xx is the response.
+                return Ok(response);
+            };
+            hops += 1;
+            self.path = next;
+            if response.status == 303 || (matches!(response.status, 301 | 302) && method == "POST")
+            {
+                method = "GET";
+                with_body = false;
+                // The body's headers no longer apply.
+                remove_header(&mut self.headers, b"content-type");
+            }
+        }
+    }
+}
+
+/// Why a request could not be rendered.
+enum RenderError {
+    Unset(Unset),
+    Header,
+}
+
+impl From<Unset> for RenderError {
+    fn from(u: Unset) -> Self {
+        RenderError::Unset(u)
+    }
+}
+
+impl Session for HttpSession {
+    type Step = HttpStep;
+
+    async fn execute(
+        &mut self,
+        step: &HttpStep,
+        ctx: &RenderContext<'_>,
+        intended_start: Instant,
+    ) -> Exchange {
+        let started = Instant::now();
+        self.request_started = started;
+        let mut record = RequestRecord {
+            latency_us: 0,
+            service_us: 0,
+            connect_us: None,
+            ttfb_us: None,
+            bytes_in: 0,
+            bytes_out: 0,
+            status: 0,
+            failure: None,
+            handshake: None,
+        };
+        let mut opened = false;
+        self.hash_hex = None;
+        self.sink.get_mut().reset(step);
+        let rendered = self.render(step, ctx);
+        // A multipart body with per-request values is laid out per request.
+        let built;
+        let multipart = match (&step.multipart, &step.plan.body) {
+            (Some(m), _) => Some(m),
+            (None, Body::Multipart(fields)) if rendered.is_ok() => {
+                built = build_multipart(fields, ctx).ok();
+                built.as_ref()
+            }
+            _ => None,
+        };
+        match rendered {
+            Err(RenderError::Unset(u)) => {
+                self.unset = Some(u.slot);
+                record.failure = Some(FailureClass::VariableUnset);
+            }
+            // A runtime value made an invalid header: the plan's fault, counted, not fatal.
+            Err(RenderError::Header) => record.failure = Some(FailureClass::Io),
+            Ok(()) if matches!(step.plan.body, Body::Multipart(_)) && multipart.is_none() => {
+                record.failure = Some(FailureClass::Io);
+            }
+            Ok(()) => {
+                let outcome = tokio::time::timeout(
+                    step.timeout,
+                    self.follow(step, multipart, &mut record, &mut opened, started),
+                )
+                .await;
+                match outcome {
+                    Ok(Ok(response)) => {
+                        record.status = response.status;
+                        record.failure = status_failure(response.status, &step.plan.expect_status);
+                        if step.hash.is_some() {
+                            self.hash_hex = self.sink.get_mut().hash_hex();
+                        }
+                    }
+                    Ok(Err(class)) => record.failure = Some(class),
+                    Err(_elapsed) => {
+                        self.connections[step.target_slot] = None;
+                        record.failure = Some(if self.connecting {
+                            FailureClass::ConnectTimeout
+                        } else {
+                            FailureClass::Timeout
+                        });
+                        self.connecting = false;
+                    }
+                }
+            }
+        }
+        match self.scope {
+            ConnectionScope::PerRequest => self.connections[step.target_slot] = None,
+            ConnectionScope::Shared => match self.connections[step.target_slot].take() {
+                Some(HttpConn::H1(c)) if c.is_reusable() => self.pool.put_idle(step.target_slot, c),
+                // HTTP/2: dropping the handle gives the stream slot back.
+                _ => {}
+            },
+            ConnectionScope::PerVu | ConnectionScope::PerIteration => {}
+        }
+        let finished = Instant::now();
+        record.service_us = micros(finished - started);
+        record.latency_us =
+            micros(finished.saturating_duration_since(intended_start)).max(record.service_us);
+        Exchange {
+            responded: record.status != 0,
+            record,
+            opened_connection: opened,
+        }
+    }
+
+    fn response(&self) -> ResponseView<'_> {
+        let c = self.sink.get_ref();
+        ResponseView {
+            status: c.status,
+            head: &c.head,
+            headers: &c.headers,
+            body: &c.body,
+            body_size: c.size,
+            body_hash: self.hash_hex.as_deref(),
+            url: &self.path,
+        }
+    }
+
+    fn take_unset(&mut self) -> Option<usize> {
+        self.unset.take()
+    }
+
+    fn begin_iteration(&mut self) {
+        if self.cookie_mode == CookieMode::PerIteration {
+            self.jar.clear();
+        }
+    }
+
+    fn end_iteration(&mut self) {
+        if self.scope == ConnectionScope::PerIteration {
+            self.connections.iter_mut().for_each(|c| *c = None);
+        }
+    }
+}

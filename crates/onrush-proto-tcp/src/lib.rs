@@ -1,0 +1,65 @@
+//! Raw TCP as a protocol of onrush's engine: connect, send bytes, read a reply up to a delimiter
+//! or a byte count. The smallest protocol there is, and the walk-through of docs/protocols.md.
+//!
+//! ```yaml
+//! steps:
+//!   - { name: ping, tcp: 127.0.0.1:7000, send: "PING ${vu}\n", until: "\n",
+//!       check: { body_contains: PONG } }
+//! ```
+//!
+//! - `plan.rs` resolves each step's `host:port` once, before the run;
+//! - `session.rs` is a VU's session: one connection per target, kept per the scenario's
+//!   connection scope, and the exchange itself;
+//! - the engine does the rest (templates, extractors and checks on the reply, metrics).
+
+mod plan;
+mod session;
+
+use std::net::SocketAddr;
+
+use onrush_plan::Plan;
+
+pub use plan::{TcpPlan, TcpStep};
+pub use session::TcpSession;
+
+/// Raw TCP as a protocol of the engine.
+pub struct Tcp;
+
+impl onrush_protocol::Protocol for Tcp {
+    type Plan = TcpPlan;
+    type Step = TcpStep;
+    /// TCP sessions share nothing between VUs.
+    type Worker = ();
+    type Session = TcpSession;
+
+    fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<TcpPlan> {
+        Ok(TcpPlan::new(plan))
+    }
+
+    fn compile(
+        state: &mut TcpPlan,
+        plan: &Plan,
+        scenario: usize,
+        step: &onrush_plan::Step,
+    ) -> anyhow::Result<Option<TcpStep>> {
+        match step {
+            onrush_plan::Step::Tcp(tcp) => state.compile(plan, scenario, tcp).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn targets(state: &TcpPlan) -> Vec<SocketAddr> {
+        state.addresses()
+    }
+
+    fn worker(_state: &TcpPlan, _scenario: usize) {}
+
+    fn session(
+        state: &std::sync::Arc<TcpPlan>,
+        scenario: usize,
+        _vu: u64,
+        _worker: &(),
+    ) -> TcpSession {
+        TcpSession::new(state, scenario)
+    }
+}

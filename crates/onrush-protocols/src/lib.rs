@@ -1,0 +1,214 @@
+//! The protocols this build of onrush speaks, as one [`Protocol`] for the engine.
+//!
+//! A scenario may mix protocols (log in over HTTP, then talk TCP with a token extracted from
+//! the HTTP response): each step is compiled by its protocol, and each VU holds one session per
+//! protocol it uses, created when its first step of that protocol runs. Dispatch is a `match`
+//! on the step's variant, compiled into the engine (no allocation, no virtual call).
+//!
+//! Adding a protocol: its own crate implementing [`Protocol`], its step in the plan grammar
+//! (onrush-plan), and one variant in each enum here.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use onrush_plan::{Plan, RenderContext, Step};
+use onrush_proto_http::Http;
+use onrush_proto_tcp::Tcp;
+use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
+
+/// Every protocol of this build.
+pub struct Protocols;
+
+/// What each protocol resolved for the run.
+///
+/// Each is in its own `Arc` so that a VU's lazily created session can hold it; they are unique
+/// while the plan is compiled.
+pub struct PlanState {
+    http: Arc<<Http as Protocol>::Plan>,
+    tcp: Arc<<Tcp as Protocol>::Plan>,
+}
+
+/// A protocol's state while steps are compiled (nothing else holds it yet).
+fn unique<T>(state: &mut Arc<T>) -> &mut T {
+    Arc::get_mut(state).expect("protocol state is not shared while the plan is compiled")
+}
+
+/// A compiled step of any protocol.
+pub enum AnyStep {
+    Http(<Http as Protocol>::Step),
+    Tcp(<Tcp as Protocol>::Step),
+}
+
+/// A worker's shared state (per scenario) of every protocol.
+#[derive(Clone)]
+pub struct Workers {
+    http: <Http as Protocol>::Worker,
+    tcp: <Tcp as Protocol>::Worker,
+}
+
+/// Which protocol's session answered last (its response is the one extractors see).
+#[derive(Clone, Copy)]
+enum Last {
+    None,
+    Http,
+    Tcp,
+}
+
+/// A VU's sessions, one per protocol it has used.
+pub struct Sessions {
+    plan: Arc<PlanState>,
+    scenario: usize,
+    vu: u64,
+    workers: Workers,
+    http: Option<<Http as Protocol>::Session>,
+    tcp: Option<<Tcp as Protocol>::Session>,
+    last: Last,
+}
+
+impl StepSpec for AnyStep {
+    fn metric(&self) -> usize {
+        match self {
+            AnyStep::Http(s) => s.metric(),
+            AnyStep::Tcp(s) => s.metric(),
+        }
+    }
+
+    fn extract(&self) -> &[onrush_plan::Extract] {
+        match self {
+            AnyStep::Http(s) => s.extract(),
+            AnyStep::Tcp(s) => s.extract(),
+        }
+    }
+
+    fn checks(&self) -> &[onrush_plan::Check] {
+        match self {
+            AnyStep::Http(s) => s.checks(),
+            AnyStep::Tcp(s) => s.checks(),
+        }
+    }
+
+    fn on_failure(&self) -> onrush_plan::OnFailure {
+        match self {
+            AnyStep::Http(s) => s.on_failure(),
+            AnyStep::Tcp(s) => s.on_failure(),
+        }
+    }
+}
+
+impl Protocol for Protocols {
+    type Plan = PlanState;
+    type Step = AnyStep;
+    type Worker = Workers;
+    type Session = Sessions;
+
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<PlanState> {
+        Ok(PlanState {
+            http: Arc::new(Http::prepare(plan, builtin)?),
+            tcp: Arc::new(Tcp::prepare(plan, builtin)?),
+        })
+    }
+
+    fn compile(
+        state: &mut PlanState,
+        plan: &Plan,
+        scenario: usize,
+        step: &Step,
+    ) -> anyhow::Result<Option<AnyStep>> {
+        if let Some(s) = Http::compile(unique(&mut state.http), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Http(s)));
+        }
+        if let Some(s) = Tcp::compile(unique(&mut state.tcp), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Tcp(s)));
+        }
+        Ok(None)
+    }
+
+    fn targets(state: &PlanState) -> Vec<SocketAddr> {
+        let mut all = Http::targets(&state.http);
+        all.extend(Tcp::targets(&state.tcp));
+        all
+    }
+
+    fn worker(state: &PlanState, scenario: usize) -> Workers {
+        Workers {
+            http: Http::worker(&state.http, scenario),
+            tcp: Tcp::worker(&state.tcp, scenario),
+        }
+    }
+
+    fn session(state: &Arc<PlanState>, scenario: usize, vu: u64, worker: &Workers) -> Sessions {
+        Sessions {
+            plan: state.clone(),
+            scenario,
+            vu,
+            workers: worker.clone(),
+            http: None,
+            tcp: None,
+            last: Last::None,
+        }
+    }
+}
+
+impl Session for Sessions {
+    type Step = AnyStep;
+
+    async fn execute(
+        &mut self,
+        step: &AnyStep,
+        ctx: &RenderContext<'_>,
+        intended_start: Instant,
+    ) -> Exchange {
+        match step {
+            AnyStep::Http(step) => {
+                self.last = Last::Http;
+                let session = self.http.get_or_insert_with(|| {
+                    Http::session(&self.plan.http, self.scenario, self.vu, &self.workers.http)
+                });
+                session.execute(step, ctx, intended_start).await
+            }
+            AnyStep::Tcp(step) => {
+                self.last = Last::Tcp;
+                let session = self.tcp.get_or_insert_with(|| {
+                    Tcp::session(&self.plan.tcp, self.scenario, self.vu, &self.workers.tcp)
+                });
+                session.execute(step, ctx, intended_start).await
+            }
+        }
+    }
+
+    fn response(&self) -> ResponseView<'_> {
+        match self.last {
+            Last::Http => self.http.as_ref().map(Session::response),
+            Last::Tcp => self.tcp.as_ref().map(Session::response),
+            Last::None => None,
+        }
+        .unwrap_or_default()
+    }
+
+    fn take_unset(&mut self) -> Option<usize> {
+        match self.last {
+            Last::Http => self.http.as_mut().and_then(Session::take_unset),
+            Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
+            Last::None => None,
+        }
+    }
+
+    fn begin_iteration(&mut self) {
+        if let Some(s) = &mut self.http {
+            s.begin_iteration();
+        }
+        if let Some(s) = &mut self.tcp {
+            s.begin_iteration();
+        }
+    }
+
+    fn end_iteration(&mut self) {
+        if let Some(s) = &mut self.http {
+            s.end_iteration();
+        }
+        if let Some(s) = &mut self.tcp {
+            s.end_iteration();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! onrush-results: the owner of onrush's result files — their types, their format version,
+//! and the one way to read them.
+//!
+//! | file | types | read with |
+//! |---|---|---|
+//! | `intervals.jsonl` | [`Line`]: [`Header`], [`StepLine`] (`step` and `group`), [`ScenarioLine`] | [`IntervalsReader`] |
+//! | `summary.json` | [`Summary`] and its parts; the caller's fields typed in [`Extras`] | [`read_summary`] |
+//! | `generator.jsonl` | [`GeneratorLine`]; its verdict [`GeneratorVerdict`] | [`GeneratorReader`] |
+//!
+//! Histograms in `intervals.jsonl` are HdrHistogram V2-deflate, base64 ([`HistEncoder`]);
+//! every reader decodes them with [`HistDecoder`] (to non-zero buckets, or to a [`Hist`]).
+//!
+//! **Format version.** `intervals.jsonl`'s header and `summary.json` carry
+//! `"onrush_results": RESULTS_FORMAT_VERSION`. A file without it is version 1. A reader given
+//! another version stops with an error naming the file, the version found, the version it
+//! reads and what to do. Within a version, readers ignore fields and line kinds they do not
+//! know, so adding one does not change the version.
+//!
+//! ```
+//! use onrush_results::*;
+//!
+//! let header = Header::new("shop", 1_767_225_600_000, 1.0, vec![LayoutScenario {
+//!     scenario: "browse".into(), steps: vec!["home".into()], ..Default::default()
+//! }], None);
+//! let mut h = new_hist();
+//! h.record(2_150).unwrap();
+//! let step = StepLine {
+//!     t: 0, scenario: "browse".into(), step: "home".into(), requests: 1,
+//!     latency: Some(HistEncoder::new().encode(&h)), ..Default::default()
+//! };
+//! let text = format!("{}\n{}\n", Line::Header(header).to_json(), Line::Step(step).to_json());
+//!
+//! let mut reader = IntervalsReader::new("intervals.jsonl", text.as_bytes())?;
+//! assert_eq!(reader.header().plan, "shop");
+//! let mut decoder = HistDecoder::new();
+//! while let Some(line) = reader.next_line()? {
+//!     if let Line::Step(s) = line {
+//!         let h = decoder.decode_hist(s.latency.as_deref().unwrap()).map_err(|e| reader.error(e))?;
+//!         assert_eq!(MsStats::from_hist(&h).p99, 2.151);
+//!     }
+//! }
+//! # Ok::<(), ReadError>(())
+//! ```
+
+mod de;
+mod error;
+mod extras;
+mod generator;
+mod hdr;
+mod hist;
+mod lines;
+mod reader;
+mod summary;
+mod version;
+
+pub use error::ReadError;
+pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, ThresholdOutcome, TYPED_EXTRA_KEYS};
+pub use generator::{
+    GeneratorLine, GeneratorReader, GeneratorVerdict, SaturationCause, GENERATOR_FILE,
+};
+pub use hdr::{bucket_high_us, bucket_low_us, quantiles, Dense, HistDecoder, Sparse};
+pub use hist::{
+    decode_hist, new_hist, round3, us_to_ms, Hist, HistEncoder, MsStats, MAX_VALUE_US,
+    SIGNIFICANT_DIGITS,
+};
+pub use lines::{
+    CheckLine, Header, HistFormat, LayoutCheck, LayoutScenario, Line, ScenarioLine, StepLine,
+    HISTOGRAM_ENCODING,
+};
+pub use reader::IntervalsReader;
+pub use summary::{
+    read_summary, CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepKind,
+    StepSummary, Summary, Totals,
+};
+pub use version::RESULTS_FORMAT_VERSION;
+
+/// File name of the per-second data.
+pub const INTERVALS_FILE: &str = "intervals.jsonl";
+/// File name of the summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// Version of onrush written as `onrush_version` (the workspace version).
+pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");

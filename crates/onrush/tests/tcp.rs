@@ -1,0 +1,164 @@
+//! End to end: `tcp:` steps through the protocol seam against a line server onrush did not
+//! write (Python's socketserver, tests/servers/line_server.py), counts checked on its side;
+//! HTTP and TCP in one scenario, a value extracted over HTTP sent over TCP; failures classified.
+
+mod common;
+use common::*;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+/// The Python line server, stopped (by closing its stdin) when dropped.
+struct LineServer {
+    child: Child,
+    port: u16,
+}
+
+impl LineServer {
+    fn start() -> Self {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/line_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the line server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        LineServer { child, port }
+    }
+
+    /// Lines the server received (its own count).
+    fn received(&self) -> u64 {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.write_all(b"STATS\n").unwrap();
+        let mut reply = String::new();
+        BufReader::new(&mut s).read_line(&mut reply).unwrap();
+        reply.trim().parse().unwrap()
+    }
+}
+
+impl Drop for LineServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn tcp_steps_count_check_and_extract_like_any_step() {
+    let line = LineServer::start();
+    let http = Server::start();
+    let plan = format!(
+        r#"
+target: http://127.0.0.1:{http}
+scenarios:
+  - name: mixed
+    load: {{ vus: 4, iterations: 25 }}
+    steps:
+      - get: /bytes/3
+        extract: {{ code: {{ status: true }} }}
+      - name: ping
+        tcp: 127.0.0.1:{tcp}
+        send: "PING ${{code}} ${{vu}}-${{iteration}}\n"
+        until: "\n"
+        extract: {{ pong: {{ regex: "PONG ([0-9]+)" }} }}
+        check: {{ body_contains: "PONG 200 " }}
+      - name: bin
+        tcp: 127.0.0.1:{tcp}
+        send_hex: "42 49 4e 0a"
+        read: 4
+        check: {{ body_size: 4 }}
+      - name: echo-extracted
+        tcp: 127.0.0.1:{tcp}
+        send: "PING again ${{pong}}\n"
+        until: "\n"
+        check: {{ body_contains: "PONG again 200" }}
+"#,
+        http = http.port(),
+        tcp = line.port
+    );
+    let dir = temp_dir("tcp-mixed");
+    let path = write_plan(&dir, &plan);
+    let out = dir.join("out");
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &out);
+    for name in ["ping", "bin", "echo-extracted"] {
+        let st = step(&s, "mixed", name);
+        assert_eq!(u64_at(st, "/requests"), 100, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+    }
+    assert_eq!(
+        line.received(),
+        300,
+        "the server received every TCP request the summary counts"
+    );
+    assert_eq!(u64_at(&s, "/totals/requests"), 400);
+    assert_eq!(http.stats().requests, 100);
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/checks/passes"), 300);
+    // per_vu: one TCP connection per VU (and one HTTP connection per VU).
+    assert_eq!(u64_at(scenario(&s, "mixed"), "/connections_opened"), 8);
+    let report = std::fs::read_to_string(out.join("report.html")).expect("report written");
+    assert!(report.contains("echo-extracted"));
+}
+
+#[test]
+fn tcp_failures_are_classified_and_the_run_goes_on() {
+    let line = LineServer::start();
+    // A port nothing listens on: bind, note the port, close.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let plan = format!(
+        r#"
+target: http://127.0.0.1:{tcp}
+scenarios:
+  - name: faults
+    load: {{ vus: 2, iterations: 3 }}
+    steps:
+      - {{ name: refused, tcp: "127.0.0.1:{closed}", send: "PING\n", until: "\n" }}
+      - {{ name: silent, tcp: "127.0.0.1:{tcp}", send: "SILENT\n", until: "\n", timeout: 200ms }}
+      - {{ name: quit, tcp: "127.0.0.1:{tcp}", send: "QUIT\n", until: "\n" }}
+      - {{ name: ok, tcp: "127.0.0.1:{tcp}", send: "PING ok\n", until: "\n", check: {{ body_contains: PONG }} }}
+"#,
+        tcp = line.port
+    );
+    let dir = temp_dir("tcp-faults");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let class = |name: &str, class: &str| {
+        u64_at(
+            step(&s, "faults", name),
+            &format!("/failures_by_class/{class}"),
+        )
+    };
+    assert_eq!(class("refused", "connect_refused"), 6, "{s:#}");
+    assert_eq!(class("silent", "timeout"), 6, "{s:#}");
+    assert_eq!(class("quit", "closed_early"), 6, "{s:#}");
+    assert_eq!(u64_at(step(&s, "faults", "ok"), "/failures"), 0, "{s:#}");
+    assert_eq!(u64_at(step(&s, "faults", "ok"), "/requests"), 6);
+}
+
+#[test]
+fn a_bad_tcp_step_is_a_plan_error_with_its_line() {
+    let dir = temp_dir("tcp-bad");
+    let path = write_plan(
+        &dir,
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - { tcp: localhost, send: x }\n",
+    );
+    let output = onrush()
+        .args(["validate", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let mut err = String::new();
+    output.stderr.as_slice().read_to_string(&mut err).unwrap();
+    assert!(err.contains(":6:"), "{err}");
+    assert!(err.contains("expected HOST:PORT"), "{err}");
+}
