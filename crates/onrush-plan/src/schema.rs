@@ -194,6 +194,19 @@ pub fn json_schema() -> Value {
             ]
         }),
     );
+    let tcp_props = json!({
+        "tcp": { "type": "string", "description": "HOST:PORT of a raw TCP exchange (resolved once)", "examples": ["127.0.0.1:7000"] },
+        "name": { "type": "string", "description": "Metric name. Default: `tcp HOST:PORT`" },
+        "send": { "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" },
+        "send_hex": { "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
+        "until": { "type": "string", "minLength": 1, "description": "The reply ends with this delimiter (included)" },
+        "read": { "type": ["integer", "string"], "description": "The reply is exactly this many bytes" },
+        "max_reply": { "type": ["integer", "string"], "description": "The longest reply kept and waited for, bytes (default 65536)" },
+        "timeout": request_props["timeout"].clone(),
+        "extract": request_props["extract"].clone(),
+        "check": request_props["check"].clone(),
+        "on_failure": request_props["on_failure"].clone(),
+    });
     let load = json!({
         "type": "object",
         "description": "Closed model: `vus` + `iterations` (per VU) or `duration` (+ `ramp_up`), or `stages: [{vus, over}]` (+ `start_vus`). Open model: `rate` + `duration`, or `stages: [{rate, over}]` (+ `start_rate`); always `max_vus`.",
@@ -485,8 +498,17 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/group" },
                     { "$ref": "#/definitions/if" },
                     { "$ref": "#/definitions/once" },
-                    { "$ref": "#/definitions/random" }
+                    { "$ref": "#/definitions/random" },
+                    { "$ref": "#/definitions/tcp" }
                 ]
+            },
+            "tcp": {
+                "type": "object",
+                "description": "A raw TCP exchange: connect to `tcp`, send `send` or `send_hex`, read a reply up to `until` or of `read` bytes; the reply is the body for extractors and checks",
+                "additionalProperties": false,
+                "required": ["tcp"],
+                "properties": tcp_props,
+                "not": { "anyOf": [ { "required": ["send", "send_hex"] }, { "required": ["until", "read"] } ] }
             },
             "request": {
                 "type": "object",

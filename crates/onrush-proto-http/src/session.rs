@@ -525,6 +525,7 @@ impl Session for HttpSession {
         }
     }
 
+    #[inline]
     fn response(&self) -> ResponseView<'_> {
         let c = self.sink.get_ref();
         ResponseView {
@@ -538,16 +539,19 @@ impl Session for HttpSession {
         }
     }
 
+    #[inline]
     fn take_unset(&mut self) -> Option<usize> {
         self.unset.take()
     }
 
+    #[inline]
     fn begin_iteration(&mut self) {
         if self.cookie_mode == CookieMode::PerIteration {
             self.jar.clear();
         }
     }
 
+    #[inline]
     fn end_iteration(&mut self) {
         if self.scope == ConnectionScope::PerIteration {
             self.connections.iter_mut().for_each(|c| *c = None);

@@ -147,18 +147,22 @@ const USER_AGENT: &[u8] =
     concat!("User-Agent: onrush/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes();
 
 impl StepSpec for HttpStep {
+    #[inline]
     fn metric(&self) -> usize {
         self.plan.metric
     }
 
+    #[inline]
     fn extract(&self) -> &[Extract] {
         &self.plan.extract
     }
 
+    #[inline]
     fn checks(&self) -> &[Check] {
         &self.plan.checks
     }
 
+    #[inline]
     fn on_failure(&self) -> OnFailure {
         self.plan.on_failure
     }

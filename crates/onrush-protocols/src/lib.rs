@@ -8,8 +8,11 @@
 //! Adding a protocol: its own crate implementing [`Protocol`], its step in the plan grammar
 //! (onrush-plan), and one variant in each enum here.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use onrush_plan::{Plan, RenderContext, Step};
@@ -67,6 +70,7 @@ pub struct Sessions {
 }
 
 impl StepSpec for AnyStep {
+    #[inline]
     fn metric(&self) -> usize {
         match self {
             AnyStep::Http(s) => s.metric(),
@@ -74,6 +78,7 @@ impl StepSpec for AnyStep {
         }
     }
 
+    #[inline]
     fn extract(&self) -> &[onrush_plan::Extract] {
         match self {
             AnyStep::Http(s) => s.extract(),
@@ -81,6 +86,7 @@ impl StepSpec for AnyStep {
         }
     }
 
+    #[inline]
     fn checks(&self) -> &[onrush_plan::Check] {
         match self {
             AnyStep::Http(s) => s.checks(),
@@ -88,6 +94,7 @@ impl StepSpec for AnyStep {
         }
     }
 
+    #[inline]
     fn on_failure(&self) -> onrush_plan::OnFailure {
         match self {
             AnyStep::Http(s) => s.on_failure(),
@@ -153,30 +160,38 @@ impl Protocol for Protocols {
 impl Session for Sessions {
     type Step = AnyStep;
 
-    async fn execute(
+    /// Returns the protocol session's own future (no extra state machine around it): the
+    /// dispatch is one `match` here and one per poll in [`Either`].
+    #[inline]
+    fn execute(
         &mut self,
         step: &AnyStep,
         ctx: &RenderContext<'_>,
         intended_start: Instant,
-    ) -> Exchange {
+    ) -> impl Future<Output = Exchange> {
         match step {
             AnyStep::Http(step) => {
                 self.last = Last::Http;
                 let session = self.http.get_or_insert_with(|| {
                     Http::session(&self.plan.http, self.scenario, self.vu, &self.workers.http)
                 });
-                session.execute(step, ctx, intended_start).await
+                Either::Http {
+                    future: session.execute(step, ctx, intended_start),
+                }
             }
             AnyStep::Tcp(step) => {
                 self.last = Last::Tcp;
                 let session = self.tcp.get_or_insert_with(|| {
                     Tcp::session(&self.plan.tcp, self.scenario, self.vu, &self.workers.tcp)
                 });
-                session.execute(step, ctx, intended_start).await
+                Either::Tcp {
+                    future: session.execute(step, ctx, intended_start),
+                }
             }
         }
     }
 
+    #[inline]
     fn response(&self) -> ResponseView<'_> {
         match self.last {
             Last::Http => self.http.as_ref().map(Session::response),
@@ -186,6 +201,7 @@ impl Session for Sessions {
         .unwrap_or_default()
     }
 
+    #[inline]
     fn take_unset(&mut self) -> Option<usize> {
         match self.last {
             Last::Http => self.http.as_mut().and_then(Session::take_unset),
@@ -194,6 +210,7 @@ impl Session for Sessions {
         }
     }
 
+    #[inline]
     fn begin_iteration(&mut self) {
         if let Some(s) = &mut self.http {
             s.begin_iteration();
@@ -203,12 +220,34 @@ impl Session for Sessions {
         }
     }
 
+    #[inline]
     fn end_iteration(&mut self) {
         if let Some(s) = &mut self.http {
             s.end_iteration();
         }
         if let Some(s) = &mut self.tcp {
             s.end_iteration();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of whichever protocol's session executes a step.
+    #[project = EitherProjection]
+    pub enum Either<H, T> {
+        Http { #[pin] future: H },
+        Tcp { #[pin] future: T },
+    }
+}
+
+impl<H: Future<Output = Exchange>, T: Future<Output = Exchange>> Future for Either<H, T> {
+    type Output = Exchange;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Exchange> {
+        match self.project() {
+            EitherProjection::Http { future } => future.poll(cx),
+            EitherProjection::Tcp { future } => future.poll(cx),
         }
     }
 }
