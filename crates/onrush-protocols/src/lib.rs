@@ -38,6 +38,8 @@ fn unique<T>(state: &mut Arc<T>) -> &mut T {
 }
 
 /// A compiled step of any protocol.
+// Steps live boxed in the program (`Op::Request`), built once: their size costs nothing per request.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyStep {
     Http(<Http as Protocol>::Step),
     Tcp(<Tcp as Protocol>::Step),

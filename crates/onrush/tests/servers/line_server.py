@@ -13,6 +13,9 @@ import socketserver
 import sys
 import threading
 
+import os
+
+LOG = open(os.environ["LINE_SERVER_LOG"], "a") if os.environ.get("LINE_SERVER_LOG") else None
 lock = threading.Lock()
 count = 0
 
@@ -22,6 +25,9 @@ class Handler(socketserver.StreamRequestHandler):
         global count
         for line in self.rfile:
             text = line.decode("utf-8", "replace").rstrip("\n")
+            if LOG:
+                LOG.write(repr(line) + "\n")
+                LOG.flush()
             if text == "STATS":
                 with lock:
                     n = count
