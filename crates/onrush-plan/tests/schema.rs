@@ -449,9 +449,17 @@ fn new_keys_are_described() {
             "#/definitions/group",
             "#/definitions/if",
             "#/definitions/once",
-            "#/definitions/random"
+            "#/definitions/random",
+            // a request of another protocol (onrush-proto-tcp)
+            "#/definitions/tcp"
         ]
     );
+    let tcp = &schema["definitions"]["tcp"];
+    assert_eq!(tcp["required"], json!(["tcp"]));
+    assert_eq!(tcp["additionalProperties"], false);
+    for key in ["send", "send_hex", "until", "read", "max_reply", "check", "extract"] {
+        assert!(tcp["properties"].get(key).is_some(), "tcp.{key}");
+    }
     for kind in ["think", "loop", "group", "once", "random"] {
         assert_eq!(
             schema["definitions"][kind]["required"],
