@@ -457,7 +457,15 @@ fn new_keys_are_described() {
     let tcp = &schema["definitions"]["tcp"];
     assert_eq!(tcp["required"], json!(["tcp"]));
     assert_eq!(tcp["additionalProperties"], false);
-    for key in ["send", "send_hex", "until", "read", "max_reply", "check", "extract"] {
+    for key in [
+        "send",
+        "send_hex",
+        "until",
+        "read",
+        "max_reply",
+        "check",
+        "extract",
+    ] {
         assert!(tcp["properties"].get(key).is_some(), "tcp.{key}");
     }
     for kind in ["think", "loop", "group", "once", "random"] {
