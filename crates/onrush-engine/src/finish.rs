@@ -87,18 +87,15 @@ pub fn finish(
         outcome.interrupted,
         options.threads,
     );
-    summary.set_extra(
-        "generator",
-        serde_json::to_value(&outcome.generator).expect("the verdict serialises"),
-    );
     let thresholds = evaluate_thresholds(
         &plan.all_thresholds(),
         &mut summary,
-        outcome.generator.verdict,
+        &outcome.generator.verdict,
         outcome.aborted_by.as_ref(),
         dir,
     )
     .map_err(at(dir.join(INTERVALS_FILE)))?;
+    summary.extra.generator = Some(outcome.generator.clone());
     let summary_path = dir.join(onrush_metrics::SUMMARY_FILE);
     summary.write_to(&summary_path).map_err(at(summary_path))?;
     let report = onrush_report::write_report(dir, &onrush_report::ReportOptions::default())

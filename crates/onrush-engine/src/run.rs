@@ -154,7 +154,7 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
                     &options.abort_thresholds,
                     &collector.summary(),
                     start.elapsed(),
-                    Some(verdict.verdict),
+                    Some(&verdict.verdict),
                 ) {
                     status.note(&format!(
                         "threshold lost: {} ({}: {}); stopping the test (abort_on_fail)",

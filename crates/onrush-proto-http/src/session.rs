@@ -443,17 +443,8 @@ impl Session for HttpSession {
     ) -> Exchange {
         let started = Instant::now();
         self.request_started = started;
-        let mut record = RequestRecord {
-            latency_us: 0,
-            service_us: 0,
-            connect_us: None,
-            ttfb_us: None,
-            bytes_in: 0,
-            bytes_out: 0,
-            status: 0,
-            failure: None,
-            handshake: None,
-        };
+        let mut exchange = Exchange::empty();
+        let record = &mut exchange.record;
         let mut opened = false;
         self.hash_hex = None;
         self.sink.get_mut().reset(step);
@@ -481,7 +472,7 @@ impl Session for HttpSession {
             Ok(()) => {
                 let outcome = tokio::time::timeout(
                     step.timeout,
-                    self.follow(step, multipart, &mut record, &mut opened, started),
+                    self.follow(step, multipart, record, &mut opened, started),
                 )
                 .await;
                 match outcome {
@@ -514,15 +505,10 @@ impl Session for HttpSession {
             },
             ConnectionScope::PerVu | ConnectionScope::PerIteration => {}
         }
-        let finished = Instant::now();
-        record.service_us = micros(finished - started);
-        record.latency_us =
-            micros(finished.saturating_duration_since(intended_start)).max(record.service_us);
-        Exchange {
-            responded: record.status != 0,
-            record,
-            opened_connection: opened,
-        }
+        exchange.responded = exchange.record.status != 0;
+        exchange.opened_connection = opened;
+        exchange.finish(started, intended_start);
+        exchange
     }
 
     #[inline]

@@ -35,6 +35,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// An exchange that has not started: no response, no failure yet, all figures zero.
+    #[inline]
     pub fn empty() -> Self {
         Exchange {
             record: RequestRecord {
@@ -55,6 +56,7 @@ impl Exchange {
 
     /// Sets the service time (from `started`) and the latency (from `intended_start`, never
     /// less than the service time): the open model's latency counts from the scheduled arrival.
+    #[inline]
     pub fn finish(&mut self, started: Instant, intended_start: Instant) {
         let finished = Instant::now();
         self.record.service_us = micros(finished - started);
@@ -179,6 +181,7 @@ pub trait Protocol: 'static {
 }
 
 /// Microseconds of `d`, saturating.
+#[inline]
 pub fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }

@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use super::GeneratorSecond;
 
 /// A worker thread this busy for this many consecutive seconds cannot take more work.
@@ -21,32 +19,9 @@ const PORTS_PERCENT: f64 = 80.0;
 /// Share of the open-files limit.
 const FDS_SHARE: f64 = 0.9;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Cause {
-    pub cause: &'static str,
-    /// Second (from the start) the cause was first seen.
-    pub first_s: u64,
-    pub detail: String,
-    pub fix: String,
-}
-
-/// The end-of-run verdict: `summary.json` "generator".
-#[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
-    pub verdict: &'static str,
-    pub message: String,
-    pub saturated_from_s: Option<u64>,
-    pub causes: Vec<Cause>,
-    pub cpu_percent_max: f64,
-    pub worker_cpu_percent_max: f64,
-    pub rss_mb_max: f64,
-    /// The process's peak resident memory over the whole run (VmHWM), not a per-second sample.
-    pub rss_mb_peak: f64,
-    pub schedule_lag_p99_ms_max: Option<f64>,
-    pub open_fds_max: u64,
-    pub sockets_to_targets_max: u64,
-    pub time_wait_max: u64,
-}
+/// A cause of saturation, and the end-of-run verdict (`summary.json` "generator"): the types
+/// onrush-results owns, so that what is written is what readers parse.
+pub use onrush_results::{GeneratorVerdict as Verdict, SaturationCause as Cause};
 
 pub struct Rules {
     threads: usize,
@@ -54,7 +29,7 @@ pub struct Rules {
     start_unix_ms: u64,
     hot: Vec<u32>,
     late_seconds: u32,
-    causes: BTreeMap<&'static str, Cause>,
+    causes: BTreeMap<String, Cause>,
     saturated_from: Option<u64>,
 }
 
@@ -91,7 +66,7 @@ impl Rules {
         }
         if let Some((worker, pct)) = hottest {
             found.push(Cause {
-                cause: "cpu",
+                cause: "cpu".to_string(),
                 first_s: s.t + 1 - HOT_SECONDS as u64,
                 detail: format!("CPU {pct:.0}% on worker {worker}"),
                 fix: self.cpu_fix(),
@@ -118,7 +93,7 @@ impl Rules {
                     .to_string()
             };
             found.push(Cause {
-                cause: "schedule_lag",
+                cause: "schedule_lag".to_string(),
                 first_s: s.t + 1 - u64::from(self.late_seconds.clamp(1, 2)),
                 detail: format!(
                     "schedule lag p99 {lag:.1} ms with the busiest worker at {busiest:.0}% CPU"
@@ -128,7 +103,7 @@ impl Rules {
         }
         if s.port_usage_percent >= PORTS_PERCENT {
             found.push(Cause {
-                cause: "ports",
+                cause: "ports".to_string(),
                 first_s: s.t,
                 detail: format!(
                     "{} sockets towards the target ({} in TIME_WAIT) use {:.0}% of the local ports",
@@ -142,7 +117,7 @@ impl Rules {
         }
         if nofile_limit > 0 && s.open_fds as f64 >= nofile_limit as f64 * FDS_SHARE {
             found.push(Cause {
-                cause: "open_files",
+                cause: "open_files".to_string(),
                 first_s: s.t,
                 detail: format!("{} of {} file descriptors open", s.open_fds, nofile_limit),
                 fix: format!(
@@ -159,7 +134,7 @@ impl Rules {
         self.saturated_from.get_or_insert(first);
         let details: Vec<String> = found.iter().map(|c| c.detail.clone()).collect();
         for cause in found {
-            self.causes.entry(cause.cause).or_insert(cause);
+            self.causes.entry(cause.cause.clone()).or_insert(cause);
         }
         starts.then(|| {
             format!(
@@ -213,7 +188,8 @@ impl Rules {
                 "saturated"
             } else {
                 "healthy"
-            },
+            }
+            .to_string(),
             message,
             saturated_from_s: self.saturated_from,
             causes,
@@ -332,7 +308,7 @@ mod tests {
         s.open_fds = 1000;
         assert!(rules.check(&s, 1024).is_some());
         let v = rules.verdict(&[s]);
-        let causes: Vec<_> = v.causes.iter().map(|c| c.cause).collect();
+        let causes: Vec<_> = v.causes.iter().map(|c| c.cause.as_str()).collect();
         assert_eq!(causes, ["open_files", "ports"]);
     }
 }

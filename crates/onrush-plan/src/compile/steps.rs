@@ -6,7 +6,11 @@ use super::{to_template, Ctx, Fields, Part};
 use crate::error::{one_of, PlanError};
 use crate::units::{self, show_duration};
 use crate::yaml::{Kind, Node};
-use crate::{CheckInfo, MetricKind, RequestStep, Step, StepInfo, Template};
+use std::time::Duration;
+
+use crate::{
+    Check, CheckInfo, Extract, MetricKind, OnFailure, RequestStep, Step, StepInfo, Template,
+};
 
 const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
 pub(super) const REQUEST_KEYS: [&str; 21] = [
@@ -332,39 +336,13 @@ impl Ctx<'_> {
             None => Vec::new(),
         };
 
-        let timeout = match f.get("timeout") {
-            Some(t) => {
-                let d = self.duration(t, &f.child("timeout"))?;
-                if d.is_zero() {
-                    return Err(self
-                        .err(
-                            t,
-                            &f.child("timeout"),
-                            "timeout is 0; expected a positive duration",
-                        )
-                        .with_hint("e.g. `timeout: 2s`"));
-                }
-                Some(d)
-            }
-            None => None,
-        };
+        let timeout = self.step_timeout(f)?;
         let expect_status = match f.get("expect_status") {
             Some(s) => Some(self.statuses(s, &f.child("expect_status"))?),
             None => None,
         };
         let metric = m.id(name);
-        let extract = match f.get("extract") {
-            Some(e) => self.extract(e, &f.child("extract"), metric, m)?,
-            None => Vec::new(),
-        };
-        let checks = match f.get("check") {
-            Some(c) => self.checks(c, &f.child("check"), metric, m)?,
-            None => Vec::new(),
-        };
-        let on_failure = match f.get("on_failure") {
-            Some(o) => self.on_failure(o, &f.child("on_failure"))?,
-            None => self.on_failure_default.get(),
-        };
+        let (extract, checks, on_failure) = self.step_outcome(f, metric, m)?;
         Ok(RequestStep {
             metric,
             method: method.to_ascii_uppercase(),
@@ -379,6 +357,47 @@ impl Ctx<'_> {
             checks,
             on_failure,
         })
+    }
+
+    /// A request step's `timeout:` (of any protocol): a positive duration, or none.
+    pub(super) fn step_timeout(&self, f: &Fields) -> Result<Option<Duration>, PlanError> {
+        let Some(t) = f.get("timeout") else {
+            return Ok(None);
+        };
+        let d = self.duration(t, &f.child("timeout"))?;
+        if d.is_zero() {
+            return Err(self
+                .err(
+                    t,
+                    &f.child("timeout"),
+                    "timeout is 0; expected a positive duration",
+                )
+                .with_hint("e.g. `timeout: 2s`"));
+        }
+        Ok(Some(d))
+    }
+
+    /// What a request step (of any protocol) does with its response: `extract:`, `check:` and
+    /// `on_failure:` (default: the scenario's).
+    pub(super) fn step_outcome(
+        &self,
+        f: &Fields,
+        metric: usize,
+        m: &mut Build,
+    ) -> Result<(Vec<Extract>, Vec<Check>, OnFailure), PlanError> {
+        let extract = match f.get("extract") {
+            Some(e) => self.extract(e, &f.child("extract"), metric, m)?,
+            None => Vec::new(),
+        };
+        let checks = match f.get("check") {
+            Some(c) => self.checks(c, &f.child("check"), metric, m)?,
+            None => Vec::new(),
+        };
+        let on_failure = match f.get("on_failure") {
+            Some(o) => self.on_failure(o, &f.child("on_failure"))?,
+            None => self.on_failure_default.get(),
+        };
+        Ok((extract, checks, on_failure))
     }
 
     fn headers(&self, node: &Node, path: &str) -> Result<Vec<(String, Template)>, PlanError> {

@@ -68,35 +68,9 @@ impl Ctx<'_> {
                     .with_hint(format!("raise `max_reply: {n}` or read fewer bytes")));
             }
         }
-        let timeout = match f.get("timeout") {
-            Some(t) => {
-                let d = self.duration(t, &f.child("timeout"))?;
-                if d.is_zero() {
-                    return Err(self
-                        .err(
-                            t,
-                            &f.child("timeout"),
-                            "timeout is 0; expected a positive duration",
-                        )
-                        .with_hint("e.g. `timeout: 2s`"));
-                }
-                Some(d)
-            }
-            None => None,
-        };
+        let timeout = self.step_timeout(&f)?;
         let metric = m.id(name);
-        let extract = match f.get("extract") {
-            Some(e) => self.extract(e, &f.child("extract"), metric, m)?,
-            None => Vec::new(),
-        };
-        let checks = match f.get("check") {
-            Some(c) => self.checks(c, &f.child("check"), metric, m)?,
-            None => Vec::new(),
-        };
-        let on_failure = match f.get("on_failure") {
-            Some(o) => self.on_failure(o, &f.child("on_failure"))?,
-            None => self.on_failure_default.get(),
-        };
+        let (extract, checks, on_failure) = self.step_outcome(&f, metric, m)?;
         Ok(Step::Tcp(TcpStep {
             metric,
             host,
