@@ -94,19 +94,39 @@ fn bench_measures_https_handshakes_and_http2() {
         assert!(f64_at(c, "/rate_per_s") > 50.0, "{c:#}");
         f64_at(c, "/cpu_us_per_unit")
     };
-    let (keepalive, full, resumed, h2) = (
-        us("tls_keepalive"),
-        us("tls_full"),
-        us("tls_resumed"),
-        us("h2_streams"),
-    );
-    // A handshake per request costs far more than a kept-alive request, and a full one more
-    // than a resumed one: the cases measure what they say.
+    let handshakes = |name: &str| {
+        let c = case(&doc, name);
+        (
+            f64_at(c, "/handshakes_full"),
+            f64_at(c, "/handshakes_resumed"),
+        )
+    };
+    let (keepalive, full, h2) = (us("tls_keepalive"), us("tls_full"), us("h2_streams"));
+    us("tls_resumed");
+    // A handshake per request costs far more than a kept-alive request (20x here, asserted
+    // at 3x): the cases measure what they say. Whether resuming saves CPU is a figure for
+    // docs/benchmarks.md, not a timed assertion; what a test can hold without timing is that
+    // the "full" case made only full handshakes and the "resumed" case really resumed.
     assert!(
         full > 3.0 * keepalive,
         "full {full} µs vs keep-alive {keepalive} µs"
     );
-    assert!(resumed < full, "resumed {resumed} µs vs full {full} µs");
+    let (full_full, full_resumed) = handshakes("tls_full");
+    assert!(
+        full_full > 50.0 && full_resumed == 0.0,
+        "tls_full: {full_full} full, {full_resumed} resumed"
+    );
+    let (resumed_full, resumed_resumed) = handshakes("tls_resumed");
+    // Each of the 50 VUs makes one full handshake before it has a ticket to resume with.
+    assert!(
+        resumed_resumed > 50.0 && resumed_full <= 100.0,
+        "tls_resumed: {resumed_full} full, {resumed_resumed} resumed"
+    );
+    let (keepalive_full, _) = handshakes("tls_keepalive");
+    assert!(
+        keepalive_full <= 100.0,
+        "tls_keepalive: {keepalive_full} full handshakes on 50 connections"
+    );
     assert!(h2 > 0.5 && h2 < 10_000.0, "h2 {h2} µs");
 }
 

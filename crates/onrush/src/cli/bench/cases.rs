@@ -61,6 +61,12 @@ pub struct CaseResult {
     pub wrk_cpu_us_per_request: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_vs_wrk: Option<f64>,
+    /// TLS cases: the handshakes the run counted as full and as resumed, so that a reader (and
+    /// a test) sees that a "resumed" case really resumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handshakes_full: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handshakes_resumed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -207,6 +213,10 @@ impl Bench<'_> {
             peak_rss_mib: Some(run.peak_rss_mib),
             ..Default::default()
         };
+        if is_tls(name) {
+            result.handshakes_full = Some(run.u64("/totals/handshakes/full"));
+            result.handshakes_resumed = Some(run.u64("/totals/handshakes/resumed"));
+        }
         if name.starts_with("body_") {
             let mb_per_s = run.f64("/totals/bytes_in") / run.duration_s() / 1e6;
             result.mb_per_s = Some(mb_per_s);
