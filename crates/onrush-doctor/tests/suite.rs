@@ -1,0 +1,8 @@
+//! Every integration test of this crate in one test binary (`cargo test -p onrush-doctor --test suite`):
+//! one link instead of one per file, which was most of CI's time. A file that measures the
+//! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
+
+#[path = "fake_hosts.rs"]
+mod fake_hosts;
+#[path = "live.rs"]
+mod live;

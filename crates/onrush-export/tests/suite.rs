@@ -1,0 +1,10 @@
+//! Every integration test of this crate in one test binary (`cargo test -p onrush-export --test suite`):
+//! one link instead of one per file, which was most of CI's time. A file that measures the
+//! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
+
+#[path = "csv.rs"]
+mod csv;
+#[path = "influx.rs"]
+mod influx;
+#[path = "prometheus.rs"]
+mod prometheus;

@@ -1,0 +1,10 @@
+//! Every integration test of this crate in one test binary (`cargo test -p onrush-report --test suite`):
+//! one link instead of one per file, which was most of CI's time. A file that measures the
+//! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
+
+#[path = "browser.rs"]
+mod browser;
+#[path = "report.rs"]
+mod report;
+#[path = "vendor.rs"]
+mod vendor;

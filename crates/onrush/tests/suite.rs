@@ -1,0 +1,28 @@
+//! Every integration test of this crate in one test binary (`cargo test -p onrush --test suite`):
+//! one link instead of one per file, which was most of CI's time. A file that measures the
+//! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
+
+#[path = "failures.rs"]
+mod failures;
+#[path = "generator.rs"]
+mod generator;
+#[path = "http2.rs"]
+mod http2;
+#[path = "merge.rs"]
+mod merge;
+#[path = "open_model.rs"]
+mod open_model;
+#[path = "port_wall.rs"]
+mod port_wall;
+#[path = "report.rs"]
+mod report;
+#[path = "run_plan.rs"]
+mod run_plan;
+#[path = "scenarios.rs"]
+mod scenarios;
+#[path = "sla_and_outputs.rs"]
+mod sla_and_outputs;
+#[path = "tcp.rs"]
+mod tcp;
+#[path = "tls.rs"]
+mod tls;
