@@ -72,8 +72,9 @@ pub fn finish(
 ) -> Result<Finished, FinishError> {
     let dir = options.out_dir;
     let at = |path: PathBuf| move |error| FinishError { path, error };
+    let covered = outcome.covered();
     let mut collector = outcome.collector;
-    collector.set_duration(outcome.elapsed);
+    collector.set_duration(covered);
     collector
         .write_intervals(dir)
         .map_err(at(dir.join(INTERVALS_FILE)))?;

@@ -53,7 +53,10 @@ impl RunOptions {
 pub struct RunOutcome {
     pub collector: Collector,
     pub interrupted: bool,
+    /// Wall time from the start until the last worker finished.
     pub elapsed: Duration,
+    /// The longest scenario whose length the plan fixes (`duration`, stages), if any.
+    pub scheduled: Option<Duration>,
     /// Whether onrush itself was the bottleneck, and the per-second figures behind the verdict.
     pub generator: Verdict,
     pub generator_seconds: Vec<GeneratorSecond>,
@@ -202,6 +205,11 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
         collector,
         interrupted,
         elapsed: start.elapsed(),
+        scheduled: prepared
+            .scenarios
+            .iter()
+            .filter_map(|s| s.load.duration())
+            .max(),
         generator: monitor.verdict(),
         generator_seconds: monitor.history().to_vec(),
         aborted_by,
@@ -212,6 +220,25 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             .lock()
             .map(|n| n.clone())
             .unwrap_or_default(),
+    }
+}
+
+impl RunOutcome {
+    /// The time the run covered, over which every rate of the summary is taken: at least the
+    /// scheduled length when the run went its whole course (an open model's last arrival may
+    /// finish well before its `duration` ends: 5 arrivals of `rate: 1/s, duration: 5s` are
+    /// 1 req/s over 5 s, not 1.25 over the 4 s until the last one finished), the wall time when
+    /// it was stopped early (Ctrl-C, a threshold, `stop_test`, test data run out) or has no
+    /// fixed length (iterations).
+    pub fn covered(&self) -> Duration {
+        let stopped_early = self.interrupted
+            || self.aborted_by.is_some()
+            || self.stopped_by_failure
+            || !self.stops.is_empty();
+        match self.scheduled {
+            Some(scheduled) if !stopped_early => self.elapsed.max(scheduled),
+            _ => self.elapsed,
+        }
     }
 }
 

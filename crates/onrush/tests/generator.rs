@@ -70,3 +70,79 @@ fn a_comfortable_run_is_healthy() {
         "{first}"
     );
 }
+
+/// With every file descriptor taken by connections, the monitor still reads its own figures
+/// (it keeps its /proc files open) and calls the shortage by name with its fix. Before, it went
+/// blind: 0% CPU, 8 open files, "healthy", beside hundreds of thousands of `io` failures.
+#[test]
+fn running_out_of_file_descriptors_is_called_by_name() {
+    let server = Server::start();
+    // Each VU holds its connection for 300 ms per request: 400 of them need 400 descriptors,
+    // the limit is 200.
+    let url = server.url("/delay/300");
+    let out = temp_dir("nofile");
+    let output = std::process::Command::new("prlimit")
+        .args(["--nofile=200:200", "--"])
+        .arg(env!("CARGO_BIN_EXE_onrush"))
+        .args(["quick", &url, "-c", "400", "-d", "3s", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .expect("prlimit (util-linux) runs onrush");
+    let s = summary(&out);
+    let g = &s["generator"];
+    assert_eq!(g["verdict"], "saturated", "{}\n{g:#}", text(&output));
+    let cause = g["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cause"] == "open_files")
+        .unwrap_or_else(|| panic!("no open_files cause: {g:#}"));
+    assert!(
+        cause["fix"].as_str().unwrap().contains("ulimit -n"),
+        "{cause:#}"
+    );
+    // The figures were read while the descriptors were gone.
+    assert!(g["open_fds_max"].as_u64().unwrap() >= 180, "{g:#}");
+    assert!(g["cpu_percent_max"].as_f64().unwrap() > 0.0, "{g:#}");
+    assert!(
+        s["totals"]["requests"].as_u64().unwrap() > 0,
+        "some VUs got a descriptor and made requests: {s:#}"
+    );
+}
+
+/// An arrival rate far beyond what `max_vus` VUs can carry: the verdict names max_vus and its
+/// fix, not "other busy processes", and does not claim onrush was the bottleneck.
+#[test]
+fn too_few_vus_for_the_rate_blame_max_vus() {
+    let server = Server::start();
+    let url = server.url("/delay/200");
+    let out = temp_dir("max-vus");
+    let output = onrush()
+        .args([
+            "quick", &url, "-r", "100000", "-c", "5", "-d", "2s", "--quiet", "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s = summary(&out);
+    assert!(u64_at(&s, "/totals/dropped_iterations") > 1000, "{s:#}");
+    let g = &s["generator"];
+    assert_eq!(g["verdict"], "saturated", "{}\n{g:#}", text(&output));
+    let causes = g["causes"].as_array().unwrap();
+    let max_vus = causes
+        .iter()
+        .find(|c| c["cause"] == "max_vus")
+        .unwrap_or_else(|| panic!("{g:#}"));
+    assert!(max_vus["fix"].as_str().unwrap().contains("raise max_vus"));
+    for c in causes {
+        assert!(
+            !c["fix"].as_str().unwrap().contains("other busy processes"),
+            "{g:#}"
+        );
+    }
+    let message = g["message"].as_str().unwrap();
+    assert!(
+        message.contains("arrival rate was not reached"),
+        "{message}"
+    );
+}

@@ -14,6 +14,8 @@ mod merge;
 mod open_model;
 #[path = "port_wall.rs"]
 mod port_wall;
+#[path = "rates.rs"]
+mod rates;
 #[path = "report.rs"]
 mod report;
 #[path = "run_plan.rs"]

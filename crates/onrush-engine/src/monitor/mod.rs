@@ -57,6 +57,7 @@ struct CpuTicks {
 #[derive(Default)]
 struct Pending {
     lag: Option<Histogram<u64>>,
+    requests: u64,
     dropped: u64,
     connections: u64,
 }
@@ -70,6 +71,7 @@ pub struct Monitor {
     pending: BTreeMap<u64, Pending>,
     history: Vec<GeneratorSecond>,
     rules: rules::Rules,
+    files: proc::ProcFiles,
 }
 
 impl Monitor {
@@ -86,35 +88,58 @@ impl Monitor {
             pending: BTreeMap::new(),
             history: Vec::new(),
             rules,
+            // Opened now, before the load takes the descriptors.
+            files: proc::ProcFiles::open(),
         };
         monitor.last = Some(monitor.cpu_now());
         monitor
     }
 
-    fn cpu_now(&self) -> CpuTicks {
-        let workers = self
+    fn cpu_now(&mut self) -> CpuTicks {
+        let tids: Vec<i32> = self
             .tids
             .iter()
-            .map(|t| match t.load(Ordering::Relaxed) {
+            .map(|t| t.load(Ordering::Relaxed))
+            .collect();
+        // A worker that registered late is opened now (normally all are, at the baseline).
+        if tids
+            .iter()
+            .zip(self.files.task_ids())
+            .any(|(t, open)| *t != open)
+        {
+            self.files.open_tasks(&tids);
+        }
+        let workers = tids
+            .iter()
+            .enumerate()
+            .map(|(i, &tid)| match tid {
                 0 => None,
-                tid => proc::cpu_ticks(Some(tid)),
+                _ => self.files.cpu_ticks(Some(i)),
             })
             .collect();
         CpuTicks {
             at: std::time::Instant::now(),
-            process: proc::cpu_ticks(None),
+            process: self.files.cpu_ticks(None),
             workers,
         }
     }
 
-    /// Starts the CPU accounting afresh (once the workers have registered their thread ids).
+    /// Starts the CPU accounting afresh (once the workers have registered their thread ids),
+    /// and opens the workers' stat files while descriptors are free.
     pub fn reset_baseline(&mut self) {
+        let tids: Vec<i32> = self
+            .tids
+            .iter()
+            .map(|t| t.load(Ordering::Relaxed))
+            .collect();
+        self.files.open_tasks(&tids);
         self.last = Some(self.cpu_now());
     }
 
     /// Takes what it needs from a worker's snapshot of `second` (before the collector gets it).
     pub fn observe(&mut self, second: u64, snapshot: &Snapshot) {
         let p = self.pending.entry(second).or_default();
+        p.requests += snapshot.requests();
         for s in 0..snapshot.scenario_count() {
             p.dropped += snapshot.dropped_iterations(s);
             p.connections += snapshot.connections_opened(s);
@@ -162,14 +187,17 @@ impl Monitor {
         let sockets = if self.setup.targets.is_empty() {
             proc::SocketCounts::default()
         } else {
-            proc::sockets_towards(&self.setup.targets)
+            self.files.sockets_towards(&self.setup.targets)
         };
         let sample = GeneratorSecond {
             t: second,
             cpu_percent,
             worker_cpu_percent,
-            rss_mb: proc::rss_bytes().map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
-            open_fds: proc::open_fds().unwrap_or(0),
+            rss_mb: self
+                .files
+                .rss_bytes()
+                .map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
+            open_fds: self.files.open_fds().unwrap_or(0),
             connections_opened: pending.connections,
             schedule_lag_p50_ms: ms(0.5),
             schedule_lag_p99_ms: ms(0.99),
@@ -181,7 +209,9 @@ impl Monitor {
                 .round()
                 / 10.0,
         };
-        let warning = self.rules.check(&sample, self.setup.nofile_limit);
+        let warning = self
+            .rules
+            .check(&sample, self.setup.nofile_limit, pending.requests);
         self.history.push(sample);
         warning
     }
@@ -192,7 +222,8 @@ impl Monitor {
     }
 
     /// The end-of-run verdict.
-    pub fn verdict(&self) -> Verdict {
-        self.rules.verdict(&self.history)
+    pub fn verdict(&mut self) -> Verdict {
+        let peak = self.files.peak_rss_bytes();
+        self.rules.verdict(&self.history, peak)
     }
 }

@@ -1,8 +1,10 @@
 //! Reading the process's own figures from /proc: CPU per thread, RSS, open descriptors, and
 //! the TCP sockets towards the targets (to see the ephemeral-port wall coming).
 
-use std::fs;
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
 
 /// Clock ticks per second of /proc's CPU times.
 pub fn clock_ticks() -> f64 {
@@ -15,13 +17,112 @@ pub fn clock_ticks() -> f64 {
     }
 }
 
-/// user + system CPU ticks of one thread of this process, or of the whole process (tid None).
-pub fn cpu_ticks(tid: Option<i32>) -> Option<u64> {
-    let path = match tid {
-        Some(t) => format!("/proc/self/task/{t}/stat"),
-        None => "/proc/self/stat".to_string(),
-    };
-    let text = fs::read_to_string(path).ok()?;
+/// The /proc files the monitor reads every second, opened once before the load and re-read in
+/// place (seek to 0, read): a process that has run out of file descriptors can still read them.
+/// Opening them anew each second failed exactly when it mattered: with every descriptor taken
+/// by connections, the monitor saw 0% CPU and 8 open files and called the run healthy.
+pub struct ProcFiles {
+    stat: Option<File>,
+    statm: Option<File>,
+    status: Option<File>,
+    /// `/proc/self/fd`, listed with getdents64 on this descriptor.
+    fd_dir: Option<File>,
+    /// `/proc/self/task/TID/stat` per worker, opened once the worker has told its TID.
+    tasks: Vec<(i32, Option<File>)>,
+    tcp: [Option<File>; 2],
+    text: String,
+}
+
+impl ProcFiles {
+    pub fn open() -> ProcFiles {
+        let open = |path: &str| File::open(path).ok();
+        ProcFiles {
+            stat: open("/proc/self/stat"),
+            statm: open("/proc/self/statm"),
+            status: open("/proc/self/status"),
+            fd_dir: open("/proc/self/fd"),
+            tasks: Vec::new(),
+            tcp: [open("/proc/net/tcp"), open("/proc/net/tcp6")],
+            text: String::new(),
+        }
+    }
+
+    /// Opens the stat files of the workers whose TIDs are known (before the load starts, while
+    /// descriptors are free); a TID already open is kept.
+    pub fn open_tasks(&mut self, tids: &[i32]) {
+        self.tasks.resize_with(tids.len(), || (0, None));
+        for (slot, &tid) in self.tasks.iter_mut().zip(tids) {
+            if tid != 0 && (slot.0 != tid || slot.1.is_none()) {
+                *slot = (tid, File::open(format!("/proc/self/task/{tid}/stat")).ok());
+            }
+        }
+    }
+
+    /// The TIDs whose stat files are open (0: none).
+    pub fn task_ids(&self) -> impl Iterator<Item = i32> + '_ {
+        self.tasks
+            .iter()
+            .map(|(tid, f)| if f.is_some() { *tid } else { 0 })
+            .chain(std::iter::repeat(0))
+    }
+
+    /// user + system CPU ticks of worker `index`, or of the whole process (`None`).
+    pub fn cpu_ticks(&mut self, worker: Option<usize>) -> Option<u64> {
+        let file = match worker {
+            Some(i) => self.tasks.get_mut(i)?.1.as_mut()?,
+            None => self.stat.as_mut()?,
+        };
+        reread(file, &mut self.text).ok()?;
+        parse_cpu_ticks(&self.text)
+    }
+
+    /// Resident set size in bytes.
+    pub fn rss_bytes(&mut self) -> Option<u64> {
+        reread(self.statm.as_mut()?, &mut self.text).ok()?;
+        let pages: u64 = self.text.split_ascii_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * page_size())
+    }
+
+    /// Peak resident set size in bytes (VmHWM): the most memory the process ever held.
+    pub fn peak_rss_bytes(&mut self) -> Option<u64> {
+        reread(self.status.as_mut()?, &mut self.text).ok()?;
+        let line = self.text.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+
+    /// Open file descriptors of this process (this reader's own included).
+    pub fn open_fds(&mut self) -> Option<u64> {
+        count_dir_entries(self.fd_dir.as_ref()?)
+    }
+
+    /// Sockets of the whole network namespace towards `targets`, by state.
+    pub fn sockets_towards(&mut self, targets: &[SocketAddr]) -> SocketCounts {
+        let mut counts = SocketCounts::default();
+        for file in self.tcp.iter_mut().flatten() {
+            if reread(file, &mut self.text).is_ok() {
+                count_sockets(&self.text, targets, &mut counts);
+            }
+        }
+        counts
+    }
+}
+
+/// Reads a /proc file again from its start into `text` (seq_file regenerates it at offset 0).
+fn reread(file: &mut File, text: &mut String) -> std::io::Result<()> {
+    file.seek(SeekFrom::Start(0))?;
+    text.clear();
+    file.read_to_string(text)?;
+    Ok(())
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64
+}
+
+/// user + system CPU ticks from the text of a `stat` file.
+fn parse_cpu_ticks(text: &str) -> Option<u64> {
     // The command name (field 2) may hold spaces: fields are counted after its closing ')'.
     let rest = &text[text.rfind(')')? + 2..];
     let mut fields = rest.split_ascii_whitespace();
@@ -31,26 +132,40 @@ pub fn cpu_ticks(tid: Option<i32>) -> Option<u64> {
     Some(utime + stime)
 }
 
-/// Resident set size in bytes.
-pub fn rss_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = text.split_ascii_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    Some(pages * page)
-}
-
-/// Peak resident set size in bytes (VmHWM): the most memory the process ever held.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let text = fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// Open file descriptors of this process.
-pub fn open_fds() -> Option<u64> {
-    Some(fs::read_dir("/proc/self/fd").ok()?.count() as u64)
+/// Entries of an open directory other than `.` and `..`, listed with getdents64 from its start:
+/// std's read_dir would open the directory again, which needs a free descriptor.
+fn count_dir_entries(dir: &File) -> Option<u64> {
+    let fd = dir.as_raw_fd();
+    // SAFETY: fd is an open directory owned by `dir` for the duration of this call.
+    if unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 8192];
+    let mut count = 0u64;
+    loop {
+        // SAFETY: the kernel writes at most buf.len() bytes into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return None;
+        }
+        if n == 0 {
+            return Some(count);
+        }
+        // linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, then the NUL-terminated name.
+        let mut at = 0usize;
+        while at + 19 < n as usize {
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let name = &buf[at + 19..];
+            let dot = name.starts_with(b".\0") || name.starts_with(b"..\0");
+            if !dot {
+                count += 1;
+            }
+            if reclen == 0 {
+                return None;
+            }
+            at += reclen;
+        }
+    }
 }
 
 /// Size of the ephemeral port range (net.ipv4.ip_local_port_range).
@@ -61,23 +176,13 @@ pub fn ephemeral_ports() -> Option<u64> {
     Some(hi.saturating_sub(lo) + 1)
 }
 
-/// Sockets of the whole network namespace towards `targets`, by state.
+/// Sockets towards the targets, by state.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct SocketCounts {
     pub established: u64,
     pub time_wait: u64,
     /// Any state (each holds a local port towards the target).
     pub total: u64,
-}
-
-pub fn sockets_towards(targets: &[SocketAddr]) -> SocketCounts {
-    let mut counts = SocketCounts::default();
-    for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        if let Ok(text) = fs::read_to_string(file) {
-            count_sockets(&text, targets, &mut counts);
-        }
-    }
-    counts
 }
 
 /// Parses /proc/net/tcp{,6} text: `sl local rem st ...`, addresses as hex `ADDR:PORT`.
@@ -151,8 +256,12 @@ mod tests {
             x
         });
         let tid = rx.recv().unwrap();
+        let mut files = ProcFiles::open();
+        files.open_tasks(&[tid]);
         std::thread::sleep(std::time::Duration::from_millis(350));
-        let ticks = cpu_ticks(Some(tid)).expect("the thread's stat is readable");
+        let ticks = files
+            .cpu_ticks(Some(0))
+            .expect("the thread's stat is readable");
         t.join().unwrap();
         assert!(
             ticks >= 10,
@@ -162,9 +271,20 @@ mod tests {
 
     #[test]
     fn reads_own_figures() {
-        assert!(cpu_ticks(None).is_some());
-        assert!(rss_bytes().unwrap() > 0);
-        assert!(open_fds().unwrap() > 2);
+        let mut files = ProcFiles::open();
+        assert!(files.cpu_ticks(None).is_some());
+        assert!(files.rss_bytes().unwrap() > 0);
+        assert!(files.peak_rss_bytes().unwrap() > 0);
+        let listed = fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+        let counted = files.open_fds().unwrap();
+        // read_dir's own descriptor is in its list and not in ours: within a few of each other
+        // (other tests open and close files meanwhile).
+        assert!(
+            counted > 2 && counted.abs_diff(listed) < 16,
+            "{counted} vs {listed}"
+        );
+        // Read again in place: the same figures come back.
+        assert!(files.cpu_ticks(None).is_some() && files.rss_bytes().unwrap() > 0);
     }
 
     #[test]

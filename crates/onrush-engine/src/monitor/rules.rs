@@ -18,6 +18,10 @@ const BUSY_CPU_PERCENT: f64 = 70.0;
 const PORTS_PERCENT: f64 = 80.0;
 /// Share of the open-files limit.
 const FDS_SHARE: f64 = 0.9;
+/// A hot worker completing fewer requests than this in a second spends its CPU inside
+/// requests (bodies being decoded, extractors on big bodies), not on their number: more
+/// machines would not help.
+const FEW_REQUESTS: u64 = 20;
 
 /// A cause of saturation, and the end-of-run verdict (`summary.json` "generator"): the types
 /// onrush-results owns, so that what is written is what readers parse.
@@ -46,8 +50,14 @@ impl Rules {
         }
     }
 
-    /// Applies the rules to one second; returns a warning when this second starts a saturation.
-    pub fn check(&mut self, s: &GeneratorSecond, nofile_limit: u64) -> Option<String> {
+    /// Applies the rules to one second (in which `requests` requests completed); returns a
+    /// warning when this second starts a saturation.
+    pub fn check(
+        &mut self,
+        s: &GeneratorSecond,
+        nofile_limit: u64,
+        requests: u64,
+    ) -> Option<String> {
         let mut found: Vec<Cause> = Vec::new();
         let mut hottest: Option<(usize, f64)> = None;
         for (i, pct) in s.worker_cpu_percent.iter().enumerate() {
@@ -65,11 +75,38 @@ impl Rules {
             }
         }
         if let Some((worker, pct)) = hottest {
+            let (detail, fix) = if requests < FEW_REQUESTS {
+                (
+                    format!(
+                        "CPU {pct:.0}% on worker {worker} for {requests} completed requests in a second"
+                    ),
+                    "the CPU goes into a few requests, not their number: large or compressed \
+                     response bodies being decoded (a decompression bomb?), extractors or body \
+                     checks on big bodies. Lower http.body_limit, set http.decompress: false, or \
+                     extract from smaller responses; more machines would not help"
+                        .to_string(),
+                )
+            } else {
+                (format!("CPU {pct:.0}% on worker {worker}"), self.cpu_fix())
+            };
             found.push(Cause {
                 cause: "cpu".to_string(),
                 first_s: s.t + 1 - HOT_SECONDS as u64,
-                detail: format!("CPU {pct:.0}% on worker {worker}"),
-                fix: self.cpu_fix(),
+                detail,
+                fix,
+            });
+        }
+        if s.dropped_iterations > 0 {
+            found.push(Cause {
+                cause: "max_vus".to_string(),
+                first_s: s.t,
+                detail: format!(
+                    "{} arrivals dropped in one second: every VU the plan allows (max_vus) was busy",
+                    s.dropped_iterations
+                ),
+                fix: "raise max_vus: an open model holds about rate × response time VUs at once \
+                      (1,000/s × 0.2 s = 200), more when the target slows down; or lower the rate"
+                    .to_string(),
             });
         }
         let lag = s.schedule_lag_p99_ms.unwrap_or(0.0);
@@ -87,6 +124,9 @@ impl Rules {
                 .fold(0.0, f64::max);
             let fix = if busiest >= BUSY_CPU_PERCENT {
                 self.cpu_fix()
+            } else if s.dropped_iterations > 0 {
+                // Arrivals waited for a free VU: the lag is max_vus's, found above.
+                "iterations waited for a free VU: raise max_vus (see the max_vus cause)".to_string()
             } else {
                 "the workers were delayed without being busy: look for other busy processes, CPU \
                  throttling or a small VM share (onrush doctor lists them)"
@@ -168,14 +208,24 @@ impl Rules {
         )
     }
 
-    pub fn verdict(&self, history: &[GeneratorSecond]) -> Verdict {
+    pub fn verdict(&self, history: &[GeneratorSecond], peak_rss_bytes: Option<u64>) -> Verdict {
         let max = |f: fn(&GeneratorSecond) -> Option<f64>| {
             history.iter().filter_map(f).fold(0.0, f64::max)
         };
         let causes: Vec<Cause> = self.causes.values().cloned().collect();
+        let short_of_vus_only = causes.iter().all(|c| c.cause == "max_vus");
         let message = match self.saturated_from {
             None => "generator healthy: onrush kept up with the plan; the results describe the target"
                 .to_string(),
+            // Not onrush's own limit: the plan's. The latencies still describe the target (from
+            // the intended start), the request rate fell short of the plan's.
+            Some(from) if short_of_vus_only => format!(
+                "the plan's arrival rate was not reached from {}: {} — latencies still describe \
+                 the target, the rate is short of the plan. Fix: {}",
+                self.when(from),
+                causes.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join(", "),
+                causes.first().map_or("", |c| c.fix.as_str())
+            ),
             Some(from) => format!(
                 "generator saturated from {}: {} — results after that point describe onrush, not the target. Fix: {}",
                 self.when(from),
@@ -202,7 +252,7 @@ impl Rules {
                     .reduce(f64::max)
             }),
             rss_mb_max: max(|s| Some(s.rss_mb)),
-            rss_mb_peak: super::proc::peak_rss_bytes()
+            rss_mb_peak: peak_rss_bytes
                 .map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
             schedule_lag_p99_ms_max: history
                 .iter()
@@ -249,14 +299,16 @@ mod tests {
             second(1, 97.0, None),
             second(2, 99.0, None),
         ];
-        assert!(rules.check(&history[0], 1024).is_none());
+        assert!(rules.check(&history[0], 1024, 1000).is_none());
         assert!(
-            rules.check(&history[1], 1024).is_none(),
+            rules.check(&history[1], 1024, 1000).is_none(),
             "one hot second is not enough"
         );
-        let warning = rules.check(&history[2], 1024).expect("saturation starts");
+        let warning = rules
+            .check(&history[2], 1024, 1000)
+            .expect("saturation starts");
         assert!(warning.contains("CPU 99% on worker 0"), "{warning}");
-        let v = rules.verdict(&history);
+        let v = rules.verdict(&history, None);
         assert_eq!(v.verdict, "saturated");
         assert_eq!(v.saturated_from_s, Some(1));
         assert_eq!(v.causes[0].cause, "cpu");
@@ -268,11 +320,11 @@ mod tests {
         let mut rules = Rules::new(2, 2, 0);
         let history = [second(4, 20.0, Some(35.0)), second(5, 20.0, Some(35.0))];
         assert!(
-            rules.check(&history[0], 1024).is_none(),
+            rules.check(&history[0], 1024, 1000).is_none(),
             "one late second is not enough"
         );
-        assert!(rules.check(&history[1], 1024).is_some());
-        let v = rules.verdict(&history);
+        assert!(rules.check(&history[1], 1024, 1000).is_some());
+        let v = rules.verdict(&history, None);
         assert_eq!(v.causes[0].cause, "schedule_lag");
         assert!(v.causes[0].fix.contains("doctor"));
         assert!(v.message.contains("+4 s"), "{}", v.message);
@@ -282,8 +334,8 @@ mod tests {
     fn very_late_iterations_with_a_busy_worker_ask_for_cpu() {
         let mut rules = Rules::new(1, 2, 0);
         let s = second(0, 80.0, Some(250.0));
-        assert!(rules.check(&s, 1024).is_some());
-        let v = rules.verdict(&[s]);
+        assert!(rules.check(&s, 1024, 1000).is_some());
+        let v = rules.verdict(&[s], None);
         assert_eq!(v.causes[0].cause, "schedule_lag");
         assert!(v.causes[0].fix.contains("-t 2"), "{}", v.causes[0].fix);
     }
@@ -293,9 +345,9 @@ mod tests {
         let mut rules = Rules::new(2, 2, 0);
         let history: Vec<_> = (0..10).map(|t| second(t, 30.0, Some(0.1))).collect();
         for s in &history {
-            assert!(rules.check(s, 1024).is_none());
+            assert!(rules.check(s, 1024, 1000).is_none());
         }
-        let v = rules.verdict(&history);
+        let v = rules.verdict(&history, None);
         assert_eq!(v.verdict, "healthy");
         assert!(v.causes.is_empty());
     }
@@ -306,9 +358,60 @@ mod tests {
         let mut s = second(3, 10.0, None);
         s.port_usage_percent = 91.0;
         s.open_fds = 1000;
-        assert!(rules.check(&s, 1024).is_some());
-        let v = rules.verdict(&[s]);
+        assert!(rules.check(&s, 1024, 1000).is_some());
+        let v = rules.verdict(&[s], None);
         let causes: Vec<_> = v.causes.iter().map(|c| c.cause.as_str()).collect();
         assert_eq!(causes, ["open_files", "ports"]);
+    }
+
+    #[test]
+    fn a_hot_worker_with_few_requests_is_not_asked_for_more_machines() {
+        // A decompression bomb: a worker busy for seconds on one or two responses.
+        let mut rules = Rules::new(1, 2, 0);
+        let history = [second(0, 99.0, None), second(1, 99.0, None)];
+        rules.check(&history[0], 1024, 0);
+        assert!(rules.check(&history[1], 1024, 1).is_some());
+        let v = rules.verdict(&history, None);
+        assert_eq!(v.causes[0].cause, "cpu");
+        let fix = &v.causes[0].fix;
+        assert!(
+            fix.contains("body_limit") && fix.contains("decompress"),
+            "{fix}"
+        );
+        assert!(!fix.contains("more load machines"), "{fix}");
+    }
+
+    #[test]
+    fn dropped_arrivals_blame_max_vus_not_other_processes() {
+        // rate: 1e9/s with max_vus: 10: iterations start late and most are dropped, the
+        // workers idle. The cause is the plan's max_vus.
+        let mut rules = Rules::new(1, 2, 0);
+        let mut s = second(0, 3.0, Some(500.0));
+        s.dropped_iterations = 999_990;
+        assert!(rules.check(&s, 1024, 10).is_some());
+        let v = rules.verdict(&[s], None);
+        let causes: Vec<_> = v.causes.iter().map(|c| c.cause.as_str()).collect();
+        assert!(causes.contains(&"max_vus"), "{causes:?}");
+        for c in &v.causes {
+            assert!(!c.fix.contains("other busy processes"), "{}", c.fix);
+        }
+        let max_vus = v.causes.iter().find(|c| c.cause == "max_vus").unwrap();
+        assert!(max_vus.fix.contains("raise max_vus"), "{}", max_vus.fix);
+    }
+
+    #[test]
+    fn short_of_vus_alone_does_not_say_onrush_was_the_bottleneck() {
+        let mut rules = Rules::new(1, 2, 0);
+        let mut s = second(2, 5.0, Some(0.2));
+        s.dropped_iterations = 40;
+        assert!(rules.check(&s, 1024, 100).is_some());
+        let v = rules.verdict(&[s], None);
+        assert_eq!(v.verdict, "saturated");
+        assert!(
+            v.message.contains("arrival rate was not reached"),
+            "{}",
+            v.message
+        );
+        assert!(!v.message.contains("describe onrush"), "{}", v.message);
     }
 }
