@@ -1,7 +1,7 @@
 //! The checks against fake /proc and /sys trees: a well-tuned host, a badly tuned one, plans
 //! that do and don't fit, missing files; and that nothing is ever written.
 
-mod common;
+use crate::common;
 
 use common::{bad_host, good_host, host, pid_stat, proc_stat, Tree};
 use onrush_doctor::{diagnose, print_text, Finding, Host, PlanNeeds, Report, Status, CHECKS};

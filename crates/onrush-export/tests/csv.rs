@@ -1,6 +1,6 @@
 //! `export_csv` on a results directory written by the real collector.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

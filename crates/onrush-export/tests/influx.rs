@@ -2,7 +2,7 @@
 //! in-test receiver for the v2 path and token, and dead or stuck servers that must not block
 //! `second()`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -1,7 +1,7 @@
 //! The Prometheus exporter: the exposition text parsed strictly (and by `promtool`), the HTTP
 //! endpoint, a real Prometheus server scraping it, and a stuck scraper not blocking `second`.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;

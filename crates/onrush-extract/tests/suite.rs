@@ -2,7 +2,5 @@
 //! one link instead of one per file, which was most of CI's time. A file that measures the
 //! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
 
-#[path = "docs.rs"]
-mod docs;
 #[path = "extract.rs"]
 mod extract;

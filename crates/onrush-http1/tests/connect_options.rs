@@ -2,7 +2,7 @@
 //! IP_BIND_ADDRESS_NO_PORT), SO_LINGER {on, 0} (close by RST, no TIME_WAIT), and how failures
 //! to use a source address are classified.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};

@@ -1,6 +1,6 @@
 //! The connection over real loopback TCP against canned responses.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Result files, merge, summary fields and the printed table.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

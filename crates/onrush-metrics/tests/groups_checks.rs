@@ -1,7 +1,7 @@
 //! Groups (transactions) and checks: recording, aggregation, summary.json, intervals.jsonl,
 //! merge and the printed summary.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

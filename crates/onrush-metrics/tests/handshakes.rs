@@ -1,6 +1,6 @@
 //! TLS handshake accounting: recording, summary fields, intervals round trip, merge, printing.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Recording, snapshots and the collector.
 
-mod common;
+use crate::common;
 
 use common::{layout_ab, ms, synthetic_run};
 use hdrhistogram::Histogram;

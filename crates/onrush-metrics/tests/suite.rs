@@ -2,6 +2,8 @@
 //! one link instead of one per file, which was most of CI's time. A file that measures the
 //! whole process (its RSS, its allocator, its CPU) stays a binary of its own, in Cargo.toml.
 
+mod common;
+
 #[path = "files.rs"]
 mod files;
 #[path = "groups_checks.rs"]

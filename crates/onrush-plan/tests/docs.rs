@@ -1,5 +1,5 @@
 //! The YAML examples in docs/plan.md load (wrapped into a plan where they are fragments).
-mod common;
+use crate::common;
 
 use common::load;
 use onrush_plan::{Plan, PlanError};

@@ -1,5 +1,5 @@
 //! Bad plans: every error names the line, the field and the fix.
-mod common;
+use crate::common;
 
 use common::{err, load, load_env, scenario, EXAMPLE};
 

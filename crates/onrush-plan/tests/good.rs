@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

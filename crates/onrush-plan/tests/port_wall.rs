@@ -1,5 +1,5 @@
 //! `http.source_addresses` and `http.close`: the settings against the ephemeral-port wall.
-mod common;
+use crate::common;
 
 use std::net::IpAddr;
 

@@ -1,5 +1,5 @@
 //! Template rendering on the hot path: correct output, no allocation when the buffer has room.
-mod common;
+use crate::common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,5 +1,5 @@
 //! `thresholds:` at plan and scenario level: what they compile to, and every error with its line.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! `http.tls`: session reuse, certificates, versions, server name; plan level merged per scenario.
-mod common;
+use crate::common;
 
 use std::path::Path;
 

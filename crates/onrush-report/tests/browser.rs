@@ -6,7 +6,7 @@
 //! Needs /usr/bin/chromium (tests/install-chromium.sh). Without it the test is skipped with a
 //! loud message, except under CI (env CI set), where it fails.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

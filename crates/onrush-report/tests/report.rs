@@ -1,7 +1,7 @@
 //! The report's content from realistic results directories: embedded data, verdict, tables,
 //! baseline comparison, and the error messages.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! plain port, the endpoints' behaviour over h2, stream multiplexing and its counters in
 //! `/stats`, and the HTTP/2 settings.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

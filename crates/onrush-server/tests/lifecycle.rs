@@ -1,6 +1,6 @@
 //! Connections, counters, start and shutdown.
 
-mod common;
+use crate::common;
 
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The endpoints for a client's scenario features (login tokens, sessions, redirects, cookies,
 //! compression, auth, forms, query and header echoes), checked on the wire with a raw client.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::SocketAddr;

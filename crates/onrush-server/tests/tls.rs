@@ -2,7 +2,7 @@
 //! ALPN, the generated certificate and configuration errors. (The client side of onrush, its
 //! session modes and mTLS are tested in onrush-http1's `tests/tls.rs` against this server.)
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

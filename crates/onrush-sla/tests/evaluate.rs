@@ -1,6 +1,6 @@
 //! Thresholds against a recorded run: every metric kind and scope passes and fails on the right
 //! side of its measured value; missing data; the generator scope; histograms; abort checks.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

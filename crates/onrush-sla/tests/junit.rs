@@ -3,7 +3,7 @@
 //! xmllint comes from libxml2 (Debian/Ubuntu: `libxml2-utils`; `tests/install-xmllint.sh`
 //! installs it). Under `CI=true` a missing xmllint fails the test; elsewhere the schema check is
 //! skipped with a loud message (the structural checks still run).
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Faults of the target are counted and classified; bad input gets exit code 2 and a precise
 //! message; Ctrl-C still writes results.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The generator watches itself: saturating it on purpose gets the "saturated" verdict with the
 //! right cause; a comfortable run is "healthy".
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -3,7 +3,7 @@
 //! the same steps, checks, bodies and handshake accounting work over both versions; the
 //! `shared` pool serves HTTP/1.1 too.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `onrush merge`: results of several runs merge into exact totals and percentiles.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -1,6 +1,6 @@
 //! The open model: arrival rate held, no coordinated omission.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -8,7 +8,7 @@
 //! reset, completes without one such failure. Needs root and iproute2; says so when it cannot
 //! run.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Every rate of the summary is a count over the time the run covered (docs/results.md, "Rates"):
 //! the edge cases where the two used to disagree.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Asserts that `rps` is `requests` over the run's `duration_s`, which the summary rounds to

@@ -1,7 +1,7 @@
 //! The report of the engine's example plan, as a user gets it at the end of a run, renders in
 //! headless Chromium with every chart drawn with data and no error logged.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! End to end: plan files run against the built-in server, counts cross-checked with the server.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

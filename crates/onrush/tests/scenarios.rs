@@ -3,7 +3,7 @@
 //! run by the real binary against the built-in server, or against a tiny recording server
 //! defined here when the test must see every request target.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::collections::{BTreeMap, HashMap};

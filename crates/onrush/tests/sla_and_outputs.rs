@@ -1,7 +1,7 @@
 //! Thresholds decide the exit code; results leave onrush as JUnit, Prometheus, CSV; the doctor
 //! reports on the host.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::{Read, Write};

@@ -2,7 +2,7 @@
 //! write (Python's socketserver, tests/servers/line_server.py), counts checked on its side;
 //! HTTP and TCP in one scenario, a value extracted over HTTP sent over TCP; failures classified.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::{BufRead, BufReader, Read, Write};

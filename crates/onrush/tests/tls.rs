@@ -2,7 +2,7 @@
 //! counted by the server; mutual TLS accepted with the right identity and classified without;
 //! an untrusted server classified.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};
