@@ -81,6 +81,9 @@ pub fn finish(
     write_generator_seconds(dir, &outcome.generator_seconds)
         .map_err(at(dir.join(GENERATOR_FILE)))?;
     let mut summary = collector.summary();
+    if !outcome.vus_not_started.is_empty() {
+        summary.extra.vus_not_started = Some(outcome.vus_not_started.clone());
+    }
     record_run(
         &mut summary,
         plan,

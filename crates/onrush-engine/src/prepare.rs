@@ -63,6 +63,9 @@ pub struct ScenarioRun<P: Protocol> {
     /// Set when a `unique` feeder with `on_exhausted: stop` ran out of rows: no new iteration
     /// of the scenario starts.
     pub stopped: AtomicBool,
+    /// Closed models: VUs of [`ScenarioRun::vus_expected`] that started (each counts once, on a
+    /// cold path), so that VUs the run never reached are counted, not invisible.
+    pub vus_started: std::sync::atomic::AtomicU64,
     /// The run's early stops, shared by all scenarios.
     pub stops: Arc<Stops>,
 }
@@ -104,6 +107,7 @@ pub fn prepare<P: Protocol>(
                 .map(|_| AtomicBool::new(false))
                 .collect(),
             stopped: AtomicBool::new(false),
+            vus_started: Default::default(),
             stops: stops.clone(),
         });
         layout.push(scenario_layout(scenario));
@@ -263,5 +267,42 @@ fn scenario_layout(scenario: &onrush_plan::Scenario) -> ScenarioLayout {
             .iter()
             .map(|c| (c.name.clone(), c.metric))
             .collect(),
+    }
+}
+
+/// A VU of a ramp that first becomes due within this long of the ramp's end is not counted as
+/// expected to start: its start is legitimately a matter of timing.
+const LATE_START_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl<P: Protocol> ScenarioRun<P> {
+    /// Closed models: whether VU `k` (0-based) is one the plan asks to run (and so must start,
+    /// or be reported as not started). Open models start VUs on demand: none is expected.
+    pub fn vu_expected(&self, k: u32) -> bool {
+        match &self.load {
+            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
+                k < *vus
+            }
+            LoadModel::ClosedStages { start_vus, stages } => {
+                let ramp = crate::schedule::VuRamp::new(*start_vus, stages);
+                let end = ramp.duration();
+                ramp.next_active(k, std::time::Duration::ZERO)
+                    .is_some_and(|first| first + LATE_START_GRACE < end)
+            }
+            LoadModel::Open { .. } => false,
+        }
+    }
+
+    /// Closed models: how many VUs the plan asks to run (see [`ScenarioRun::vu_expected`]).
+    pub fn vus_expected(&self) -> u64 {
+        match &self.load {
+            LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
+                u64::from(*vus)
+            }
+            LoadModel::ClosedStages { start_vus, stages } => {
+                let max = crate::schedule::VuRamp::new(*start_vus, stages).max_vus();
+                (0..max).filter(|&k| self.vu_expected(k)).count() as u64
+            }
+            LoadModel::Open { .. } => 0,
+        }
     }
 }

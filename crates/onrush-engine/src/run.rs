@@ -13,9 +13,10 @@ use tokio::sync::watch;
 
 use super::prepare::Prepared;
 use super::worker::{Message, Worker};
-use crate::monitor::{self, GeneratorSecond, Monitor, Verdict};
+use crate::monitor::{self, Cause, GeneratorSecond, Monitor, Verdict};
 use crate::signals;
 use crate::status::Status;
+use onrush_results::VusNotStarted;
 
 pub struct RunOptions {
     pub threads: usize,
@@ -55,6 +56,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Wall time from the start until the last worker finished.
     pub elapsed: Duration,
+    /// Closed-model scenarios whose VUs did not all start.
+    pub vus_not_started: Vec<VusNotStarted>,
     /// The longest scenario whose length the plan fixes (`duration`, stages), if any.
     pub scheduled: Option<Duration>,
     /// Whether onrush itself was the bottleneck, and the per-second figures behind the verdict.
@@ -191,6 +194,15 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
     for h in handles {
         let _ = h.join();
     }
+    let stopped_early = interrupted
+        || aborted_by.is_some()
+        || stop_test_seen
+        || prepared.stops.notes.lock().is_ok_and(|n| !n.is_empty());
+    let vus_not_started = vus_not_started(&prepared, stopped_early);
+    if let Some(cause) = not_started_cause(&vus_not_started) {
+        status.note(&format!("warning: {}. Fix: {}", cause.detail, cause.fix));
+        monitor.add_cause(cause);
+    }
     while let Some(second) = seconds.flush() {
         let view = collector.close_second(second);
         for data in collector.closed_seconds() {
@@ -205,6 +217,7 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
         collector,
         interrupted,
         elapsed: start.elapsed(),
+        vus_not_started,
         scheduled: prepared
             .scenarios
             .iter()
@@ -221,6 +234,62 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             .map(|n| n.clone())
             .unwrap_or_default(),
     }
+}
+
+/// Closed-model scenarios some of whose expected VUs never started, and why.
+fn vus_not_started<P: Protocol>(prepared: &Prepared<P>, stopped_early: bool) -> Vec<VusNotStarted> {
+    prepared
+        .scenarios
+        .iter()
+        .filter_map(|s| {
+            let planned = s.vus_expected();
+            let started = s
+                .vus_started
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .min(planned);
+            (started < planned).then(|| VusNotStarted {
+                scenario: s.name.clone(),
+                planned,
+                started,
+                not_started: planned - started,
+                reason: if stopped_early || s.stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                    "the run stopped before they started".to_string()
+                } else {
+                    "the run ended before onrush could start them: starting a VU (its task and \
+                     first connection) took longer than the plan gave"
+                        .to_string()
+                },
+            })
+        })
+        .collect()
+}
+
+/// The generator's cause for VUs that never started, unless the run was stopped (then their
+/// not starting is the stop's doing, and only counted).
+fn not_started_cause(list: &[VusNotStarted]) -> Option<Cause> {
+    let unreached: Vec<&VusNotStarted> = list
+        .iter()
+        .filter(|v| !v.reason.starts_with("the run stopped"))
+        .collect();
+    let (planned, missing) = unreached
+        .iter()
+        .fold((0, 0), |(p, m), v| (p + v.planned, m + v.not_started));
+    (missing > 0).then(|| Cause {
+        cause: "vus_not_started".to_string(),
+        first_s: 0,
+        detail: format!(
+            "{missing} of {planned} VUs never started ({}): the run ended before onrush could \
+             start them",
+            unreached
+                .iter()
+                .map(|v| format!("{}: {} of {}", v.scenario, v.started, v.planned))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        fix: "start VUs over a ramp (stages) instead of all at once, give the run more time, \
+              or spread the VUs over more load machines"
+            .to_string(),
+    })
 }
 
 impl RunOutcome {

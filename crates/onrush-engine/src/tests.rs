@@ -2,7 +2,8 @@
 //! open drivers, dropped iterations, and the program's flow ops, with no network and no binary.
 //!
 //! The fake protocol compiles the plan's `get:` steps and answers each from its path alone:
-//! `/fail` fails (`http_5xx`), `/slow/N` takes N ms, anything else succeeds at once with the path
+//! `/fail` fails (`http_5xx`), `/slow/N` takes N ms, `/busy/N` holds the worker thread N ms,
+//! anything else succeeds at once with the path
 //! as the body. Every exchange is logged as `(scenario, vu, path)` so that tests can see exactly
 //! which requests each VU made, in which order.
 
@@ -115,6 +116,11 @@ impl Session for FakeSession {
         if let Some(ms) = path.strip_prefix("/slow/") {
             tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
         }
+        if let Some(ms) = path.strip_prefix("/busy/") {
+            // Holds the worker thread, as a costly start (a slow connect, TLS) would.
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+            tokio::task::yield_now().await;
+        }
         exchange.responded = true;
         exchange.record.status = if path == "/fail" { 500 } else { 200 };
         if path == "/fail" {
@@ -204,6 +210,53 @@ fn open_model_counts_arrivals_that_find_no_free_vu_as_dropped() {
     let started = summary.totals.iterations;
     assert!((1..=4).contains(&started), "{started} iterations ran");
     assert_eq!(started + summary.totals.dropped_iterations, 50);
+}
+
+#[test]
+fn vus_the_run_never_reached_are_counted_and_make_the_generator_unhealthy() {
+    // 40 VUs for 1 s on one worker, each request holding the worker 100 ms: at most ~10 VUs
+    // get their first turn before the end. The others are counted, with why.
+    let (outcome, _) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 40, duration: 1s }\n    steps:\n      - get: /busy/100\n",
+        1,
+    );
+    let [missing] = outcome.vus_not_started.as_slice() else {
+        panic!("{:?}", outcome.vus_not_started)
+    };
+    assert_eq!(missing.scenario, "s");
+    assert_eq!(missing.planned, 40);
+    assert!(missing.started >= 1 && missing.started < 20, "{missing:?}");
+    assert_eq!(missing.started + missing.not_started, 40);
+    assert!(
+        missing.reason.contains("ended before"),
+        "{}",
+        missing.reason
+    );
+    let g = &outcome.generator;
+    assert_eq!(g.verdict, "saturated");
+    assert!(
+        g.causes.iter().any(|c| c.cause == "vus_not_started"),
+        "{:?}",
+        g.causes
+    );
+}
+
+#[test]
+fn every_vu_started_is_nothing_to_report() {
+    let (outcome, _) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 50, duration: 1s }\n    steps:\n      - get: /slow/10\n  - name: ramp\n    load: { stages: [ { vus: 10, over: 1s } ] }\n    steps:\n      - get: /slow/10\n",
+        2,
+    );
+    assert!(
+        outcome.vus_not_started.is_empty(),
+        "{:?}",
+        outcome.vus_not_started
+    );
+    assert_eq!(
+        outcome.generator.verdict, "healthy",
+        "{:?}",
+        outcome.generator
+    );
 }
 
 #[test]

@@ -241,6 +241,7 @@ async fn closed_iterations<P: Protocol>(
             let scenario = &shared.prepared.scenarios[s];
             let mut vu = shared.vu(k as u64 + 1, s);
             active.change(&shared, s, true);
+            scenario.vus_started.fetch_add(1, Ordering::Relaxed);
             while vu.state == VuState::Running
                 && !scenario.stopped.load(Ordering::Relaxed)
                 && iterations.take(vu.iteration)
@@ -271,6 +272,7 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
         handles.push(spawn_local(async move {
             let scenario = &shared.prepared.scenarios[s];
             let mut vu: Option<Vu<P>> = None;
+            let mut count_start = scenario.vu_expected(k);
             loop {
                 let now = Instant::now();
                 if now >= end
@@ -285,6 +287,10 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                         active.change(&shared, s, true);
                         shared.vu(k as u64 + 1, s)
                     });
+                    if count_start {
+                        count_start = false;
+                        scenario.vus_started.fetch_add(1, Ordering::Relaxed);
+                    }
                     vu.run_iteration(s, scenario, now, &shared.metrics).await;
                 } else {
                     if vu.take().is_some() {

@@ -23,6 +23,19 @@ pub struct StoppedEarly {
     pub reason: String,
 }
 
+/// One of `vus_not_started[]`: a closed-model scenario some of whose VUs never started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VusNotStarted {
+    pub scenario: String,
+    /// The VUs the plan asked for (`vus`, or the highest of the stages).
+    pub planned: u64,
+    pub started: u64,
+    /// planned - started.
+    pub not_started: u64,
+    /// Why, in words a user acts on.
+    pub reason: String,
+}
+
 /// `machine`: where the run ran.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
@@ -126,6 +139,8 @@ typed_extras! {
     vars: BTreeMap<String, String>,
     /// Scenarios (or the run) that stopped before their plan said.
     stopped_early: Vec<StoppedEarly>,
+    /// Closed-model scenarios whose VUs did not all start.
+    vus_not_started: Vec<VusNotStarted>,
     /// Worker threads of the generator.
     threads: u64,
     machine: Machine,

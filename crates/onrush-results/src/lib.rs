@@ -54,7 +54,9 @@ mod summary;
 mod version;
 
 pub use error::ReadError;
-pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, ThresholdOutcome, TYPED_EXTRA_KEYS};
+pub use extras::{
+    Extras, Machine, ScenarioLoad, StoppedEarly, ThresholdOutcome, VusNotStarted, TYPED_EXTRA_KEYS,
+};
 pub use generator::{
     GeneratorLine, GeneratorReader, GeneratorVerdict, SaturationCause, GENERATOR_FILE,
 };

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use hdrhistogram::Histogram;
 use onrush_metrics::Snapshot;
 
-pub use rules::Verdict;
+pub use rules::{Cause, Verdict};
 
 /// Thread ids of the workers, written by each worker when it starts (0 until then).
 pub type WorkerTids = Arc<Vec<AtomicI32>>;
@@ -219,6 +219,11 @@ impl Monitor {
     /// The per-second samples (for `generator.jsonl`).
     pub fn history(&self) -> &[GeneratorSecond] {
         &self.history
+    }
+
+    /// A cause found at the end of the run (VUs that never started).
+    pub fn add_cause(&mut self, cause: rules::Cause) {
+        self.rules.add_cause(cause);
     }
 
     /// The end-of-run verdict.

@@ -185,6 +185,14 @@ impl Rules {
         })
     }
 
+    /// Records a cause found outside the per-second samples (at the end of the run), as if it
+    /// held from `first_s`.
+    pub fn add_cause(&mut self, cause: Cause) {
+        let first = cause.first_s;
+        self.saturated_from = Some(self.saturated_from.map_or(first, |f| f.min(first)));
+        self.causes.entry(cause.cause.clone()).or_insert(cause);
+    }
+
     fn cpu_fix(&self) -> String {
         let more_threads = if self.threads < self.cores {
             format!("give onrush more worker threads (-t {}), or ", self.cores)
