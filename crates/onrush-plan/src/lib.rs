@@ -803,7 +803,8 @@ pub struct TcpStep {
     /// `host:port` as written (resolved by the protocol when the run is prepared).
     pub host: String,
     pub port: u16,
-    /// What is sent (`send:` text template, or `send_hex:` bytes); None sends nothing.
+    /// What is sent (`send:` text template, `send_hex:` bytes or `send_file:`); None sends
+    /// nothing.
     pub send: Option<TcpPayload>,
     /// How the reply ends.
     pub reply: TcpReply,
@@ -823,6 +824,9 @@ pub enum TcpPayload {
     Text(Template),
     /// `send_hex: "DE AD BE EF"`.
     Bytes(Vec<u8>),
+    /// `send_file: PATH` (relative to the plan, checked when it loads): the file's bytes,
+    /// streamed from disk in chunks at each request, never held whole in memory.
+    File(PathBuf),
 }
 
 /// How a TCP step knows its reply is complete.

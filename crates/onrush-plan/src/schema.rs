@@ -199,6 +199,7 @@ pub fn json_schema() -> Value {
         "name": { "type": "string", "description": "Metric name. Default: `tcp HOST:PORT`" },
         "send": { "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" },
         "send_hex": { "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
+        "send_file": { "type": "string", "description": "A file sent as it is, streamed from disk at each request (relative to the plan)", "examples": ["payload.bin"] },
         "until": { "type": "string", "minLength": 1, "description": "The reply ends with this delimiter (included)" },
         "read": { "type": ["integer", "string"], "description": "The reply is exactly this many bytes" },
         "length_prefix": {
@@ -235,7 +236,11 @@ pub fn json_schema() -> Value {
         "until_close",
         "reply",
     ];
-    let mut tcp_exclusive = vec![json!({ "required": ["send", "send_hex"] })];
+    let mut tcp_exclusive = vec![
+        json!({ "required": ["send", "send_hex"] }),
+        json!({ "required": ["send", "send_file"] }),
+        json!({ "required": ["send_hex", "send_file"] }),
+    ];
     for (i, a) in framings.iter().enumerate() {
         for b in &framings[i + 1..] {
             tcp_exclusive.push(json!({ "required": [a, b] }));

@@ -116,3 +116,28 @@ fn bad_framings_name_the_field_and_the_fix() {
         "did you mean `idle`?",
     );
 }
+
+#[test]
+fn send_file_is_checked_when_the_plan_loads() {
+    let plan = load(&tcp_step(
+        "[{ tcp: 127.0.0.1:7, send_file: Cargo.toml, until: \"\\n\" }]",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    match &plan.scenarios[0].steps[0] {
+        Step::Tcp(t) => match &t.send {
+            Some(onrush_plan::TcpPayload::File(p)) => assert!(p.ends_with("Cargo.toml")),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    check(
+        "[{ tcp: 127.0.0.1:7, send_file: missing.bin }]",
+        "scenarios[0].steps[0].send_file",
+        "does not exist; expected a file to send as the payload",
+    );
+    check(
+        "[{ tcp: 127.0.0.1:7, send: x, send_file: Cargo.toml }]",
+        "scenarios[0].steps[0].send_file",
+        "`send` and `send_file` are both given; expected one payload per step",
+    );
+}

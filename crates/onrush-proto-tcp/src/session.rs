@@ -2,7 +2,8 @@
 //! payload rendered into a reused buffer, the reply read until its framing says it is complete
 //! (a delimiter, a length, a length prefix, the server's silence or its close).
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read as _};
+use std::path::Path;
 use std::time::Instant;
 
 use memchr::memmem;
@@ -68,9 +69,15 @@ impl TcpSession {
         let stream = self.connections[step.slot]
             .as_mut()
             .expect("connected above");
-        if !self.out.is_empty() {
-            stream.write_all(&self.out).await.map_err(io_failure)?;
-            exchange.record.bytes_out += self.out.len() as u64;
+        match &step.plan.send {
+            Some(TcpPayload::File(path)) => {
+                send_file(stream, path, &mut self.out, &mut exchange.record.bytes_out).await?
+            }
+            _ if !self.out.is_empty() => {
+                stream.write_all(&self.out).await.map_err(io_failure)?;
+                exchange.record.bytes_out += self.out.len() as u64;
+            }
+            _ => {}
         }
         let max = step.plan.max_reply;
         let reply = &step.plan.reply;
@@ -131,6 +138,31 @@ impl TcpSession {
             }
             exchange.record.bytes_in += read as u64;
         }
+    }
+}
+
+/// Streams the file at `path` to `stream` through `chunk` (reused): a payload of any size costs
+/// one chunk of memory. The file is read with plain blocking reads: a chunk from the page cache
+/// takes microseconds, where tokio's `fs` would hand every chunk to a blocking thread and back.
+/// A file that cannot be read any more (removed since the plan was loaded) is an `io` failure.
+async fn send_file(
+    stream: &mut TcpStream,
+    path: &Path,
+    chunk: &mut Vec<u8>,
+    sent: &mut u64,
+) -> Result<(), FailureClass> {
+    const CHUNK: usize = 64 * 1024;
+    let mut file = std::fs::File::open(path).map_err(|_| FailureClass::Io)?;
+    chunk.resize(CHUNK, 0);
+    loop {
+        let n = match file.read(chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return Err(FailureClass::Io),
+        };
+        stream.write_all(&chunk[..n]).await.map_err(io_failure)?;
+        *sent += n as u64;
     }
 }
 
@@ -209,7 +241,8 @@ impl Session for TcpSession {
                 self.out.extend_from_slice(bytes);
                 Ok(())
             }
-            None => Ok(()),
+            // Streamed while the exchange runs, `out` its chunk buffer.
+            Some(TcpPayload::File(_)) | None => Ok(()),
         };
         match rendered {
             Err(unset) => {

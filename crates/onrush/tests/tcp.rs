@@ -275,3 +275,37 @@ scenarios:
     assert_eq!(u64_at(step(&s, "bad", "ok"), "/failures"), 0, "{s:#}");
     assert_eq!(line.received(), 30);
 }
+
+#[test]
+fn tcp_send_file_streams_the_file_relative_to_the_plan() {
+    let line = LineServer::start();
+    let dir = temp_dir("tcp-send-file");
+    // 1 MB after the header line: far more than one chunk, and a sum the server computes too.
+    let body: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    let sum: u64 = body.iter().map(|b| *b as u64).sum();
+    let mut payload = b"SINK 1000000\n".to_vec();
+    payload.extend_from_slice(&body);
+    std::fs::write(dir.join("payload.bin"), &payload).unwrap();
+    let plan = format!(
+        r#"
+target: http://127.0.0.1:{tcp}
+scenarios:
+  - name: upload
+    load: {{ vus: 2, iterations: 5 }}
+    steps:
+      - name: file
+        tcp: 127.0.0.1:{tcp}
+        send_file: payload.bin
+        until: "\n"
+        check: {{ body_contains: "GOT 1000000 {sum}\n" }}
+"#,
+        tcp = line.port
+    );
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let st = step(&s, "upload", "file");
+    assert_eq!(u64_at(st, "/requests"), 10, "{st:#}");
+    assert_eq!(u64_at(st, "/failures"), 0, "{st:#}");
+    assert_eq!(u64_at(&s, "/totals/checks/passes"), 10, "{s:#}");
+    assert_eq!(line.received(), 10, "the server read every file whole");
+}

@@ -6,11 +6,12 @@ use crate::error::PlanError;
 use crate::yaml::Node;
 use crate::{LengthPrefix, Step, TcpPayload, TcpReply, TcpStep};
 
-pub(super) const TCP_KEYS: [&str; 15] = [
+pub(super) const TCP_KEYS: [&str; 16] = [
     "tcp",
     "name",
     "send",
     "send_hex",
+    "send_file",
     "until",
     "read",
     "length_prefix",
@@ -48,7 +49,7 @@ impl Ctx<'_> {
             Some(n) => self.string(n, &f.child("name"))?,
             None => format!("tcp {addr}"),
         };
-        let send = self.tcp_send(&f)?;
+        let send = self.payload(&f, true)?;
         let reply = self.tcp_reply(&f)?;
         let max_reply = match f.get("max_reply") {
             Some(n) => self.uint(
@@ -89,21 +90,34 @@ impl Ctx<'_> {
         }))
     }
 
-    /// `send:` (a text template) or `send_hex:` (bytes), at most one.
-    fn tcp_send(&self, f: &Fields) -> Result<Option<TcpPayload>, PlanError> {
-        let Some(key) = self.at_most_one(
-            f,
-            &["send", "send_hex"],
-            "payload per step",
-            "keep `send:` for text or `send_hex:` for bytes",
-        )?
-        else {
+    /// `send:` (a text template), `send_hex:` (bytes) or, when `file` allows it,
+    /// `send_file:` (a file streamed at each request), at most one. Shared with UDP steps.
+    pub(super) fn payload(&self, f: &Fields, file: bool) -> Result<Option<TcpPayload>, PlanError> {
+        let (keys, hint): (&[&str], _) = if file {
+            (
+                &["send", "send_hex", "send_file"],
+                "keep `send:` for text, `send_hex:` for bytes or `send_file:` for a file",
+            )
+        } else {
+            (
+                &["send", "send_hex"],
+                "keep `send:` for text or `send_hex:` for bytes",
+            )
+        };
+        let Some(key) = self.at_most_one(f, keys, "payload per step", hint)? else {
             return Ok(None);
         };
         let node = f.get(key).expect("present");
         let field = f.child(key);
         if key == "send" {
             return Ok(Some(TcpPayload::Text(self.template(node, &field)?)));
+        }
+        if key == "send_file" {
+            return Ok(Some(TcpPayload::File(self.plan_file(
+                node,
+                &field,
+                "the payload",
+            )?)));
         }
         let text = self.string(node, &field)?;
         let bytes = parse_hex(&text).map_err(|at| {
@@ -263,7 +277,7 @@ const REPLY_KEYS: [&str; 6] = [
 ];
 
 /// `host:port` or `[v6]:port`.
-fn split_host_port(text: &str) -> Option<(String, u16)> {
+pub(super) fn split_host_port(text: &str) -> Option<(String, u16)> {
     let (host, port) = text.trim().rsplit_once(':')?;
     let host = host
         .strip_prefix('[')

@@ -15,6 +15,7 @@ Each line received is counted and answered:
   CLOSE <x>  -> "BYE <x>" and the connection is closed
   BIG        -> 100 bytes "x" and the connection is closed
   FIRE       -> nothing (counted: fire-and-forget steps)
+  SINK <n>   -> reads n bytes more, answers "GOT <n> <sum of the bytes>\n"
   STATS      -> "<lines received other than STATS>\n"
 """
 import socketserver
@@ -69,6 +70,10 @@ class Handler(socketserver.StreamRequestHandler):
             elif text.startswith("CLOSE"):
                 self.wfile.write(("BYE" + text[5:]).encode())
                 return
+            elif text.startswith("SINK "):
+                n = int(text[5:])
+                data = self.rfile.read(n)
+                self.wfile.write(f"GOT {len(data)} {sum(data)}\n".encode())
             elif text == "BIG":
                 self.wfile.write(b"x" * 100)
                 return
