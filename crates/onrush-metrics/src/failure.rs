@@ -54,11 +54,15 @@ pub enum FailureClass {
     VariableUnset,
     /// A request inside the group failed (groups only).
     GroupFailed,
+    /// UDP: no reply datagram within the step's timeout (a datagram, or its reply, was lost,
+    /// or the server did not answer). Its own class: on UDP a loss is an expected event to
+    /// count, not a stalled connection.
+    NoReply,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 23;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -84,6 +88,7 @@ impl FailureClass {
         FailureClass::CheckFailed,
         FailureClass::VariableUnset,
         FailureClass::GroupFailed,
+        FailureClass::NoReply,
     ];
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
@@ -117,6 +122,7 @@ impl FailureClass {
             FailureClass::CheckFailed => "check_failed",
             FailureClass::VariableUnset => "variable_unset",
             FailureClass::GroupFailed => "group_failed",
+            FailureClass::NoReply => "no_reply",
         }
     }
 
@@ -152,7 +158,8 @@ impl FailureClass {
             }
             FailureClass::BadResponse => {
                 "the response was not valid HTTP/1.1 (status line, headers or framing): is an \
-                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)?"
+                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)? For tcp and \
+                 udp steps: the reply was longer than max_reply, or its length prefix was malformed"
             }
             FailureClass::Http4xx => {
                 "the server rejected the request (4xx): check the step's path, method, headers, \
@@ -208,6 +215,11 @@ impl FailureClass {
                 "a request used a variable that had no value (its extractor found nothing, or it                  is set by a later step); give the extractor a `default:` or fix its expression"
             }
             FailureClass::GroupFailed => "a request inside the group failed",
+            FailureClass::NoReply => {
+                "no reply datagram came within the step's timeout: the request or its reply was \
+                 lost (a full socket buffer on either side, a lossy network), or the server does \
+                 not answer this request; raise the timeout if replies are only slow"
+            }
         }
     }
 

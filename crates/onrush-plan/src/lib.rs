@@ -694,6 +694,8 @@ pub enum Step {
     Request(RequestStep),
     /// `tcp: HOST:PORT`: a raw TCP request/reply (onrush-proto-tcp).
     Tcp(TcpStep),
+    /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
+    Udp(UdpStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -817,7 +819,30 @@ pub struct TcpStep {
     pub on_failure: OnFailure,
 }
 
-/// The bytes a TCP step sends.
+/// `- { udp: HOST:PORT, send: ... }`: one datagram sent and, unless `reply: none`, one datagram
+/// waited for (up to the timeout; none is a `no_reply` failure) with the extractors and checks
+/// of any step (the reply datagram is the body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UdpStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// `host:port` as written (resolved by the protocol when the run is prepared).
+    pub host: String,
+    pub port: u16,
+    /// The datagram's payload (`send:` or `send_hex:`; never a file); None sends an empty one.
+    pub send: Option<TcpPayload>,
+    /// False for `reply: none`.
+    pub wait_reply: bool,
+    /// The longest reply datagram accepted (`max_reply`, default and at most 65527 bytes).
+    pub max_reply: usize,
+    /// Overrides `http.timeout`: how long the reply is waited for.
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
+/// The bytes a TCP step sends (and a UDP step's datagram, never from a file).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TcpPayload {
     /// `send: TEXT` (templates allowed).

@@ -30,3 +30,5 @@ mod sla_and_outputs;
 mod tcp;
 #[path = "tls.rs"]
 mod tls;
+#[path = "udp.rs"]
+mod udp;

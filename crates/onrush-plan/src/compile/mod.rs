@@ -25,6 +25,7 @@ mod steps;
 mod tcp;
 mod thresholds;
 mod tls;
+mod udp;
 mod url;
 mod vars;
 

@@ -39,7 +39,7 @@ pub(super) const REQUEST_KEYS: [&str; 21] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }` or `{ tcp: HOST:PORT, send, until }`";
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }` or `{ udp: HOST:PORT, send }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -158,6 +158,9 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "tcp") {
             return self.tcp(node, path, m);
         }
+        if entries.iter().any(|(k, _)| key_text(k) == "udp") {
+            return self.udp(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -200,7 +203,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(std::iter::once(&"tcp"))
+                    .chain(["tcp", "udp"].iter())
                     .copied()
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));
