@@ -100,6 +100,35 @@ fn duration_without_unit() {
 }
 
 #[test]
+fn a_duration_too_long_says_so() {
+    // Was "write a number such as 1.5s" for a number that is perfectly written.
+    let s = check(
+        &scenario("{ vus: 2, duration: 99999999999999h }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.duration",
+        "the longest duration is a year",
+    );
+    assert!(s.contains("longer than a year"), "{s}");
+    assert!(!s.contains("write a number"), "{s}");
+}
+
+#[test]
+fn yaml_anchor_and_nesting_errors_name_their_cause() {
+    // Both hinted "check the indentation" before.
+    let unknown = err("target: builtin\nvars: { a: *nowhere }\nscenarios: []\n").to_string();
+    assert!(unknown.contains("anchor (`&name`)"), "{unknown}");
+    assert!(!unknown.contains("indentation"), "{unknown}");
+    let deep = format!(
+        "target: builtin\nvars: {{ a: {}1{} }}\nscenarios: []\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let nested = err(&deep).to_string();
+    assert!(nested.contains("nested more than 64 levels"), "{nested}");
+    assert!(!nested.contains("indentation"), "{nested}");
+}
+
+#[test]
 fn unknown_variable() {
     let text = "target: builtin\nvars: { vus: 4 }\nscenarios:\n  - name: s\n    load: { vus: \"${vsu}\", iterations: 1 }\n    steps: [{ get: / }]\n";
     let s = check(text, 5, "scenarios[0].load.vus", "did you mean `${vus}`?");
