@@ -615,3 +615,37 @@ fn unquoted_template_in_flow_style() {
     let p = load(text).unwrap();
     assert_eq!(p.scenarios[0].load.max_vus(), 3);
 }
+
+#[test]
+fn any_method_needs_a_token_and_a_path_and_no_method_key() {
+    check(
+        &scenario("{ vus: 1, iterations: 1 }", "[{ method: PURGE }]"),
+        5,
+        "scenarios[0].steps[0]",
+        "without `path:`",
+    );
+    check(
+        &scenario("{ vus: 1, iterations: 1 }", "[{ path: /x }]"),
+        5,
+        "scenarios[0].steps[0]",
+        "`path:` without `method:`",
+    );
+    check(
+        &scenario(
+            "{ vus: 1, iterations: 1 }",
+            "[{ method: \"PUR GE\", path: /x }]",
+        ),
+        5,
+        "scenarios[0].steps[0].method",
+        "is not an HTTP method",
+    );
+    check(
+        &scenario(
+            "{ vus: 1, iterations: 1 }",
+            "[{ get: /a, method: PURGE, path: /x }]",
+        ),
+        5,
+        "scenarios[0].steps[0].get",
+        "expected one way to give the method",
+    );
+}

@@ -74,7 +74,14 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     let (origin, path) = split_url(&args.url)?;
     let method = args.method.to_ascii_lowercase();
     let mut step = serde_json::Map::new();
-    step.insert(method, Value::String(literal(&path)));
+    const KEYED: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+    if KEYED.contains(&method.as_str()) {
+        step.insert(method, Value::String(literal(&path)));
+    } else {
+        // Any other token (PURGE, PROPFIND, ...): sent exactly as typed.
+        step.insert("method".into(), Value::String(args.method.clone()));
+        step.insert("path".into(), Value::String(literal(&path)));
+    }
     if !args.headers.is_empty() {
         let mut headers = serde_json::Map::new();
         for h in &args.headers {
