@@ -10,3 +10,5 @@ mod groups_checks;
 mod handshakes;
 #[path = "recording.rs"]
 mod recording;
+#[path = "streaming.rs"]
+mod streaming;
