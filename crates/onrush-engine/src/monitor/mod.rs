@@ -68,7 +68,8 @@ pub struct Monitor {
     port_capacity: u64,
     last: Option<CpuTicks>,
     pending: BTreeMap<u64, Pending>,
-    history: Vec<GeneratorSecond>,
+    /// The last second closed.
+    latest: Option<GeneratorSecond>,
     rules: rules::Rules,
 }
 
@@ -84,7 +85,7 @@ impl Monitor {
             port_capacity,
             last: None,
             pending: BTreeMap::new(),
-            history: Vec::new(),
+            latest: None,
             rules,
         };
         monitor.last = Some(monitor.cpu_now());
@@ -182,17 +183,18 @@ impl Monitor {
                 / 10.0,
         };
         let warning = self.rules.check(&sample, self.setup.nofile_limit);
-        self.history.push(sample);
+        self.latest = Some(sample);
         warning
     }
 
-    /// The per-second samples (for `generator.jsonl`).
-    pub fn history(&self) -> &[GeneratorSecond] {
-        &self.history
+    /// The sample of the second closed last: a line of `generator.jsonl`, written as the run
+    /// goes (the monitor keeps no history: the verdict folds its peaks in as seconds close).
+    pub fn latest(&self) -> Option<&GeneratorSecond> {
+        self.latest.as_ref()
     }
 
-    /// The end-of-run verdict.
+    /// The verdict on the seconds closed so far (at the end: the run's).
     pub fn verdict(&self) -> Verdict {
-        self.rules.verdict(&self.history)
+        self.rules.verdict()
     }
 }
