@@ -62,13 +62,15 @@ impl Status {
             return;
         }
         self.finish();
-        eprintln!("{message}");
+        // Never `eprintln!`: it panics when stderr is gone (a closed terminal after SIGHUP),
+        // and the run must still write its results.
+        let _ = writeln!(std::io::stderr(), "{message}");
     }
 
     /// Ends the updating line so what follows starts on a fresh one.
     pub fn finish(&mut self) {
         if self.line_open {
-            eprintln!();
+            let _ = writeln!(std::io::stderr());
             self.line_open = false;
         }
     }

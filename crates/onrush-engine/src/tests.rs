@@ -148,7 +148,7 @@ fn run_plan(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)
         .expect("the test plan loads");
     let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
     let log = prepared.protocol.log.clone();
-    let outcome = run(prepared, RunOptions::quiet(threads, "test"));
+    let outcome = run(prepared, RunOptions::quiet(threads, "test")).expect("no files to write");
     let log = log.lock().unwrap().clone();
     (outcome, log)
 }

@@ -10,6 +10,8 @@ mod failures;
 mod generator;
 #[path = "http2.rs"]
 mod http2;
+#[path = "lost_results.rs"]
+mod lost_results;
 #[path = "merge.rs"]
 mod merge;
 #[path = "open_model.rs"]

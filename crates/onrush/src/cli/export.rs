@@ -19,6 +19,7 @@ pub struct ExportArgs {
 }
 
 pub fn run(args: ExportArgs) -> i32 {
+    super::note_dir_state(&args.dir, false);
     let result = match &args.out {
         Some(path) => std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))
