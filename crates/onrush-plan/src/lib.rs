@@ -803,7 +803,8 @@ pub struct TcpStep {
     /// `host:port` as written (resolved by the protocol when the run is prepared).
     pub host: String,
     pub port: u16,
-    /// What is sent (`send:` text template, or `send_hex:` bytes); None sends nothing.
+    /// What is sent (`send:` text template, `send_hex:` bytes or `send_file:`); None sends
+    /// nothing.
     pub send: Option<TcpPayload>,
     /// How the reply ends.
     pub reply: TcpReply,
@@ -823,6 +824,9 @@ pub enum TcpPayload {
     Text(Template),
     /// `send_hex: "DE AD BE EF"`.
     Bytes(Vec<u8>),
+    /// `send_file: PATH` (relative to the plan, checked when it loads): the file's bytes,
+    /// streamed from disk in chunks at each request, never held whole in memory.
+    File(PathBuf),
 }
 
 /// How a TCP step knows its reply is complete.
@@ -832,8 +836,56 @@ pub enum TcpReply {
     Until(Vec<u8>),
     /// `read: N`: exactly N bytes.
     Bytes(usize),
-    /// Neither: no reply is read (a send-only step).
+    /// `length_prefix: ...`: a length field, then that many bytes; the reply (the body) is the
+    /// message after the prefix.
+    LengthPrefix(LengthPrefix),
+    /// `idle: 200ms`: the reply starts with the first byte and ends when the server has been
+    /// silent this long.
+    Idle(Duration),
+    /// `until_close: true`: everything until the server closes the connection.
+    UntilClose,
+    /// `reply: none` (or no framing key): nothing is read; the request completes when the bytes
+    /// are written (fire and forget).
     None,
+}
+
+/// `length_prefix: { bytes: 4, endian: big, includes_prefix: false }` (or `length_prefix: 4`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LengthPrefix {
+    /// Size of the length field: 1, 2, 4 or 8.
+    pub bytes: u8,
+    pub little_endian: bool,
+    /// The announced length counts the prefix itself (else only the message after it).
+    pub includes_prefix: bool,
+}
+
+impl LengthPrefix {
+    /// The whole frame's length (prefix included) announced by the prefix at the start of
+    /// `buffer`: None while the prefix is incomplete, `Err(())` when the announced length is
+    /// shorter than the prefix it includes. Saturates instead of overflowing: an 8-byte prefix
+    /// may announce any length, and the caller compares it with `max_reply`.
+    #[allow(clippy::result_unit_err)]
+    pub fn frame_len(&self, buffer: &[u8]) -> Option<Result<u64, ()>> {
+        let n = self.bytes as usize;
+        let field = buffer.get(..n)?;
+        let mut raw = [0u8; 8];
+        let announced = if self.little_endian {
+            raw[..n].copy_from_slice(field);
+            u64::from_le_bytes(raw)
+        } else {
+            raw[8 - n..].copy_from_slice(field);
+            u64::from_be_bytes(raw)
+        };
+        Some(if self.includes_prefix {
+            if announced < n as u64 {
+                Err(())
+            } else {
+                Ok(announced)
+            }
+        } else {
+            Ok(announced.saturating_add(n as u64))
+        })
+    }
 }
 
 /// `on_failure`: what a VU does after a failed request or check.

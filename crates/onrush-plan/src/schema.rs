@@ -201,14 +201,53 @@ pub fn json_schema() -> Value {
         "name": { "type": "string", "description": "Metric name. Default: `tcp HOST:PORT`" },
         "send": { "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" },
         "send_hex": { "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
+        "send_file": { "type": "string", "description": "A file sent as it is, streamed from disk at each request (relative to the plan)", "examples": ["payload.bin"] },
         "until": { "type": "string", "minLength": 1, "description": "The reply ends with this delimiter (included)" },
         "read": { "type": ["integer", "string"], "description": "The reply is exactly this many bytes" },
+        "length_prefix": {
+            "description": "The reply is a length field, then that many bytes (the body is the message after it): the field's size (1, 2, 4 or 8; big endian, not counting itself), or `{ bytes, endian, includes_prefix }`",
+            "anyOf": [
+                { "enum": [1, 2, 4, 8, "1", "2", "4", "8"] },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["bytes"],
+                    "properties": {
+                        "bytes": { "enum": [1, 2, 4, 8, "1", "2", "4", "8"], "description": "Size of the length field" },
+                        "endian": { "enum": ["big", "little"], "description": "Byte order of the length field (default big)" },
+                        "includes_prefix": { "type": ["boolean", "string"], "description": "The length counts the field itself (default false)" }
+                    }
+                }
+            ]
+        },
+        "idle": { "$ref": "#/definitions/duration", "description": "The reply ends when the server has been silent this long (after its first byte)" },
+        "until_close": { "const": true, "description": "The reply is everything until the server closes the connection" },
+        "reply": { "const": "none", "description": "`none`: read no reply; the request completes when its bytes are written (fire and forget)" },
         "max_reply": { "type": ["integer", "string"], "description": "The longest reply kept and waited for, bytes (default 65536)" },
         "timeout": request_props["timeout"].clone(),
         "extract": request_props["extract"].clone(),
         "check": request_props["check"].clone(),
         "on_failure": request_props["on_failure"].clone(),
     });
+    // At most one payload key and one way to end the reply: every pair of them is excluded.
+    let framings = [
+        "until",
+        "read",
+        "length_prefix",
+        "idle",
+        "until_close",
+        "reply",
+    ];
+    let mut tcp_exclusive = vec![
+        json!({ "required": ["send", "send_hex"] }),
+        json!({ "required": ["send", "send_file"] }),
+        json!({ "required": ["send_hex", "send_file"] }),
+    ];
+    for (i, a) in framings.iter().enumerate() {
+        for b in &framings[i + 1..] {
+            tcp_exclusive.push(json!({ "required": [a, b] }));
+        }
+    }
     let load = json!({
         "type": "object",
         "description": "Closed model: `vus` + `iterations` (per VU) or `duration` (+ `ramp_up`), or `stages: [{vus, over}]` (+ `start_vus`). Open model: `rate` + `duration`, or `stages: [{rate, over}]` (+ `start_rate`); always `max_vus`.",
@@ -511,7 +550,7 @@ pub fn json_schema() -> Value {
                 "additionalProperties": false,
                 "required": ["tcp"],
                 "properties": tcp_props,
-                "not": { "anyOf": [ { "required": ["send", "send_hex"] }, { "required": ["until", "read"] } ] }
+                "not": { "anyOf": tcp_exclusive }
             },
             "request": {
                 "type": "object",

@@ -14,6 +14,8 @@ mod good;
 mod port_wall;
 #[path = "schema.rs"]
 mod schema;
+#[path = "tcp.rs"]
+mod tcp;
 #[path = "template.rs"]
 mod template;
 #[path = "thresholds.rs"]

@@ -1,7 +1,9 @@
 //! One virtual user's TCP session: a connection per target kept per the connection scope, the
-//! payload rendered into a reused buffer, the reply read up to its delimiter or length.
+//! payload rendered into a reused buffer, the reply read until its framing says it is complete
+//! (a delimiter, a length, a length prefix, the server's silence or its close).
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read as _};
+use std::path::Path;
 use std::time::Instant;
 
 use memchr::memmem;
@@ -21,8 +23,10 @@ pub struct TcpSession {
     out: Vec<u8>,
     /// The reply being read; bytes past the reply stay here for the next one (TCP is a stream).
     buffer: Vec<u8>,
-    /// Length of the last complete reply at the start of `buffer`.
-    reply_len: usize,
+    /// The last complete reply is `buffer[reply_start..reply_end]` (`reply_start` skips a
+    /// length prefix); the next exchange consumes `..reply_end`.
+    reply_start: usize,
+    reply_end: usize,
     /// `host:port` of the last step, for `url` extractors.
     label: Vec<u8>,
     unset: Option<usize>,
@@ -36,7 +40,8 @@ impl TcpSession {
             connections: (0..plan.target_count()).map(|_| None).collect(),
             out: Vec::new(),
             buffer: Vec::new(),
-            reply_len: 0,
+            reply_start: 0,
+            reply_end: 0,
             label: Vec::new(),
             unset: None,
         }
@@ -49,6 +54,7 @@ impl TcpSession {
         step: &TcpStep,
         exchange: &mut Exchange,
         started: Instant,
+        closed: &mut bool,
     ) -> Result<(), FailureClass> {
         if self.connections[step.slot].is_none() {
             let stream = TcpStream::connect(step.addr)
@@ -63,28 +69,69 @@ impl TcpSession {
         let stream = self.connections[step.slot]
             .as_mut()
             .expect("connected above");
-        if !self.out.is_empty() {
-            stream.write_all(&self.out).await.map_err(io_failure)?;
-            exchange.record.bytes_out += self.out.len() as u64;
+        match &step.plan.send {
+            Some(TcpPayload::File(path)) => {
+                send_file(stream, path, &mut self.out, &mut exchange.record.bytes_out).await?
+            }
+            _ if !self.out.is_empty() => {
+                stream.write_all(&self.out).await.map_err(io_failure)?;
+                exchange.record.bytes_out += self.out.len() as u64;
+            }
+            _ => {}
         }
         let max = step.plan.max_reply;
+        let reply = &step.plan.reply;
         loop {
-            if let Some(len) = reply_length(&step.plan.reply, &self.buffer) {
-                self.reply_len = len;
+            if let Some((start, end)) = frame(reply, &self.buffer, max)? {
+                (self.reply_start, self.reply_end) = (start, end);
                 return Ok(());
             }
-            if self.buffer.len() >= max {
+            // No complete reply: one byte more than `max_reply` proves the reply too long
+            // (a framed reply that fits was found above; a reply that ends at the server's
+            // silence or close may be exactly `max_reply` long).
+            if self.buffer.len() > max {
                 return Err(FailureClass::BadResponse);
             }
-            // Reads into spare capacity: the buffer stays within about twice `max_reply`.
-            self.buffer
-                .reserve((max - self.buffer.len()).min(16 * 1024));
-            let read = stream
-                .read_buf(&mut self.buffer)
-                .await
-                .map_err(io_failure)?;
+            // Reads into spare capacity, at most what the reply may still need (a length prefix
+            // was checked against `max_reply` before any of its message was read): the buffer
+            // stays within about twice `max_reply`, whatever the server announces or sends.
+            let wanted = match reply {
+                TcpReply::LengthPrefix(prefix) => match prefix.frame_len(&self.buffer) {
+                    Some(Ok(frame)) => frame as usize - self.buffer.len(),
+                    _ => prefix.bytes as usize - self.buffer.len(),
+                },
+                _ => max + 1 - self.buffer.len(),
+            };
+            self.buffer.reserve(wanted.min(16 * 1024));
+            let read = match reply {
+                // The reply has begun: it ends when the server is silent for `idle`.
+                TcpReply::Idle(idle) if !self.buffer.is_empty() => {
+                    match tokio::time::timeout(*idle, stream.read_buf(&mut self.buffer)).await {
+                        Ok(read) => read.map_err(io_failure)?,
+                        Err(_silent) => {
+                            (self.reply_start, self.reply_end) = (0, self.buffer.len());
+                            return Ok(());
+                        }
+                    }
+                }
+                _ => stream
+                    .read_buf(&mut self.buffer)
+                    .await
+                    .map_err(io_failure)?,
+            };
             if read == 0 {
-                return Err(FailureClass::ClosedEarly);
+                let ends_at_close = match reply {
+                    TcpReply::UntilClose => true,
+                    TcpReply::Idle(_) => !self.buffer.is_empty(),
+                    _ => false,
+                };
+                if !ends_at_close {
+                    return Err(FailureClass::ClosedEarly);
+                }
+                (self.reply_start, self.reply_end) = (0, self.buffer.len());
+                // The server closed: the reply is complete, the connection is done.
+                *closed = true;
+                return Ok(());
             }
             if exchange.record.ttfb_us.is_none() {
                 exchange.record.ttfb_us = Some(micros(started.elapsed()));
@@ -94,14 +141,63 @@ impl TcpSession {
     }
 }
 
-/// The length of the complete reply at the start of `buffer`, if it is complete.
-fn reply_length(reply: &TcpReply, buffer: &[u8]) -> Option<usize> {
-    match reply {
+/// Streams the file at `path` to `stream` through `chunk` (reused): a payload of any size costs
+/// one chunk of memory. The file is read with plain blocking reads: a chunk from the page cache
+/// takes microseconds, where tokio's `fs` would hand every chunk to a blocking thread and back.
+/// A file that cannot be read any more (removed since the plan was loaded) is an `io` failure.
+async fn send_file(
+    stream: &mut TcpStream,
+    path: &Path,
+    chunk: &mut Vec<u8>,
+    sent: &mut u64,
+) -> Result<(), FailureClass> {
+    const CHUNK: usize = 64 * 1024;
+    let mut file = std::fs::File::open(path).map_err(|_| FailureClass::Io)?;
+    chunk.resize(CHUNK, 0);
+    loop {
+        let n = match file.read(chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return Err(FailureClass::Io),
+        };
+        stream.write_all(&chunk[..n]).await.map_err(io_failure)?;
+        *sent += n as u64;
+    }
+}
+
+/// Where the complete reply at the start of `buffer` lies (`start..end`), if it is complete by
+/// the step's framing alone; a reply that ends with silence or a close is never complete here.
+/// A reply longer than `max` is `bad_response`, told as soon as it is known (a length prefix
+/// announcing more than `max` before any of it is read).
+fn frame(
+    reply: &TcpReply,
+    buffer: &[u8],
+    max: usize,
+) -> Result<Option<(usize, usize)>, FailureClass> {
+    let end = match reply {
         TcpReply::None => Some(0),
         TcpReply::Bytes(n) => (buffer.len() >= *n).then_some(*n),
         TcpReply::Until(delimiter) => {
             memmem::find(buffer, delimiter).map(|at| at + delimiter.len())
         }
+        TcpReply::LengthPrefix(prefix) => {
+            let n = prefix.bytes as usize;
+            return match prefix.frame_len(buffer) {
+                None => Ok(None),
+                Some(Err(())) => Err(FailureClass::BadResponse),
+                Some(Ok(frame)) if frame - n as u64 > max as u64 => Err(FailureClass::BadResponse),
+                Some(Ok(frame)) => {
+                    let frame = frame as usize;
+                    Ok((buffer.len() >= frame).then_some((n, frame)))
+                }
+            };
+        }
+        TcpReply::Idle(_) | TcpReply::UntilClose => None,
+    };
+    match end {
+        Some(end) if end > max => Err(FailureClass::BadResponse),
+        end => Ok(end.map(|end| (0, end))),
     }
 }
 
@@ -134,8 +230,8 @@ impl Session for TcpSession {
         let started = Instant::now();
         let mut exchange = Exchange::empty();
         // The previous reply is consumed; what followed it stays for this one.
-        self.buffer.drain(..self.reply_len);
-        self.reply_len = 0;
+        self.buffer.drain(..self.reply_end);
+        (self.reply_start, self.reply_end) = (0, 0);
         self.label.clear();
         self.label.extend_from_slice(&step.label);
         self.out.clear();
@@ -145,7 +241,8 @@ impl Session for TcpSession {
                 self.out.extend_from_slice(bytes);
                 Ok(())
             }
-            None => Ok(()),
+            // Streamed while the exchange runs, `out` its chunk buffer.
+            Some(TcpPayload::File(_)) | None => Ok(()),
         };
         match rendered {
             Err(unset) => {
@@ -153,9 +250,12 @@ impl Session for TcpSession {
                 exchange.record.failure = Some(FailureClass::VariableUnset);
             }
             Ok(()) => {
-                let outcome =
-                    tokio::time::timeout(step.timeout, self.exchange(step, &mut exchange, started))
-                        .await;
+                let mut closed = false;
+                let outcome = tokio::time::timeout(
+                    step.timeout,
+                    self.exchange(step, &mut exchange, started, &mut closed),
+                )
+                .await;
                 let failure = match outcome {
                     Ok(Ok(())) => None,
                     Ok(Err(class)) => Some(class),
@@ -165,7 +265,14 @@ impl Session for TcpSession {
                     Err(_elapsed) => Some(FailureClass::Timeout),
                 };
                 match failure {
-                    None => exchange.responded = true,
+                    None => {
+                        exchange.responded = true;
+                        if closed {
+                            // The reply stays in the buffer for extractors; the next exchange
+                            // reconnects (and clears it).
+                            self.connections[step.slot] = None;
+                        }
+                    }
                     Some(class) => {
                         exchange.record.failure = Some(class);
                         self.connections[step.slot] = None;
@@ -175,16 +282,17 @@ impl Session for TcpSession {
             }
         }
         if self.scope == ConnectionScope::PerRequest {
+            // Only the connection: the reply stays for this step's extractors and checks, and
+            // the buffer is cleared when the next connection opens.
             self.connections[step.slot] = None;
-            self.buffer.clear();
-            self.reply_len = 0;
         }
         exchange.finish(started, intended_start);
         exchange
     }
 
     fn response(&self) -> ResponseView<'_> {
-        let body = &self.buffer[..self.reply_len.min(self.buffer.len())];
+        let end = self.reply_end.min(self.buffer.len());
+        let body = &self.buffer[self.reply_start.min(end)..end];
         ResponseView {
             body,
             body_size: body.len() as u64,
@@ -201,7 +309,7 @@ impl Session for TcpSession {
         if self.scope == ConnectionScope::PerIteration {
             self.connections.iter_mut().for_each(|c| *c = None);
             self.buffer.clear();
-            self.reply_len = 0;
+            (self.reply_start, self.reply_end) = (0, 0);
         }
     }
 }
@@ -211,12 +319,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reply_lengths() {
+    fn frames() {
         let until = TcpReply::Until(b"\r\n".to_vec());
-        assert_eq!(reply_length(&until, b"PONG\r\nmore"), Some(6));
-        assert_eq!(reply_length(&until, b"PONG\r"), None);
-        assert_eq!(reply_length(&TcpReply::Bytes(4), b"abc"), None);
-        assert_eq!(reply_length(&TcpReply::Bytes(4), b"abcde"), Some(4));
-        assert_eq!(reply_length(&TcpReply::None, b""), Some(0));
+        assert_eq!(frame(&until, b"PONG\r\nmore", 64), Ok(Some((0, 6))));
+        assert_eq!(frame(&until, b"PONG\r", 64), Ok(None));
+        assert_eq!(
+            frame(&until, b"PONG\r\n", 5),
+            Err(FailureClass::BadResponse)
+        );
+        assert_eq!(frame(&TcpReply::Bytes(4), b"abc", 64), Ok(None));
+        assert_eq!(frame(&TcpReply::Bytes(4), b"abcde", 64), Ok(Some((0, 4))));
+        assert_eq!(frame(&TcpReply::None, b"", 64), Ok(Some((0, 0))));
+        assert_eq!(frame(&TcpReply::UntilClose, b"abc", 64), Ok(None));
+    }
+
+    #[test]
+    fn length_prefixes() {
+        let prefix = |bytes, little_endian, includes_prefix| {
+            TcpReply::LengthPrefix(onrush_plan::LengthPrefix {
+                bytes,
+                little_endian,
+                includes_prefix,
+            })
+        };
+        let be2 = prefix(2, false, false);
+        assert_eq!(frame(&be2, b"\x00", 64), Ok(None));
+        assert_eq!(frame(&be2, b"\x00\x03ab", 64), Ok(None));
+        assert_eq!(frame(&be2, b"\x00\x03abcNEXT", 64), Ok(Some((2, 5))));
+        let le4_incl = prefix(4, true, true);
+        assert_eq!(frame(&le4_incl, b"\x06\0\0\0abX", 64), Ok(Some((4, 6))));
+        // Shorter than the prefix it counts: malformed.
+        assert_eq!(
+            frame(&le4_incl, b"\x03\0\0\0", 64),
+            Err(FailureClass::BadResponse)
+        );
+        // Announcing more than max_reply fails at once, before the message is read.
+        assert_eq!(
+            frame(&be2, b"\x01\x00", 255),
+            Err(FailureClass::BadResponse)
+        );
+        assert_eq!(frame(&be2, b"\x00\xff", 255), Ok(None));
+        // An 8-byte prefix announcing u64::MAX neither overflows nor allocates.
+        let be8 = prefix(8, false, false);
+        assert_eq!(frame(&be8, &[0xff; 8], 64), Err(FailureClass::BadResponse));
+        assert_eq!(
+            frame(&prefix(1, false, false), b"\x00", 64),
+            Ok(Some((1, 1)))
+        );
     }
 }

@@ -4,15 +4,20 @@ use super::steps::Build;
 use super::{Ctx, Fields};
 use crate::error::PlanError;
 use crate::yaml::Node;
-use crate::{Step, TcpPayload, TcpReply, TcpStep};
+use crate::{LengthPrefix, Step, TcpPayload, TcpReply, TcpStep};
 
-pub(super) const TCP_KEYS: [&str; 11] = [
+pub(super) const TCP_KEYS: [&str; 16] = [
     "tcp",
     "name",
     "send",
     "send_hex",
+    "send_file",
     "until",
     "read",
+    "length_prefix",
+    "idle",
+    "until_close",
+    "reply",
     "max_reply",
     "timeout",
     "extract",
@@ -44,7 +49,7 @@ impl Ctx<'_> {
             Some(n) => self.string(n, &f.child("name"))?,
             None => format!("tcp {addr}"),
         };
-        let send = self.tcp_send(&f)?;
+        let send = self.payload(&f, true)?;
         let reply = self.tcp_reply(&f)?;
         let max_reply = match f.get("max_reply") {
             Some(n) => self.uint(
@@ -85,21 +90,34 @@ impl Ctx<'_> {
         }))
     }
 
-    /// `send:` (a text template) or `send_hex:` (bytes), at most one.
-    fn tcp_send(&self, f: &Fields) -> Result<Option<TcpPayload>, PlanError> {
-        let Some(key) = self.at_most_one(
-            f,
-            &["send", "send_hex"],
-            "payload per step",
-            "keep `send:` for text or `send_hex:` for bytes",
-        )?
-        else {
+    /// `send:` (a text template), `send_hex:` (bytes) or, when `file` allows it,
+    /// `send_file:` (a file streamed at each request), at most one. Shared with UDP steps.
+    pub(super) fn payload(&self, f: &Fields, file: bool) -> Result<Option<TcpPayload>, PlanError> {
+        let (keys, hint): (&[&str], _) = if file {
+            (
+                &["send", "send_hex", "send_file"],
+                "keep `send:` for text, `send_hex:` for bytes or `send_file:` for a file",
+            )
+        } else {
+            (
+                &["send", "send_hex"],
+                "keep `send:` for text or `send_hex:` for bytes",
+            )
+        };
+        let Some(key) = self.at_most_one(f, keys, "payload per step", hint)? else {
             return Ok(None);
         };
         let node = f.get(key).expect("present");
         let field = f.child(key);
         if key == "send" {
             return Ok(Some(TcpPayload::Text(self.template(node, &field)?)));
+        }
+        if key == "send_file" {
+            return Ok(Some(TcpPayload::File(self.plan_file(
+                node,
+                &field,
+                "the payload",
+            )?)));
         }
         let text = self.string(node, &field)?;
         let bytes = parse_hex(&text).map_err(|at| {
@@ -113,41 +131,153 @@ impl Ctx<'_> {
         Ok(Some(TcpPayload::Bytes(bytes)))
     }
 
-    /// `until: DELIMITER` or `read: N`, at most one; neither reads no reply.
+    /// How the reply ends: `until:`, `read:`, `length_prefix:`, `idle:`, `until_close: true`
+    /// or `reply: none`, at most one; none of them reads no reply (fire and forget).
     fn tcp_reply(&self, f: &Fields) -> Result<TcpReply, PlanError> {
         let Some(key) = self.at_most_one(
             f,
-            &["until", "read"],
+            &REPLY_KEYS,
             "way to end the reply",
-            "keep `until:` for a delimiter or `read:` for a byte count",
+            "keep one of `until:` (a delimiter), `read:` (a byte count), `length_prefix:`, \
+             `idle:`, `until_close: true` or `reply: none`",
         )?
         else {
             return Ok(TcpReply::None);
         };
         let node = f.get(key).expect("present");
         let field = f.child(key);
-        if key == "read" {
-            let n = self.uint(
-                node,
-                &field,
-                1,
-                MAX_MAX_REPLY,
-                "the reply's length in bytes, e.g. `read: 4`",
-            )?;
-            return Ok(TcpReply::Bytes(n as usize));
+        match key {
+            "read" => {
+                let n = self.uint(
+                    node,
+                    &field,
+                    1,
+                    MAX_MAX_REPLY,
+                    "the reply's length in bytes, e.g. `read: 4`",
+                )?;
+                Ok(TcpReply::Bytes(n as usize))
+            }
+            "until" => {
+                let delimiter = self.string(node, &field)?;
+                if delimiter.is_empty() {
+                    return Err(self
+                        .err(node, &field, "empty delimiter; expected at least one byte")
+                        .with_hint(
+                            "e.g. `until: \"\\n\"` (in double quotes, so that \\n is a newline)",
+                        ));
+                }
+                Ok(TcpReply::Until(delimiter.into_bytes()))
+            }
+            "length_prefix" => Ok(TcpReply::LengthPrefix(self.length_prefix(node, &field)?)),
+            "idle" => {
+                let d = self.duration(node, &field)?;
+                if d.is_zero() {
+                    return Err(self
+                        .err(node, &field, "idle is 0; expected a positive duration")
+                        .with_hint(
+                            "the reply ends when the server is silent this long, e.g. `idle: 200ms`",
+                        ));
+                }
+                Ok(TcpReply::Idle(d))
+            }
+            "until_close" => {
+                if !self.boolean(node, &field, "until_close")? {
+                    return Err(self
+                        .err(node, &field, "until_close: false frames no reply")
+                        .with_hint(
+                            "write `until_close: true` to read until the server closes, or \
+                             `reply: none` to read nothing",
+                        ));
+                }
+                Ok(TcpReply::UntilClose)
+            }
+            _ => {
+                let text = self.string(node, &field)?;
+                if text.trim() != "none" {
+                    return Err(self
+                        .err(node, &field, format!("expected `none`, found {text:?}"))
+                        .with_hint(
+                            "`reply: none` sends without reading a reply; to read one, use \
+                             `until:`, `read:`, `length_prefix:`, `idle:` or `until_close: true`",
+                        ));
+                }
+                Ok(TcpReply::None)
+            }
         }
-        let delimiter = self.string(node, &field)?;
-        if delimiter.is_empty() {
-            return Err(self
-                .err(node, &field, "empty delimiter; expected at least one byte")
-                .with_hint("e.g. `until: \"\\n\"` (in double quotes, so that \\n is a newline)"));
+    }
+
+    /// `length_prefix: 4` (4 bytes, big endian, not counting itself) or
+    /// `length_prefix: { bytes: 4, endian: little, includes_prefix: true }`.
+    fn length_prefix(&self, node: &Node, field: &str) -> Result<LengthPrefix, PlanError> {
+        const HINT: &str = "the prefix's size in bytes, 1, 2, 4 or 8, e.g. `length_prefix: 4` \
+             or `length_prefix: { bytes: 2, endian: little, includes_prefix: true }`";
+        let bytes = |node: &Node, field: &str| -> Result<u8, PlanError> {
+            let n = self.uint(node, field, 1, 8, HINT)?;
+            if !matches!(n, 1 | 2 | 4 | 8) {
+                return Err(self
+                    .err(node, field, format!("{n} bytes; expected 1, 2, 4 or 8"))
+                    .with_hint(HINT));
+            }
+            Ok(n as u8)
+        };
+        if node.as_scalar().is_some() {
+            return Ok(LengthPrefix {
+                bytes: bytes(node, field)?,
+                little_endian: false,
+                includes_prefix: false,
+            });
         }
-        Ok(TcpReply::Until(delimiter.into_bytes()))
+        let f = self.map(node, field, &["bytes", "endian", "includes_prefix"])?;
+        let size = bytes(
+            self.required(&f, "bytes", "the prefix's size in bytes: 1, 2, 4 or 8")?,
+            &f.child("bytes"),
+        )?;
+        let little_endian = match f.get("endian") {
+            None => false,
+            Some(e) => {
+                let text = self.string(e, &f.child("endian"))?;
+                match text.trim() {
+                    "big" => false,
+                    "little" => true,
+                    other => {
+                        return Err(self
+                            .err(
+                                e,
+                                &f.child("endian"),
+                                format!("expected `big` or `little`, found {other:?}"),
+                            )
+                            .with_hint(
+                                "`big` (network order, the default) or `little`, e.g. \
+                                 `endian: little`",
+                            ))
+                    }
+                }
+            }
+        };
+        let includes_prefix = match f.get("includes_prefix") {
+            None => false,
+            Some(b) => self.boolean(b, &f.child("includes_prefix"), "includes_prefix")?,
+        };
+        Ok(LengthPrefix {
+            bytes: size,
+            little_endian,
+            includes_prefix,
+        })
     }
 }
 
+/// The keys that say how a reply ends; a step has at most one.
+const REPLY_KEYS: [&str; 6] = [
+    "until",
+    "read",
+    "length_prefix",
+    "idle",
+    "until_close",
+    "reply",
+];
+
 /// `host:port` or `[v6]:port`.
-fn split_host_port(text: &str) -> Option<(String, u16)> {
+pub(super) fn split_host_port(text: &str) -> Option<(String, u16)> {
     let (host, port) = text.trim().rsplit_once(':')?;
     let host = host
         .strip_prefix('[')

@@ -7,11 +7,22 @@ Each line received is counted and answered:
   SILENT     -> nothing (the client times out)
   QUIT       -> the connection is closed without a reply
   BIN        -> 4 bytes: DE AD BE EF
+  LP <x>     -> "PONG <x>" after a 4-byte big-endian length (not counting itself)
+  LPLE       -> "LITTLE" after a 2-byte little-endian length counting itself (8)
+  LPHUGE     -> a 4-byte prefix announcing 2 GiB, then nothing more
+  LPCUT      -> a prefix announcing 100 bytes, 3 of them, then the connection is closed
+  CHUNKS     -> "part1 ", 50 ms later "part2", then silence
+  CLOSE <x>  -> "BYE <x>" and the connection is closed
+  BIG        -> 100 bytes "x" and the connection is closed
+  FIRE       -> nothing (counted: fire-and-forget steps)
+  SINK <n>   -> reads n bytes more, answers "GOT <n> <sum of the bytes>\n"
   STATS      -> "<lines received other than STATS>\n"
 """
 import socketserver
+import struct
 import sys
 import threading
+import time
 
 import os
 
@@ -41,6 +52,31 @@ class Handler(socketserver.StreamRequestHandler):
                 return
             elif text == "BIN":
                 self.wfile.write(bytes([0xDE, 0xAD, 0xBE, 0xEF]))
+            elif text.startswith("LP "):
+                body = ("PONG " + text[3:]).encode()
+                self.wfile.write(struct.pack(">I", len(body)) + body)
+            elif text == "LPLE":
+                self.wfile.write(struct.pack("<H", 8) + b"LITTLE")
+            elif text == "LPHUGE":
+                self.wfile.write(struct.pack(">I", 1 << 31))
+            elif text == "LPCUT":
+                self.wfile.write(struct.pack(">I", 100) + b"abc")
+                return
+            elif text == "CHUNKS":
+                self.wfile.write(b"part1 ")
+                self.wfile.flush()
+                time.sleep(0.05)
+                self.wfile.write(b"part2")
+            elif text.startswith("CLOSE"):
+                self.wfile.write(("BYE" + text[5:]).encode())
+                return
+            elif text.startswith("SINK "):
+                n = int(text[5:])
+                data = self.rfile.read(n)
+                self.wfile.write(f"GOT {len(data)} {sum(data)}\n".encode())
+            elif text == "BIG":
+                self.wfile.write(b"x" * 100)
+                return
             # SILENT and anything else: no reply.
 
 
