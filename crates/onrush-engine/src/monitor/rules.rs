@@ -329,7 +329,7 @@ mod tests {
     #[test]
     fn a_busy_worker_for_two_seconds_saturates_from_the_first() {
         let mut rules = Rules::new(1, 2, 0);
-        let history = vec![
+        let history = [
             second(0, 40.0, None),
             second(1, 97.0, None),
             second(2, 99.0, None),
