@@ -26,3 +26,5 @@ mod sla_and_outputs;
 mod tcp;
 #[path = "tls.rs"]
 mod tls;
+#[path = "unsolicited.rs"]
+mod unsolicited;
