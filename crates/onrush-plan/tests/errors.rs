@@ -586,3 +586,23 @@ fn unquoted_template_in_flow_style() {
     let p = load(text).unwrap();
     assert_eq!(p.scenarios[0].load.max_vus(), 3);
 }
+
+#[test]
+fn graceful_stop_without_a_duration() {
+    let s = check(
+        &scenario(
+            "{ vus: 2, iterations: 5, graceful_stop: 5s }",
+            "[{ get: / }]",
+        ),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "give the load a `duration` instead of `iterations`",
+    );
+    assert!(s.contains("ends when its iterations are done"), "{s}");
+    check(
+        &scenario("{ vus: 2, duration: 5s, graceful_stop: 5 }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "write `5s`",
+    );
+}
