@@ -15,7 +15,7 @@ use super::prepare::Prepared;
 use super::worker::{Message, Worker};
 use crate::monitor::{self, GeneratorSecond, Monitor, Verdict};
 use crate::signals;
-use crate::status::Status;
+use crate::status::{GracefulStop, Status};
 
 pub struct RunOptions {
     pub threads: usize,
@@ -116,7 +116,7 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
     }
     monitor.reset_baseline();
 
-    let mut status = Status::new(options.quiet, options.planned);
+    let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared));
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
     let mut stop_test_seen = false;
@@ -180,7 +180,8 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
         if !interrupted && signals::interrupted() {
             interrupted = true;
             status.note(
-                "interrupted: stopping and writing results (press Ctrl-C again to exit at once)",
+                "interrupted: stopping and writing results; requests in flight are cut and \
+                 counted as `interrupted` (press Ctrl-C again to exit at once)",
             );
             let _ = stop_tx.send(true);
         }
@@ -213,6 +214,24 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             .map(|n| n.clone())
             .unwrap_or_default(),
     }
+}
+
+/// When every scenario has a duration: when the last ends, and when the last graceful stop
+/// ends (for the live status).
+fn graceful_stop<P: Protocol>(prepared: &Prepared<P>) -> Option<GracefulStop> {
+    prepared.scenarios.iter().try_fold(
+        GracefulStop {
+            end: Duration::ZERO,
+            cut_at: Duration::ZERO,
+        },
+        |g, s| {
+            let d = s.load.duration()?;
+            Some(GracefulStop {
+                end: g.end.max(d),
+                cut_at: g.cut_at.max(d + s.graceful_stop),
+            })
+        },
+    )
 }
 
 /// Knows when every worker has delivered a given second.
