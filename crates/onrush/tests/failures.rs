@@ -197,3 +197,31 @@ fn sigint_stops_quickly_and_writes_results() {
         "served {served}, counted {requests} ({cut} interrupted)"
     );
 }
+
+#[test]
+fn zero_connections_is_an_error_like_zero_vus() {
+    let server = Server::start();
+    for extra in [&["-d", "1s"][..], &["-n", "10"], &["-r", "10", "-d", "1s"]] {
+        let out = temp_dir("zero-c");
+        let output = onrush()
+            .args(["quick", &server.url("/"), "-c", "0", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{extra:?}: {}",
+            text(&output)
+        );
+        assert!(
+            stderr.contains("-c/--connections 0") && stderr.contains("-c 1"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(!out.join("summary.json").exists(), "nothing ran");
+    }
+    assert_eq!(server.stats().requests, 0);
+}
