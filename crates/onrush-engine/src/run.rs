@@ -19,7 +19,7 @@ use super::worker::{Message, Worker};
 use crate::finish::FinishError;
 use crate::monitor::{self, Cause, Monitor, Verdict};
 use crate::signals;
-use crate::status::Status;
+use crate::status::{GracefulStop, Status};
 use onrush_results::VusNotStarted;
 
 pub struct RunOptions {
@@ -154,7 +154,7 @@ pub fn run<P: Protocol>(
     }
     monitor.reset_baseline();
 
-    let mut status = Status::new(options.quiet, options.planned);
+    let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared));
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
     let mut stop_test_seen = false;
@@ -227,7 +227,8 @@ pub fn run<P: Protocol>(
         if !interrupted && signals::interrupted() {
             interrupted = true;
             status.note(
-                "interrupted: stopping and writing results (press Ctrl-C again to exit at once)",
+                "interrupted: stopping and writing results; requests in flight are cut and \
+                 counted as `interrupted` (press Ctrl-C again to exit at once)",
             );
             let _ = stop_tx.send(true);
         }
@@ -379,6 +380,24 @@ fn write_problem(collector: &Collector, generator: &Option<FinishError>) -> Opti
         return Some(format!("cannot write {INTERVALS_FILE}: {e}"));
     }
     generator.as_ref().map(ToString::to_string)
+}
+
+/// When every scenario has a duration: when the last ends, and when the last graceful stop
+/// ends (for the live status).
+fn graceful_stop<P: Protocol>(prepared: &Prepared<P>) -> Option<GracefulStop> {
+    prepared.scenarios.iter().try_fold(
+        GracefulStop {
+            end: Duration::ZERO,
+            cut_at: Duration::ZERO,
+        },
+        |g, s| {
+            let d = s.load.duration()?;
+            Some(GracefulStop {
+                end: g.end.max(d),
+                cut_at: g.cut_at.max(d + s.graceful_stop),
+            })
+        },
+    )
 }
 
 /// Knows when every worker has delivered a given second. Holds the seconds not closed yet

@@ -649,3 +649,23 @@ fn any_method_needs_a_token_and_a_path_and_no_method_key() {
         "expected one way to give the method",
     );
 }
+
+#[test]
+fn graceful_stop_without_a_duration() {
+    let s = check(
+        &scenario(
+            "{ vus: 2, iterations: 5, graceful_stop: 5s }",
+            "[{ get: / }]",
+        ),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "give the load a `duration` instead of `iterations`",
+    );
+    assert!(s.contains("ends when its iterations are done"), "{s}");
+    check(
+        &scenario("{ vus: 2, duration: 5s, graceful_stop: 5 }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "write `5s`",
+    );
+}

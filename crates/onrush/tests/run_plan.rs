@@ -36,17 +36,22 @@ fn example_plan_counts_agree_with_the_server() {
     );
     assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
     let total = u64_at(&s, "/totals/requests");
-    assert_eq!(total, 300 + open_iterations);
+    // An open iteration still in its 10 ms think when the 5 s are up made its request but is
+    // cut there, uncounted (docs/plan.md, graceful_stop): a handful at most at 200/s.
+    assert!(
+        (300 + open_iterations..=300 + open_iterations + 10).contains(&total),
+        "{total} requests, {open_iterations} open iterations"
+    );
+    assert_eq!(
+        u64_at(step(&s, "open", "GET /delay/5"), "/requests") + 300,
+        total
+    );
     assert_eq!(
         server.stats().requests,
         total,
         "the server saw every request the summary counts"
     );
-    // Unnamed steps are named after their method and unrendered path.
-    assert_eq!(
-        u64_at(step(&s, "open", "GET /delay/5"), "/requests"),
-        open_iterations
-    );
+    // Unnamed steps are named after their method and unrendered path (checked above).
     assert!(out.join("intervals.jsonl").exists());
 }
 

@@ -28,7 +28,11 @@ mod run_plan;
 mod scenarios;
 #[path = "sla_and_outputs.rs"]
 mod sla_and_outputs;
+#[path = "stops.rs"]
+mod stops;
 #[path = "tcp.rs"]
 mod tcp;
 #[path = "tls.rs"]
 mod tls;
+#[path = "unsolicited.rs"]
+mod unsolicited;
