@@ -1,24 +1,24 @@
-//! The end of a run, one job per function: the summary (with its typed extras), the files
-//! (`intervals.jsonl`, `generator.jsonl`), the thresholds (reading the run's histograms only when
-//! a figure needs them), `summary.json` written once with all of it, the HTML report, JUnit.
+//! The end of a run, one job per function: `intervals.jsonl` finished (the run wrote its
+//! seconds, and `generator.jsonl`, as it went: its final header now), the summary (with its
+//! typed extras), the thresholds (reading the run's histograms back from the file only when a
+//! figure needs them), `summary.json` written once with all of it, the HTML report, JUnit.
 //!
 //! Printing is the caller's: [`Finished`] holds everything a command needs to show and to
 //! choose its exit code.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use onrush_metrics::Summary;
 use onrush_plan::{LoadModel, Plan, Threshold};
-use onrush_results::{Machine, ScenarioLoad, StoppedEarly, GENERATOR_FILE, INTERVALS_FILE};
+use onrush_results::{Machine, ScenarioLoad, StoppedEarly, INTERVALS_FILE};
 use onrush_sla::ThresholdResult;
 
 use crate::RunOutcome;
 
-/// What the end of a run writes besides the results directory.
+/// What the end of a run writes besides the results directory (the run's
+/// [`RunOptions::out_dir`](crate::RunOptions::out_dir)).
 pub struct FinishOptions<'a> {
-    pub out_dir: &'a Path,
     /// Worker threads the run used (recorded in summary.json).
     pub threads: usize,
     /// `--junit FILE`: the thresholds as JUnit XML.
@@ -64,13 +64,28 @@ impl std::fmt::Display for FinishError {
     }
 }
 
-/// Writes the results of `outcome` (a run of `plan`) and evaluates its thresholds.
+impl std::error::Error for FinishError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Finishes the results of `outcome` (a run of `plan`, in its results directory) and
+/// evaluates its thresholds.
 pub fn finish(
     plan: &Plan,
     outcome: RunOutcome,
     options: &FinishOptions,
 ) -> Result<Finished, FinishError> {
-    let dir = options.out_dir;
+    let Some(dir) = outcome.out_dir.as_deref() else {
+        return Err(FinishError {
+            path: PathBuf::new(),
+            error: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the run had no results directory (RunOptions::out_dir)",
+            ),
+        });
+    };
     let at = |path: PathBuf| move |error| FinishError { path, error };
     let covered = outcome.covered();
     let mut collector = outcome.collector;
@@ -78,8 +93,9 @@ pub fn finish(
     collector
         .write_intervals(dir)
         .map_err(at(dir.join(INTERVALS_FILE)))?;
-    write_generator_seconds(dir, &outcome.generator_seconds)
-        .map_err(at(dir.join(GENERATOR_FILE)))?;
+    if let Some(e) = outcome.generator_error {
+        return Err(e);
+    }
     let mut summary = collector.summary();
     if !outcome.vus_not_started.is_empty() {
         summary.extra.vus_not_started = Some(outcome.vus_not_started.clone());
@@ -179,20 +195,6 @@ fn evaluate_thresholds(
         );
     }
     Ok(results)
-}
-
-/// `generator.jsonl`: the generator's own figures, one line per second.
-fn write_generator_seconds(
-    dir: &Path,
-    seconds: &[crate::monitor::GeneratorSecond],
-) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join(GENERATOR_FILE))?);
-    for s in seconds {
-        serde_json::to_writer(&mut w, s)?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()
 }
 
 /// The machine the run ran on, for the record.

@@ -12,7 +12,7 @@
 //! ```no_run
 //! # fn demo<P: onrush_protocol::Protocol>(plan: &onrush_plan::Plan) -> anyhow::Result<()> {
 //! let prepared = onrush_engine::prepare::<P>(plan, None)?;
-//! let outcome = onrush_engine::run(prepared, onrush_engine::RunOptions::quiet(1, &plan.name));
+//! let outcome = onrush_engine::run(prepared, onrush_engine::RunOptions::quiet(1, &plan.name))?;
 //! println!("{} requests", outcome.collector.summary().totals.requests);
 //! # Ok(()) }
 //! ```
@@ -30,7 +30,7 @@ mod status;
 mod vu;
 mod worker;
 
-pub use finish::{finish, FinishOptions, Finished};
+pub use finish::{finish, FinishError, FinishOptions, Finished};
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
 pub use run::{run, RunOptions, RunOutcome};
 

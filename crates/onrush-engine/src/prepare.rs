@@ -55,6 +55,9 @@ pub struct ScenarioRun<P: Protocol> {
     pub onces: usize,
     pub feeders: Vec<FeederUse>,
     pub pacing: Option<std::time::Duration>,
+    /// `load.graceful_stop`: how long requests in flight at the end of the load's duration may
+    /// finish before they are cut.
+    pub graceful_stop: std::time::Duration,
     /// Metric names, for messages.
     pub metric_names: Vec<String>,
     /// Per variable slot: a warning naming the variable was printed (once per run) when a
@@ -100,6 +103,7 @@ pub fn prepare<P: Protocol>(
             onces: scenario.onces,
             feeders: scenario.feeders.clone(),
             pacing: scenario.pacing,
+            graceful_stop: scenario.graceful_stop,
             metric_names: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
             unset_warned: scenario
                 .vars

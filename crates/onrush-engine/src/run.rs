@@ -1,6 +1,8 @@
-//! Starts the workers, gathers their snapshots second by second, shows live status, and stops on
-//! time or on a signal.
+//! Starts the workers, gathers their snapshots second by second, shows live status, writes
+//! each closed second to the results directory, and stops on time or on a signal.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread;
@@ -9,13 +11,15 @@ use std::time::{Duration, Instant};
 use onrush_export::Exporter;
 use onrush_metrics::{Collector, RunInfo};
 use onrush_protocol::Protocol;
+use onrush_results::{GeneratorWriter, GENERATOR_FILE, INTERVALS_FILE};
 use tokio::sync::watch;
 
 use super::prepare::Prepared;
 use super::worker::{Message, Worker};
-use crate::monitor::{self, Cause, GeneratorSecond, Monitor, Verdict};
+use crate::finish::FinishError;
+use crate::monitor::{self, Cause, Monitor, Verdict};
 use crate::signals;
-use crate::status::Status;
+use crate::status::{GracefulStop, Status};
 use onrush_results::VusNotStarted;
 
 pub struct RunOptions {
@@ -30,6 +34,11 @@ pub struct RunOptions {
     pub abort_thresholds: Vec<onrush_plan::Threshold>,
     /// Live exporters (Prometheus, InfluxDB), fed every closed second.
     pub exporters: Vec<Box<dyn onrush_export::Exporter>>,
+    /// The results directory, written as the run goes: `intervals.jsonl` and
+    /// `generator.jsonl` get each second as it closes, so a run that is killed leaves what
+    /// it had measured. `None`: nothing is written (the collector keeps the intervals in
+    /// memory); [`finish`](crate::finish) needs it.
+    pub out_dir: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -46,11 +55,13 @@ impl RunOptions {
             nofile_limit: 0,
             abort_thresholds: Vec::new(),
             exporters: Vec::new(),
+            out_dir: None,
         }
     }
 }
 
-/// What a run produced: the collector holding every closed second, and how the run ended.
+/// What a run produced: the collector (running totals; the seconds are in `out_dir`, or in
+/// the collector's memory without one), and how the run ended.
 pub struct RunOutcome {
     pub collector: Collector,
     pub interrupted: bool,
@@ -60,9 +71,13 @@ pub struct RunOutcome {
     pub vus_not_started: Vec<VusNotStarted>,
     /// The longest scenario whose length the plan fixes (`duration`, stages), if any.
     pub scheduled: Option<Duration>,
-    /// Whether onrush itself was the bottleneck, and the per-second figures behind the verdict.
+    /// Whether onrush itself was the bottleneck (its per-second figures are in
+    /// `out_dir/generator.jsonl`).
     pub generator: Verdict,
-    pub generator_seconds: Vec<GeneratorSecond>,
+    /// [`RunOptions::out_dir`].
+    pub out_dir: Option<PathBuf>,
+    /// Why `generator.jsonl` stopped being written, if it did.
+    pub generator_error: Option<FinishError>,
     /// The threshold that stopped the run early, if one did.
     pub aborted_by: Option<onrush_sla::ThresholdResult>,
     /// A step with `on_failure: stop_test` failed and stopped the run.
@@ -71,13 +86,30 @@ pub struct RunOutcome {
     pub stops: Vec<(String, String)>,
 }
 
-/// Runs `prepared` to completion (or until SIGINT/SIGTERM, or `stop` from a threshold or a
-/// step) and returns the filled collector. Every closed second also goes to `options.exporters`
-/// as it happens.
-pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcome {
+/// Runs `prepared` to completion (or until SIGINT/SIGTERM/SIGHUP, or `stop` from a threshold
+/// or a step) and returns the filled collector. Every closed second also goes to
+/// `options.exporters` and to `options.out_dir` as it happens. Fails only when the files of
+/// `out_dir` cannot be created, before the run starts.
+pub fn run<P: Protocol>(
+    prepared: Prepared<P>,
+    options: RunOptions,
+) -> Result<RunOutcome, FinishError> {
     let prepared = Arc::new(prepared);
     let workers = options.threads.max(1);
-    let mut collector = Collector::new(prepared.layout.clone(), options.run_info);
+    let at = |path: PathBuf| move |error| FinishError { path, error };
+    let (mut collector, mut generator_out) = match &options.out_dir {
+        Some(dir) => (
+            Collector::streaming(prepared.layout.clone(), options.run_info, dir)
+                .map_err(at(dir.join(INTERVALS_FILE)))?,
+            Some(GeneratorWriter::create(dir).map_err(at(dir.join(GENERATOR_FILE)))?),
+        ),
+        None => (
+            Collector::new(prepared.layout.clone(), options.run_info),
+            None,
+        ),
+    };
+    let mut generator_error = None;
+    let mut write_warned = false;
     let (tx, rx) = mpsc::channel();
     let (stop_tx, stop_rx) = watch::channel(false);
     let tids = monitor::worker_tids(workers);
@@ -122,7 +154,7 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
     }
     monitor.reset_baseline();
 
-    let mut status = Status::new(options.quiet, options.planned);
+    let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared));
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
     let mut stop_test_seen = false;
@@ -151,6 +183,15 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             }
             if let Some(warning) = monitor.close_second(second) {
                 status.note(&warning);
+            }
+            write_generator_second(&monitor, &mut generator_out, &mut generator_error);
+            if !write_warned {
+                if let Some(e) = write_problem(&collector, &generator_error) {
+                    write_warned = true;
+                    status.note(&format!(
+                        "warning: {e}: the results directory no longer gets the seconds; the run goes on"
+                    ));
+                }
             }
             status.second(second, &view, start.elapsed());
             if aborted_by.is_none() && !options.abort_thresholds.is_empty() {
@@ -186,7 +227,8 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
         if !interrupted && signals::interrupted() {
             interrupted = true;
             status.note(
-                "interrupted: stopping and writing results (press Ctrl-C again to exit at once)",
+                "interrupted: stopping and writing results; requests in flight are cut and \
+                 counted as `interrupted` (press Ctrl-C again to exit at once)",
             );
             let _ = stop_tx.send(true);
         }
@@ -209,11 +251,12 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             exporters.second(data);
         }
         monitor.close_second(second);
+        write_generator_second(&monitor, &mut generator_out, &mut generator_error);
         status.second(second, &view, start.elapsed());
     }
     exporters.finish();
     status.finish();
-    RunOutcome {
+    Ok(RunOutcome {
         collector,
         interrupted,
         elapsed: start.elapsed(),
@@ -224,7 +267,8 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             .filter_map(|s| s.load.duration())
             .max(),
         generator: monitor.verdict(),
-        generator_seconds: monitor.history().to_vec(),
+        out_dir: options.out_dir,
+        generator_error,
         aborted_by,
         stopped_by_failure: stop_test_seen,
         stops: prepared
@@ -233,6 +277,25 @@ pub fn run<P: Protocol>(prepared: Prepared<P>, options: RunOptions) -> RunOutcom
             .lock()
             .map(|n| n.clone())
             .unwrap_or_default(),
+    })
+}
+
+/// Appends the second the monitor closed last to `generator.jsonl`; the first failure is kept
+/// (and ends the writing: a file with a second missing would look whole).
+fn write_generator_second(
+    monitor: &Monitor,
+    out: &mut Option<GeneratorWriter>,
+    error: &mut Option<FinishError>,
+) {
+    let (Some(w), Some(line)) = (out.as_mut(), monitor.latest()) else {
+        return;
+    };
+    if let Err(e) = w.write(line) {
+        *error = Some(FinishError {
+            path: w.path().to_path_buf(),
+            error: e,
+        });
+        *out = None;
     }
 }
 
@@ -311,10 +374,39 @@ impl RunOutcome {
     }
 }
 
-/// Knows when every worker has delivered a given second.
+/// A failed write to the results directory, in words naming the file.
+fn write_problem(collector: &Collector, generator: &Option<FinishError>) -> Option<String> {
+    if let Some(e) = collector.write_error() {
+        return Some(format!("cannot write {INTERVALS_FILE}: {e}"));
+    }
+    generator.as_ref().map(ToString::to_string)
+}
+
+/// When every scenario has a duration: when the last ends, and when the last graceful stop
+/// ends (for the live status).
+fn graceful_stop<P: Protocol>(prepared: &Prepared<P>) -> Option<GracefulStop> {
+    prepared.scenarios.iter().try_fold(
+        GracefulStop {
+            end: Duration::ZERO,
+            cut_at: Duration::ZERO,
+        },
+        |g, s| {
+            let d = s.load.duration()?;
+            Some(GracefulStop {
+                end: g.end.max(d),
+                cut_at: g.cut_at.max(d + s.graceful_stop),
+            })
+        },
+    )
+}
+
+/// Knows when every worker has delivered a given second. Holds the seconds not closed yet
+/// only (a few), not the run's.
 struct SecondTracker {
-    /// Per second (index - base): how many workers delivered it.
-    counts: Vec<usize>,
+    /// Per second not closed yet: how many workers delivered it.
+    counts: BTreeMap<u64, usize>,
+    /// The highest second delivered.
+    last: Option<u64>,
     /// The second each finished worker ended in.
     done_at: Vec<Option<u64>>,
     next: u64,
@@ -323,18 +415,19 @@ struct SecondTracker {
 impl SecondTracker {
     fn new(workers: usize) -> Self {
         SecondTracker {
-            counts: Vec::new(),
+            counts: BTreeMap::new(),
+            last: None,
             done_at: vec![None; workers],
             next: 0,
         }
     }
 
     fn received(&mut self, worker: usize, second: u64, done: bool) {
-        let i = second as usize;
-        if self.counts.len() <= i {
-            self.counts.resize(i + 1, 0);
+        // A second already closed is the collector's business (it counts it in the next one).
+        if second >= self.next {
+            *self.counts.entry(second).or_insert(0) += 1;
         }
-        self.counts[i] += 1;
+        self.last = Some(self.last.map_or(second, |l| l.max(second)));
         if done {
             self.done_at[worker] = Some(second);
         }
@@ -349,11 +442,12 @@ impl SecondTracker {
             .iter()
             .filter(|d| matches!(d, Some(d) if *d < s))
             .count();
-        let got = self.counts.get(s as usize).copied().unwrap_or(0);
+        let got = self.counts.get(&s).copied().unwrap_or(0);
         if finished_before == self.done_at.len() {
             return None;
         }
         if got + finished_before == self.done_at.len() {
+            self.counts.remove(&s);
             self.next += 1;
             Some(s)
         } else {
@@ -363,7 +457,8 @@ impl SecondTracker {
 
     /// After all workers ended: the seconds not closed yet.
     fn flush(&mut self) -> Option<u64> {
-        if (self.next as usize) < self.counts.len() {
+        if self.last.is_some_and(|l| self.next <= l) {
+            self.counts.remove(&self.next);
             self.next += 1;
             Some(self.next - 1)
         } else {

@@ -1,5 +1,11 @@
-//! Ctrl-C and SIGTERM: the first asks the run to stop and write its results; the second exits
-//! at once. The handler only touches an atomic (async-signal-safe) or calls `_exit`.
+//! Ctrl-C, SIGTERM and SIGHUP: the first asks the run to stop and write its results; the
+//! second exits at once (what the run had closed is on disk already: the results directory is
+//! written as the run goes). The handler only touches an atomic (async-signal-safe) or calls
+//! `_exit`.
+//!
+//! SIGHUP is what a run gets when its terminal or SSH session goes away: by default it would
+//! kill the process with nothing written, so it stops the run like SIGTERM (the printing at the
+//! end then ignores the terminal being gone).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,9 +18,9 @@ extern "C" fn on_signal(_: libc::c_int) {
     }
 }
 
-/// Installs the handlers for SIGINT and SIGTERM.
+/// Installs the handlers for SIGINT, SIGTERM and SIGHUP.
 pub fn install() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only does async-signal-safe things; sigaction is given a valid,
         // zero-initialised struct.
         unsafe {

@@ -148,7 +148,7 @@ fn run_plan(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)
         .expect("the test plan loads");
     let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
     let log = prepared.protocol.log.clone();
-    let outcome = run(prepared, RunOptions::quiet(threads, "test"));
+    let outcome = run(prepared, RunOptions::quiet(threads, "test")).expect("no files to write");
     let log = log.lock().unwrap().clone();
     (outcome, log)
 }
@@ -362,5 +362,123 @@ scenarios:
     assert_eq!(
         summary.totals.failures_by_class.get("check_failed"),
         Some(&2)
+    );
+}
+
+/// `failures_by_class[class]` of step `name`.
+fn step_class(outcome: &RunOutcome, name: &str, class: &str) -> u64 {
+    let summary = outcome.collector.summary();
+    let step = summary.steps.iter().find(|s| s.name == name).unwrap();
+    step.failures_by_class.get(class).copied().unwrap_or(0)
+}
+
+#[test]
+fn the_end_of_a_duration_stops_loops_and_thinks_between_requests() {
+    // Iterations that would take 5 s (a loop) and 10 s (a think) in a 300 ms scenario.
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: looping
+    load: { vus: 2, duration: 300ms }
+    steps:
+      - loop: { count: 5000, steps: [ { get: /slow/1 } ] }
+  - name: thinking
+    load: { vus: 2, duration: 300ms }
+    steps:
+      - get: /thought
+      - think: 10s
+      - get: /never
+"#;
+    let started = Instant::now();
+    let (outcome, log) = run_plan(yaml, 1);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "ran {took:?}");
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.failures, 0);
+    let thinking: Vec<_> = log.iter().filter(|(s, _, _)| *s == 1).collect();
+    assert_eq!(
+        thinking.len(),
+        2,
+        "one request per VU, then the think is cut: {thinking:?}"
+    );
+    // Cut iterations are not counted as completed.
+    assert_eq!(summary.totals.iterations, 0);
+    let looped = log.iter().filter(|(s, _, _)| *s == 0).count();
+    assert!((2..2 * 5000).contains(&looped), "{looped}");
+}
+
+#[test]
+fn graceful_stop_cuts_requests_still_in_flight_and_counts_them() {
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: s
+    load: { vus: 2, duration: 200ms, graceful_stop: 300ms }
+    steps:
+      - { name: hung, get: /slow/5000 }
+"#;
+    let started = Instant::now();
+    let (outcome, log) = run_plan(yaml, 2);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1500), "ran {took:?}");
+    assert_eq!(log.len(), 2);
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.requests, 2, "the cut requests are counted");
+    assert_eq!(step_class(&outcome, "hung", "interrupted"), 2);
+    // Their latency is how long they had waited: the duration and the graceful stop.
+    let max = summary.totals.latency_ms.max;
+    assert!((450.0..1400.0).contains(&max), "{max} ms");
+}
+
+#[test]
+fn a_stop_counts_the_other_requests_in_flight_as_interrupted() {
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: waiting
+    load: { vus: 1, iterations: 1 }
+    steps:
+      - { name: hung, get: /slow/5000 }
+  - name: stopping
+    load: { vus: 1, iterations: 1 }
+    steps:
+      - think: 100ms
+      - { get: /fail, on_failure: stop_test }
+"#;
+    let started = Instant::now();
+    let (outcome, _) = run_plan(yaml, 1);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(outcome.stopped_by_failure);
+    let summary = outcome.collector.summary();
+    assert_eq!(summary.totals.requests, 2);
+    assert_eq!(step_class(&outcome, "hung", "interrupted"), 1);
+    assert_eq!(step_class(&outcome, "GET /fail", "http_5xx"), 1);
+}
+
+#[test]
+fn open_model_iterations_are_cut_when_their_graceful_stop_ends_not_the_run() {
+    // Scenario `late` goes on for 1.5 s: `open`'s requests are cut at 0.5 s all the same.
+    let yaml = r#"
+target: http://127.0.0.1:9
+scenarios:
+  - name: open
+    load: { rate: 10/s, duration: 300ms, max_vus: 10, graceful_stop: 200ms }
+    steps:
+      - { name: hung, get: /slow/5000 }
+  - name: late
+    load: { vus: 1, duration: 1500ms }
+    steps:
+      - get: /slow/50
+"#;
+    let (outcome, log) = run_plan(yaml, 1);
+    let arrivals = log.iter().filter(|(s, _, _)| *s == 0).count() as u64;
+    assert!(arrivals >= 2, "{arrivals}");
+    assert_eq!(step_class(&outcome, "hung", "interrupted"), arrivals);
+    let summary = outcome.collector.summary();
+    let hung = summary.steps.iter().find(|s| s.name == "hung").unwrap();
+    assert!(
+        hung.latency_ms.max < 900.0,
+        "cut at 0.5 s: {}",
+        hung.latency_ms.max
     );
 }

@@ -29,6 +29,9 @@ pub struct Vu<P: Protocol> {
     /// Iterations this VU has started (0-based index of the next one).
     pub iteration: u64,
     pub state: VuState,
+    /// When the scenario's duration ends (none for iteration counts): from then on the VU
+    /// starts no request, cuts its think times and pacing short, and leaves the iteration.
+    ends_at: Option<Instant>,
     session: P::Session,
     vars: Vars,
     frames: Vec<Frame>,
@@ -42,16 +45,25 @@ enum Next {
     Go,
     EndIteration,
     StopVu,
+    /// The scenario's time is up: the iteration ends where it is, uncounted.
+    TimeUp,
 }
 
 impl<P: Protocol> Vu<P> {
     /// A VU of `scenario` with its protocol session (`session` comes from
     /// [`Protocol::session`]).
-    pub fn new(id: u64, scenario: &ScenarioRun<P>, session: P::Session) -> Self {
+    /// `ends_at`: when the scenario's duration ends, if it has one.
+    pub fn new(
+        id: u64,
+        scenario: &ScenarioRun<P>,
+        session: P::Session,
+        ends_at: Option<Instant>,
+    ) -> Self {
         Vu {
             id,
             iteration: 0,
             state: VuState::Running,
+            ends_at,
             session,
             vars: Vars::new(scenario.vars.len(), scenario.counters, id),
             frames: Vec::new(),
@@ -97,6 +109,13 @@ impl<P: Protocol> Vu<P> {
             match &ops[pc] {
                 Op::Request { metric, step } => {
                     let start = intended.take().unwrap_or_else(Instant::now);
+                    // Between requests, not only between iterations: a loop of many requests
+                    // must not outlive the scenario's duration (the one `now` is the
+                    // request's start anyway, so this costs a comparison).
+                    if self.ends_at.is_some_and(|end| start >= end) {
+                        next = Next::TimeUp;
+                        break;
+                    }
                     let failed = self
                         .request(scenario_index, scenario, *metric, step, start, metrics)
                         .await;
@@ -126,7 +145,19 @@ impl<P: Protocol> Vu<P> {
                     }
                 }
                 Op::Think { min, max } => {
-                    tokio::time::sleep(self.pick(*min, *max)).await;
+                    let pause = self.pick(*min, *max);
+                    match self.ends_at {
+                        // A think never runs past the end of the scenario's duration.
+                        Some(end) => {
+                            let until = (Instant::now() + pause).min(end);
+                            tokio::time::sleep_until(until.into()).await;
+                            if Instant::now() >= end {
+                                next = Next::TimeUp;
+                                break;
+                            }
+                        }
+                        None => tokio::time::sleep(pause).await,
+                    }
                     pc += 1;
                 }
                 Op::LoopStart { count, end } => {
@@ -207,6 +238,14 @@ impl<P: Protocol> Vu<P> {
                 }
             }
         }
+        if matches!(next, Next::TimeUp) {
+            // Cut by the end of the duration: the iteration did not complete and is not
+            // counted, nor are its open groups (they neither finished nor failed).
+            self.frames.clear();
+            self.session.end_iteration();
+            self.iteration += 1;
+            return;
+        }
         // Groups left open by an early end are recorded (failed) with their time so far.
         while let Some(frame) = self.frames.pop() {
             if let Frame::Group(mut g) = frame {
@@ -222,7 +261,10 @@ impl<P: Protocol> Vu<P> {
             return;
         }
         if let Some(pacing) = scenario.pacing {
-            let until = iteration_started + pacing;
+            let mut until = iteration_started + pacing;
+            if let Some(end) = self.ends_at {
+                until = until.min(end);
+            }
             if until > Instant::now() {
                 tokio::time::sleep_until(until.into()).await;
             }
@@ -288,7 +330,15 @@ impl<P: Protocol> Vu<P> {
         metrics: &Rc<RefCell<WorkerMetrics>>,
     ) -> bool {
         let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
+        let mut in_flight = InFlight {
+            metrics,
+            scenario: scenario_index,
+            metric,
+            start,
+            done: false,
+        };
         let mut exchange = self.session.execute(step, &ctx, start).await;
+        in_flight.done = true;
         if let Some(slot) = self.session.take_unset() {
             warn_unset(scenario, slot, metric);
         }
@@ -331,6 +381,43 @@ impl<P: Protocol> Vu<P> {
         }
         let span = (max - min).as_nanos() as u64;
         min + Duration::from_nanos(self.vars.random_below(span + 1))
+    }
+}
+
+/// A request on its way. When the run stops (Ctrl-C, a threshold, `stop_test`, the end of
+/// `graceful_stop`) the VU's future is dropped mid-request, and so is this: it then records
+/// the request as `interrupted`, so that what was attempted shows in the results. Costs
+/// nothing on the normal path but a flag.
+struct InFlight<'a> {
+    metrics: &'a Rc<RefCell<WorkerMetrics>>,
+    scenario: usize,
+    metric: usize,
+    start: Instant,
+    done: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // How long it had waited: a lower bound of its latency. The actual send is not known
+        // here; for the open model's first request it is later than `start`.
+        let waited = micros(self.start.elapsed());
+        let record = RequestRecord {
+            latency_us: waited,
+            service_us: waited,
+            connect_us: None,
+            ttfb_us: None,
+            bytes_in: 0,
+            bytes_out: 0,
+            status: 0,
+            failure: Some(FailureClass::Interrupted),
+            handshake: None,
+        };
+        if let Ok(mut m) = self.metrics.try_borrow_mut() {
+            m.record_request(self.scenario, self.metric, &record);
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
 use onrush_protocol::Protocol;
 use tokio::sync::{watch, Notify};
-use tokio::task::{spawn_local, JoinHandle, LocalSet};
+use tokio::task::{spawn_local, JoinHandle, JoinSet, LocalSet};
 use tokio::time::sleep_until;
 
 use super::pacer::PreciseTimer;
@@ -19,10 +19,6 @@ use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
-
-/// After a scenario's time is up, iterations in flight may finish for this long before they are
-/// cancelled (k6 calls it gracefulStop).
-const GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
 /// The snapshot of `second` from `worker`.
 pub struct Message {
@@ -57,7 +53,9 @@ struct Shared<P: Protocol> {
 impl<P: Protocol> Shared<P> {
     fn vu(&self, id: u64, s: usize) -> Vu<P> {
         let session = P::session(&self.prepared.protocol, s, id, &self.protocol[s]);
-        Vu::new(id, &self.prepared.scenarios[s], session)
+        let scenario = &self.prepared.scenarios[s];
+        let ends_at = scenario.load.duration().map(|d| self.start + d);
+        Vu::new(id, scenario, session, ends_at)
     }
 }
 
@@ -105,8 +103,9 @@ impl<P: Protocol> Worker<P> {
             }
             ticker.abort();
         });
-        // Dropping the LocalSet cancels every VU still running (interrupted requests are not
-        // recorded: they have no outcome).
+        // Dropping the LocalSet cancels every VU still running; a request cut in flight
+        // records itself as `interrupted` as it is dropped (vu.rs, InFlight), before the last
+        // snapshot below.
         drop(local);
         let snapshot = metrics.borrow_mut().take_snapshot();
         let _ = self.messages.send(Message {
@@ -258,7 +257,8 @@ async fn closed_iterations<P: Protocol>(
 }
 
 /// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
-/// when the ramp drops below it.
+/// when the ramp drops below it. At the end of the stages VUs start no new request (vu.rs);
+/// requests in flight may finish for `graceful_stop`, then they are cut.
 async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRamp) {
     let active = Rc::new(ActiveVus {
         count: Cell::new(0),
@@ -307,11 +307,13 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
             }
         }));
     }
-    finish(handles, end + GRACEFUL_STOP).await;
+    let graceful_stop = shared.prepared.scenarios[s].graceful_stop;
+    finish(handles, end + graceful_stop).await;
 }
 
 /// Open model: arrivals follow the schedule whatever the target does. An arrival that finds all
-/// of this worker's VUs busy is counted as dropped, never delayed.
+/// of this worker's VUs busy is counted as dropped, never delayed. At the end, iterations in
+/// flight start no new request; their requests in flight may finish for `graceful_stop`.
 async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals, max_vus: u32) {
     // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
     let workers = shared.workers.min(max_vus.max(1) as usize);
@@ -324,6 +326,10 @@ async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals,
     let idle: Rc<RefCell<Vec<Vu<P>>>> = Rc::new(RefCell::new(Vec::new()));
     let in_flight = Rc::new(Cell::new(0u32));
     let all_idle = Rc::new(Notify::new());
+    // The running iterations, so that those still running when the graceful stop ends are cut
+    // then, not when the whole run ends (another scenario may go on). Finished ones are
+    // reaped at each arrival, so the set holds only what runs.
+    let mut running = JoinSet::new();
     let mut timer = PreciseTimer::new().ok();
     let mut created = 0u32;
     let mut cursor = 0;
@@ -355,6 +361,7 @@ async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals,
             }
             None => sleep_until(intended.into()).await,
         }
+        while running.try_join_next().is_some() {}
         let vu = match idle.borrow_mut().pop() {
             Some(vu) => vu,
             None if created < my_max => {
@@ -383,7 +390,7 @@ async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals,
             in_flight.clone(),
             all_idle.clone(),
         );
-        spawn_local(async move {
+        running.spawn_local(async move {
             let mut vu = vu;
             let scenario = &shared2.prepared.scenarios[s];
             vu.run_iteration(s, scenario, intended, &shared2.metrics)
@@ -401,7 +408,7 @@ async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals,
             }
         });
     }
-    let deadline = shared.start + scenario_len + GRACEFUL_STOP;
+    let deadline = shared.start + scenario_len + shared.prepared.scenarios[s].graceful_stop;
     while in_flight.get() > 0 {
         if tokio::time::timeout_at(deadline.into(), all_idle.notified())
             .await
@@ -410,6 +417,8 @@ async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals,
             break;
         }
     }
+    running.abort_all();
+    shared.metrics.borrow_mut().set_active_vus(s, 0);
 }
 
 /// Waits for VU tasks, cancelling those still running at `deadline`.

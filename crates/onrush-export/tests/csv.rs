@@ -61,7 +61,7 @@ fn num(s: &str) -> f64 {
 
 #[test]
 fn one_row_per_second_per_step_and_a_totals_row() {
-    let run = run(4, START_MS);
+    let mut run = run(4, START_MS);
     let dir = temp_dir("csv");
     run.collector.write_results(&dir).unwrap();
     let mut out = Vec::new();

@@ -33,6 +33,10 @@ pub enum ErrorKind {
     ClosedEarly,
     /// The response violates HTTP/1.1 framing: unparseable head, bad chunk, head over 64 KiB.
     BadResponse,
+    /// The server sent bytes no request asked for: more after a complete response, or data on
+    /// an idle keep-alive connection. The connection can no longer be trusted to pair
+    /// responses with requests.
+    Unsolicited,
     /// Any other I/O failure, including a request that could not be sent as given (a body file
     /// that can't be read, a target containing CR/LF).
     Io,
@@ -99,6 +103,11 @@ impl Error {
     /// A response that violates the protocol's framing ([`ErrorKind::BadResponse`]).
     pub fn bad(msg: impl Into<Cow<'static, str>>) -> Self {
         Error::new(ErrorKind::BadResponse, msg)
+    }
+
+    /// The server sent bytes no request asked for ([`ErrorKind::Unsolicited`]).
+    pub fn unsolicited(msg: impl Into<Cow<'static, str>>) -> Self {
+        Error::new(ErrorKind::Unsolicited, msg)
     }
 
     /// The peer closed the connection before the response ended ([`ErrorKind::ClosedEarly`]).

@@ -110,6 +110,11 @@ impl<S> Throttled<S> {
     pub fn get_ref(&self) -> &S {
         &self.io
     }
+
+    /// The wrapped stream, mutably (bytes read or written through it bypass the cap).
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.io
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Throttled<S> {

@@ -6,6 +6,7 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
+use std::task::Poll;
 use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -13,6 +14,7 @@ use tokio::net::TcpStream;
 
 use crate::decode::Decoder;
 use crate::encode;
+use crate::idle::PendingInput;
 use crate::{connect_tcp, ConnectOptions, Piece};
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
 use onrush_http::{refuse_throttle, IoOp as Op};
@@ -53,8 +55,9 @@ pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connecti
 #[derive(Debug)]
 pub struct Connection<S = TcpStream> {
     io: S,
-    /// Read buffer; `rbuf[start..end]` holds received bytes not yet consumed (a partial head,
-    /// or the start of a next response the server sent unasked).
+    /// Read buffer; `rbuf[start..end]` holds received bytes not yet consumed (a partial head).
+    /// Between requests it is empty: bytes beyond a response are refused, never kept for the
+    /// next request.
     rbuf: Box<[u8]>,
     start: usize,
     end: usize,
@@ -65,7 +68,7 @@ pub struct Connection<S = TcpStream> {
     reusable: bool,
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     /// Wraps an established byte stream (a TcpStream, later a TLS stream).
     pub fn new(io: S) -> Self {
         Connection {
@@ -100,6 +103,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// body to `sink` until its end. The connection is then ready for the next request if the
     /// response says `keep_alive`; otherwise, or after an error, drop it.
     ///
+    /// Bytes nobody asked for fail with [`ErrorKind::Unsolicited`] and leave the connection
+    /// unusable: bytes found waiting before the request is sent (the request is then not
+    /// sent), or bytes beyond the end of the response. Blank lines between responses, which
+    /// some servers send, are skipped; a `408` on an idle connection followed by its close is
+    /// the server closing an idle connection, reported like a close ([`Error::is_stale_reuse`]).
+    ///
     /// A `RequestBody::File` is read from disk in 64 KiB pieces through the reused write
     /// buffer, so memory does not grow with the file. Those reads are blocking `std::fs` reads
     /// on the worker thread, on purpose: `tokio::fs` would hand every 64 KiB read to the
@@ -121,7 +130,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.reusable = false;
         self.requests += 1;
         let mut first_byte_at = None;
-        match self.exchange(req, sink, &mut first_byte_at).await {
+        let outcome = match self.check_idle() {
+            Ok(()) => self.exchange(req, sink, &mut first_byte_at).await,
+            Err(e) => Err(e),
+        };
+        match outcome {
             Ok(resp) => {
                 self.reusable = resp.keep_alive;
                 Ok(resp)
@@ -148,11 +161,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             .flush()
             .await
             .map_err(|e| Error::io(e, Op::Sending))?;
-        if self.start < self.end {
-            // Bytes that arrived before we asked (a server pipelining ahead): they are the
-            // start of this response.
-            *first_byte_at = Some(Instant::now());
-        }
         let mut dec = Decoder::new(req.method == "HEAD", req.close);
         self.read_response(&mut dec, sink, first_byte_at).await?;
         Ok(Response {
@@ -327,9 +335,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 let (n, done) = dec.feed(&self.rbuf[self.start..self.end], sink)?;
                 self.start += n;
                 if done {
-                    if self.start == self.end {
-                        self.start = 0;
-                        self.end = 0;
+                    let rest = &self.rbuf[self.start..self.end];
+                    self.start = 0;
+                    self.end = 0;
+                    if !is_blank(rest) {
+                        return Err(Error::unsolicited(
+                            "the server sent more bytes after the end of the response (a \
+                             second response to one request, or a body its framing did not \
+                             announce): they answer no request, so the connection was dropped",
+                        ));
                     }
                     return Ok(());
                 }
@@ -370,6 +384,55 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             self.end += n;
         }
     }
+}
+
+impl<S: PendingInput> Connection<S> {
+    /// Before a request: fails if the server is known to have sent anything since the last
+    /// response ended (see [`PendingInput`] for what "known" costs and covers). Blank lines are
+    /// skipped; end of stream, a reset or a `408` are the server closing an idle connection;
+    /// anything else answers no request.
+    fn check_idle(&mut self) -> Result<(), Error> {
+        debug_assert_eq!(self.start, self.end, "the buffer is empty between requests");
+        loop {
+            let n = match self.io.read_waiting(&mut self.rbuf) {
+                Poll::Pending => return Ok(()),
+                Poll::Ready(Ok(n)) => n,
+                Poll::Ready(Err(e)) => return Err(Error::io(e, Op::Reading)),
+            };
+            let bytes = &self.rbuf[..n];
+            if bytes.is_empty() {
+                return Err(Error::closed_early(
+                    "the server closed the idle keep-alive connection",
+                ));
+            }
+            if is_blank(bytes) {
+                continue;
+            }
+            if is_request_timeout(bytes) {
+                // RFC 9110 §15.5.9: a server may send 408 on an idle connection as it closes it.
+                return Err(Error::closed_early(
+                    "the server timed out the idle keep-alive connection (408) and closed it",
+                ));
+            }
+            return Err(Error::unsolicited(
+                "the server sent data on the idle keep-alive connection, before the request \
+                 was sent (a second response to an earlier request?): it answers no request, \
+                 so the request was not sent and the connection was dropped",
+            ));
+        }
+    }
+}
+
+/// Empty, or only CR and LF: the blank lines some servers put between responses.
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| matches!(b, b'\r' | b'\n'))
+}
+
+/// Starts like a `408 Request Timeout` status line (blank lines before it skipped).
+fn is_request_timeout(bytes: &[u8]) -> bool {
+    let start = bytes.iter().position(|b| !matches!(b, b'\r' | b'\n'));
+    let line = &bytes[start.unwrap_or(bytes.len())..];
+    line.len() >= 12 && line.starts_with(b"HTTP/1.") && line[8] == b' ' && line[9..12] == *b"408"
 }
 
 async fn write_all<S: AsyncWrite + Unpin>(io: &mut S, bytes: &[u8]) -> Result<(), Error> {

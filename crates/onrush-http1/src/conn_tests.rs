@@ -16,6 +16,8 @@ use crate::Discard;
 enum Step {
     Data(Vec<u8>),
     Err(io::ErrorKind),
+    /// Nothing more arrives until the client writes (a request): what follows answers it.
+    AfterWrite,
 }
 
 /// Scripted stream. After the script: EOF, or never-ready when `hang` is set.
@@ -25,17 +27,44 @@ struct Mock {
     hang: bool,
     written: Vec<u8>,
     writes: usize,
+    /// Writes ever made (`writes` may be reset by a test), and their number when the last
+    /// `AfterWrite` was passed.
+    writes_ever: usize,
+    writes_passed: usize,
     write_err: Option<io::ErrorKind>,
 }
 
 impl Mock {
-    fn with_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> Self {
+    /// A well-behaved server: each of `responses` (its pieces, one read each) arrives only
+    /// after the next request was written.
+    fn answering<'a, R>(responses: impl IntoIterator<Item = R>) -> Self
+    where
+        R: IntoIterator<Item = &'a [u8]>,
+    {
+        let mut reads = VecDeque::new();
+        for pieces in responses {
+            reads.push_back(Step::AfterWrite);
+            reads.extend(pieces.into_iter().map(|p| Step::Data(p.to_vec())));
+        }
         Mock {
-            reads: pieces.into_iter().map(|p| Step::Data(p.to_vec())).collect(),
+            reads,
             ..Mock::default()
         }
     }
+
+    /// Passes an `AfterWrite` at the front if a write happened since the last one.
+    fn pass_barrier(&mut self) {
+        if matches!(self.reads.front(), Some(Step::AfterWrite))
+            && self.writes_ever > self.writes_passed
+        {
+            self.reads.pop_front();
+            self.writes_passed = self.writes_ever;
+        }
+    }
 }
+
+/// The default: one poll with a waker that does nothing (the mock never needs a wake-up).
+impl crate::PendingInput for Mock {}
 
 impl AsyncRead for Mock {
     fn poll_read(
@@ -44,7 +73,9 @@ impl AsyncRead for Mock {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.pass_barrier();
         match this.reads.front_mut() {
+            Some(Step::AfterWrite) => Poll::Pending,
             None if this.hang => Poll::Pending,
             None => Poll::Ready(Ok(())),
             Some(Step::Err(k)) => {
@@ -72,6 +103,7 @@ impl AsyncWrite for Mock {
             return Poll::Ready(Err(k.into()));
         }
         this.writes += 1;
+        this.writes_ever += 1;
         this.written.extend_from_slice(b);
         Poll::Ready(Ok(b.len()))
     }
@@ -139,20 +171,23 @@ async fn many_responses_in_random_pieces_on_one_connection() {
     for seed in 0..20 {
         let mut rng = Rng::new(seed);
         let responses: Vec<_> = (0..30).map(|_| random_response(&mut rng)).collect();
-        let wire: Vec<u8> = responses.iter().flat_map(|r| r.0.clone()).collect();
-        let mut pieces = Vec::new();
-        let mut rest = &wire[..];
-        while !rest.is_empty() {
-            let n = match rng.below(4) {
-                0 => 1,
-                1 => rng.below(20),
-                _ => rng.below(30_000),
+        let mut script = Vec::new();
+        for (wire, _, _) in &responses {
+            let mut pieces = Vec::new();
+            let mut rest = &wire[..];
+            while !rest.is_empty() {
+                let n = match rng.below(4) {
+                    0 => 1,
+                    1 => rng.below(20),
+                    _ => rng.below(30_000),
+                }
+                .clamp(1, rest.len());
+                pieces.push(&rest[..n]);
+                rest = &rest[n..];
             }
-            .clamp(1, rest.len());
-            pieces.push(&rest[..n]);
-            rest = &rest[n..];
+            script.push(pieces);
         }
-        let mut conn = Connection::new(Mock::with_pieces(pieces));
+        let mut conn = Connection::new(Mock::answering(script));
         for (i, (wire, status, body)) in responses.iter().enumerate() {
             let mut got = Vec::new();
             let r = conn.send(&get("GET"), &mut got).await.unwrap();
@@ -177,13 +212,14 @@ async fn many_responses_in_random_pieces_on_one_connection() {
 }
 
 #[tokio::test]
-async fn byte_by_byte_with_head_request_and_leftover() {
-    let mut wire = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".to_vec();
-    wire.extend_from_slice(
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n",
-    );
-    wire.extend_from_slice(OK2);
-    let mut conn = Connection::new(Mock::with_pieces(wire.chunks(1)));
+async fn byte_by_byte_with_head_request() {
+    let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+    let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\n\r\n";
+    let mut conn = Connection::new(Mock::answering([
+        head.chunks(1),
+        chunked.chunks(1),
+        OK2.chunks(1),
+    ]));
     let r = conn.send(&get("HEAD"), &mut Discard).await.unwrap();
     assert_eq!((r.status, r.body_bytes, r.keep_alive), (200, 0, true));
     let mut body = Vec::new();
@@ -198,19 +234,77 @@ async fn byte_by_byte_with_head_request_and_leftover() {
     );
 }
 
+const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+
 #[tokio::test]
-async fn pipelined_bytes_arriving_early_are_the_next_response() {
+async fn a_second_response_in_the_same_read_is_unsolicited() {
+    // Two responses to one request arrive together: the second answers nothing, and the
+    // request's own answer can't be trusted either.
     let mut both = OK2.to_vec();
-    both.extend_from_slice(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-    let mut conn = Connection::new(Mock::with_pieces([&both[..]]));
-    assert_eq!(
-        conn.send(&get("GET"), &mut Discard).await.unwrap().status,
-        200
+    both.extend_from_slice(NOT_FOUND);
+    let mut conn = Connection::new(Mock::answering([[&both[..]], [OK2]]));
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsolicited, "{e}");
+    assert!(!e.is_stale_reuse());
+    assert!(
+        e.to_string().contains("after the end of the response"),
+        "{e}"
     );
-    assert_eq!(
-        conn.send(&get("GET"), &mut Discard).await.unwrap().status,
-        404
+    assert!(!conn.is_reusable(), "the connection is dropped");
+    assert!(conn.send(&get("GET"), &mut Discard).await.is_err());
+}
+
+#[tokio::test]
+async fn bytes_arriving_while_idle_are_unsolicited_and_no_request_is_sent() {
+    // The duplicate arrives after the first response was read, before the next request.
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::Data(NOT_FOUND.to_vec()));
+    m.reads.push_back(Step::AfterWrite);
+    m.reads.push_back(Step::Data(OK2.to_vec()));
+    let mut conn = Connection::new(m);
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let sent = conn.io.written.len();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsolicited, "{e}");
+    assert!(!e.is_stale_reuse(), "not retried: the server misbehaved");
+    assert!(e.to_string().contains("idle keep-alive connection"), "{e}");
+    assert_eq!(conn.io.written.len(), sent, "the request was not sent");
+    assert!(!conn.is_reusable());
+}
+
+#[tokio::test]
+async fn blank_lines_between_responses_are_skipped() {
+    let mut ok_crlf = OK2.to_vec();
+    ok_crlf.extend_from_slice(b"\r\n");
+    // After the response in the same read; then alone while idle.
+    let mut m = Mock::answering([[&ok_crlf[..]]]);
+    m.reads.push_back(Step::Data(b"\r\n\r\n".to_vec()));
+    m.reads.push_back(Step::AfterWrite);
+    m.reads.push_back(Step::Data(OK2.to_vec()));
+    let mut conn = Connection::new(m);
+    let mut body = Vec::new();
+    conn.send(&get("GET"), &mut body).await.unwrap();
+    conn.send(&get("GET"), &mut body).await.unwrap();
+    assert_eq!(body, b"okok");
+    assert!(conn.is_reusable());
+}
+
+#[tokio::test]
+async fn a_408_on_an_idle_connection_is_the_server_closing_it() {
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::Data(
+        b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    ));
+    let mut conn = Connection::new(m);
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let sent = conn.io.written.len();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClosedEarly, "{e}");
+    assert!(
+        e.is_stale_reuse(),
+        "retried on a new connection like any idle close"
     );
+    assert_eq!(conn.io.written.len(), sent);
 }
 
 #[tokio::test]
@@ -221,7 +315,7 @@ async fn big_heads_grow_the_buffer_once_and_too_big_fails() {
     }
     head.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
     let (a, b) = head.split_at(10_000);
-    let mut conn = Connection::new(Mock::with_pieces([a, b, OK2]));
+    let mut conn = Connection::new(Mock::answering([vec![a, b], vec![OK2]]));
     let r = conn.send(&get("GET"), &mut Discard).await.unwrap();
     assert_eq!((r.status, r.body_bytes), (200, 2));
     assert_eq!(conn.rbuf.len(), MAX_HEAD_BYTES);
@@ -231,7 +325,7 @@ async fn big_heads_grow_the_buffer_once_and_too_big_fails() {
     for i in 0..60 {
         huge.extend_from_slice(format!("X-{i}: {}\r\n", "v".repeat(1200)).as_bytes());
     }
-    let mut conn = Connection::new(Mock::with_pieces(huge.chunks(5000)));
+    let mut conn = Connection::new(Mock::answering([huge.chunks(5000)]));
     let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadResponse, "{e}");
     assert!(!conn.is_reusable());
@@ -240,8 +334,8 @@ async fn big_heads_grow_the_buffer_once_and_too_big_fails() {
 
 #[tokio::test]
 async fn stale_reuse_is_only_reported_for_reused_connections_before_any_byte() {
-    // Reset instead of EOF on the reused connection.
-    let mut m = Mock::with_pieces([OK2]);
+    // Reset instead of EOF on the reused connection (found before the request is written).
+    let mut m = Mock::answering([[OK2]]);
     m.reads.push_back(Step::Err(io::ErrorKind::ConnectionReset));
     let mut conn = Connection::new(m);
     conn.send(&get("GET"), &mut Discard).await.unwrap();
@@ -249,21 +343,32 @@ async fn stale_reuse_is_only_reported_for_reused_connections_before_any_byte() {
     assert_eq!(e.kind(), ErrorKind::Reset);
     assert!(e.is_stale_reuse());
 
+    // Closed after the request was written.
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::AfterWrite);
+    let mut conn = Connection::new(m);
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ClosedEarly);
+    assert!(e.is_stale_reuse());
+
     // A fresh connection closed without a response is not the keep-alive race.
-    let mut conn = Connection::new(Mock::default());
+    let mut conn = Connection::new(Mock::answering([Vec::<&[u8]>::new()]));
     let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ClosedEarly);
     assert!(!e.is_stale_reuse());
 
     // Reused, but a byte of the response arrived: the server did process the request.
-    let mut conn = Connection::new(Mock::with_pieces([OK2, b"HTTP/1.1 2"]));
+    let mut conn = Connection::new(Mock::answering([[OK2], [b"HTTP/1.1 2"]]));
     conn.send(&get("GET"), &mut Discard).await.unwrap();
     let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ClosedEarly);
     assert!(!e.is_stale_reuse());
 
     // Broken pipe while writing on a reused connection.
-    let mut conn = Connection::new(Mock::with_pieces([OK2]));
+    let mut m = Mock::answering([[OK2]]);
+    m.hang = true;
+    let mut conn = Connection::new(m);
     conn.send(&get("GET"), &mut Discard).await.unwrap();
     conn.io.write_err = Some(io::ErrorKind::BrokenPipe);
     let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
@@ -273,16 +378,16 @@ async fn stale_reuse_is_only_reported_for_reused_connections_before_any_byte() {
 
 #[tokio::test]
 async fn close_and_cancel_make_the_connection_unusable() {
-    let mut conn = Connection::new(Mock::with_pieces([
-        &b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"[..],
-        OK2,
+    let mut conn = Connection::new(Mock::answering([
+        [&b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"[..]],
+        [OK2],
     ]));
     let r = conn.send(&get("GET"), &mut Discard).await.unwrap();
     assert!(!r.keep_alive && !conn.is_reusable());
     let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
     assert!(e.to_string().contains("can't carry another request"), "{e}");
 
-    let mut m = Mock::with_pieces([&b"HTTP/1.1 200 OK\r\n"[..]]);
+    let mut m = Mock::answering([[&b"HTTP/1.1 200 OK\r\n"[..]]]);
     m.hang = true;
     let mut conn = Connection::new(m);
     let req = get("GET");
@@ -296,7 +401,7 @@ async fn close_and_cancel_make_the_connection_unusable() {
 
 #[tokio::test]
 async fn writes_are_coalesced() {
-    let mut conn = Connection::new(Mock::with_pieces([OK2, OK2, OK2, OK2]));
+    let mut conn = Connection::new(Mock::answering([[OK2]; 4]));
     let mut req = get("POST");
     req.body = RequestBody::Bytes(b"hello");
     let r = conn.send(&req, &mut Discard).await.unwrap();
@@ -338,7 +443,7 @@ async fn writes_are_coalesced() {
 
 #[tokio::test]
 async fn invalid_requests_are_not_sent() {
-    let mut conn = Connection::new(Mock::with_pieces([OK2]));
+    let mut conn = Connection::new(Mock::answering([[OK2]]));
     let mut req = get("GET");
     req.target = b"/a\r\nX: y";
     let e = conn.send(&req, &mut Discard).await.unwrap_err();

@@ -9,7 +9,9 @@
 //!
 //! Steady-state cost per request on a kept-alive connection: no heap allocation, one `write`
 //! syscall for the head and a small body, one `read` syscall when the response fits the read
-//! buffer (16 KiB, grown once to 64 KiB only for a head that needs it).
+//! buffer (16 KiB, grown once to 64 KiB only for a head that needs it). Before each request the
+//! connection takes what is known to wait on it (`idle`: no syscall in the steady state) and
+//! refuses bytes nobody asked for.
 //!
 //! The request, sink, response and error types, the TCP and TLS transports, cookies,
 //! decompression and multipart bodies are onrush-http's, shared with HTTP/2, and re-exported
@@ -21,6 +23,7 @@ mod any;
 mod conn;
 mod decode;
 mod encode;
+mod idle;
 mod throttle;
 pub mod tls;
 
@@ -35,6 +38,7 @@ pub use onrush_http::{
 
 pub use any::{connect_any, AnyConnection};
 pub use conn::{connect, Connection};
+pub use idle::PendingInput;
 pub use throttle::{connect_throttled, ThrottledConnection};
 pub use tls::{cipher_suite_names, ClientIdentity};
 pub use tls::{

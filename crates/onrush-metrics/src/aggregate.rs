@@ -1,21 +1,17 @@
 //! Cumulative totals built from 1-second intervals. The one source of truth for the summary:
 //! the collector feeds it the intervals it closes, `merge` the intervals it reads back, and
-//! both build `summary.json` with [`Aggregate::summary`].
+//! both build `summary.json` with [`Aggregate::summary`]. It holds running totals and
+//! histograms per step and scenario, and the per-second figures folded by [`Seconds`]: its
+//! size does not grow with the length of the run.
 
 use crate::hist::{add_into, new_hist, round3, Hist, MsStats};
+use crate::rates::{rate, Seconds};
 use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepCounters, StepInterval};
 use crate::summary::{
     CheckStats, CheckSummary, Extras, HandshakeStats, RunSummary, ScenarioSummary, StepSummary,
     Summary, Totals,
 };
-
-/// The window of `rate_10s_*`, in seconds.
-pub(crate) const RATE_WINDOW_S: usize = 10;
-
-/// A second counts as full for the rate figures when at least this much of it (1 - 10 ms)
-/// lies inside the run, so a 10 s run measured as 9.995 s still has 10 full seconds.
-const FULL_SECOND_SLACK_S: f64 = 0.01;
 
 /// Identity of a run: what the summary's `run` holds besides figures.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,17 +57,10 @@ pub(crate) struct CheckAgg {
     pub counts: CheckCounts,
 }
 
-#[derive(Clone, Debug, Default)]
-pub(crate) struct SecondAgg {
-    pub requests: u64,
-    pub active_vus: u64,
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct Aggregate {
     pub scenarios: Vec<ScenarioAgg>,
-    /// Indexed by second.
-    pub seconds: Vec<SecondAgg>,
+    pub seconds: Seconds,
     pub latency: Hist,
     pub service: Hist,
     pub connect: Hist,
@@ -86,19 +75,11 @@ fn add_opt(dst: &mut Hist, src: &Option<Hist>) {
     }
 }
 
-fn rate(n: u64, d: f64) -> f64 {
-    if d > 0.0 {
-        n as f64 / d
-    } else {
-        0.0
-    }
-}
-
 impl Aggregate {
     pub fn new(layout: &Layout) -> Aggregate {
         let mut a = Aggregate {
             scenarios: Vec::new(),
-            seconds: Vec::new(),
+            seconds: Seconds::default(),
             latency: new_hist(),
             service: new_hist(),
             connect: new_hist(),
@@ -210,18 +191,10 @@ impl Aggregate {
         checks.len() - 1
     }
 
-    fn second(&mut self, t: u64) -> &mut SecondAgg {
-        let t = t as usize;
-        if self.seconds.len() <= t {
-            self.seconds.resize(t + 1, SecondAgg::default());
-        }
-        &mut self.seconds[t]
-    }
-
     /// Adds second `t` of step `step` of scenario `si` (all workers / runs already merged).
     /// A group counts only in its own step, not in the scenario's or the run's totals.
     pub fn add_step(&mut self, t: u64, si: usize, step: usize, d: &StepInterval) {
-        self.second(t);
+        self.seconds.at(t);
         if self.scenarios[si].steps[step].kind.is_group() {
             let st = &mut self.scenarios[si].steps[step];
             st.counters.add(&d.counters);
@@ -232,7 +205,7 @@ impl Aggregate {
             add_opt(&mut st.handshake, &d.handshake);
             return;
         }
-        self.second(t).requests += d.counters.requests;
+        self.seconds.at(t).requests += d.counters.requests;
         let sc = &mut self.scenarios[si];
         add_opt(&mut sc.latency, &d.latency);
         add_opt(&mut sc.handshake, &d.handshake);
@@ -253,7 +226,7 @@ impl Aggregate {
     /// Adds second `t` of scenario `si` (all workers / runs already merged). `d.checks` is
     /// indexed by this aggregate's check indexes ([`check_index`](Self::check_index)).
     pub fn add_scenario(&mut self, t: u64, si: usize, d: &ScenarioInterval) {
-        self.second(t).active_vus += d.active_vus;
+        self.seconds.at(t).active_vus += d.active_vus;
         let sc = &mut self.scenarios[si];
         sc.iterations += d.iterations;
         sc.dropped_iterations += d.dropped_iterations;
@@ -268,7 +241,7 @@ impl Aggregate {
 
     /// Builds the summary. `duration_s` defaults to the number of seconds seen.
     pub fn summary(&self, meta: &RunMeta, extra: &Extras) -> Summary {
-        let seconds = self.seconds.len() as u64;
+        let seconds = self.seconds.count();
         let duration = meta.duration_s.unwrap_or(seconds as f64).max(0.0);
 
         let mut all = StepCounters::default();
@@ -333,7 +306,7 @@ impl Aggregate {
             });
         }
 
-        let rates = window_rates(&self.per_second_requests(), duration, all.requests);
+        let rates = self.seconds.rates(duration, all.requests);
         let totals = Totals {
             requests: all.requests,
             failures: all.failures,
@@ -356,7 +329,7 @@ impl Aggregate {
             rate_10s_window_s: round3(rates.window_s),
             rate_10s_whole_run: rates.whole_run,
             rate_1s_max: round3(rates.max_1s),
-            active_vus_max: self.seconds.iter().map(|s| s.active_vus).max().unwrap_or(0),
+            active_vus_max: self.seconds.active_vus_max(),
             handshakes: handshake_stats(&all, &self.handshake),
             checks: check_stats(&all_checks),
         };
@@ -376,10 +349,6 @@ impl Aggregate {
             checks,
             extra: extra.clone(),
         }
-    }
-
-    fn per_second_requests(&self) -> Vec<u64> {
-        self.seconds.iter().map(|s| s.requests).collect()
     }
 }
 
@@ -404,103 +373,5 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
-    }
-}
-
-/// Rate figures over 1-second request counts.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct WindowRates {
-    pub max_10s: f64,
-    pub min_10s: f64,
-    pub window_s: f64,
-    pub whole_run: bool,
-    pub max_1s: f64,
-}
-
-/// Highest / lowest mean rate over every full 10-second window (sliding by one second) of
-/// `per_second` (request counts of seconds 0, 1, ...; missing seconds count 0). Only the full
-/// seconds of a run of `duration_s` are used (a partial last second would fake a dip). With
-/// fewer than 10 full seconds both are the whole-run mean `total / duration_s` and `whole_run`
-/// is set.
-pub(crate) fn window_rates(per_second: &[u64], duration_s: f64, total: u64) -> WindowRates {
-    let full = ((duration_s + FULL_SECOND_SLACK_S).floor().max(0.0)) as usize;
-    let count = |i: usize| per_second.get(i).copied().unwrap_or(0);
-    let max_1s = if full == 0 {
-        rate(total, duration_s)
-    } else {
-        (0..full).map(count).max().unwrap_or(0) as f64
-    };
-    if full < RATE_WINDOW_S {
-        let r = rate(total, duration_s);
-        return WindowRates {
-            max_10s: r,
-            min_10s: r,
-            window_s: duration_s,
-            whole_run: true,
-            max_1s,
-        };
-    }
-    let mut sum: u64 = (0..RATE_WINDOW_S).map(count).sum();
-    let (mut lo, mut hi) = (sum, sum);
-    for end in RATE_WINDOW_S..full {
-        sum = sum + count(end) - count(end - RATE_WINDOW_S);
-        lo = lo.min(sum);
-        hi = hi.max(sum);
-    }
-    let w = RATE_WINDOW_S as f64;
-    WindowRates {
-        max_10s: hi as f64 / w,
-        min_10s: lo as f64 / w,
-        window_s: w,
-        whole_run: false,
-        max_1s,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ten_second_windows_slide_by_one_second() {
-        // 20 full seconds: 100/s, except seconds 5..=6 at 0 and second 15 at 1100.
-        let mut per: Vec<u64> = vec![100; 20];
-        per[5] = 0;
-        per[6] = 0;
-        per[15] = 1100;
-        let r = window_rates(&per, 20.0, per.iter().sum());
-        assert!(!r.whole_run);
-        assert_eq!(r.window_s, 10.0);
-        // lowest: any window holding 5 and 6 but not 15: 800 / 10
-        assert_eq!(r.min_10s, 80.0);
-        // highest: windows holding 15 but not 5, 6: (900 + 1100) / 10
-        assert_eq!(r.max_10s, 200.0);
-        assert_eq!(r.max_1s, 1100.0);
-    }
-
-    #[test]
-    fn partial_last_second_is_left_out_and_missing_seconds_are_zero() {
-        // 12.4 s: 12 full seconds; seconds 10 and 11 had nothing (missing from the vec).
-        let per: Vec<u64> = vec![50; 10];
-        let r = window_rates(&per, 12.4, 500);
-        assert_eq!(r.max_10s, 50.0);
-        assert_eq!(r.min_10s, 40.0); // seconds 2..12: 8 * 50 / 10
-                                     // a 10 s run measured a hair short still has a full window
-        let r = window_rates(&per, 9.995, 500);
-        assert!(!r.whole_run);
-        assert_eq!((r.min_10s, r.max_10s), (50.0, 50.0));
-    }
-
-    #[test]
-    fn short_run_uses_the_whole_run() {
-        let per = vec![10, 30, 20];
-        let r = window_rates(&per, 2.5, 60);
-        assert!(r.whole_run);
-        assert_eq!(r.window_s, 2.5);
-        assert_eq!(r.max_10s, 24.0);
-        assert_eq!(r.min_10s, 24.0);
-        assert_eq!(r.max_1s, 30.0); // second 2 is partial and left out
-        let r = window_rates(&[], 0.0, 0);
-        assert_eq!((r.max_10s, r.min_10s, r.max_1s), (0.0, 0.0, 0.0));
     }
 }

@@ -1,7 +1,8 @@
 //! The collector: merges the workers' snapshots second by second, feeds the live status line,
-//! keeps the cumulative totals and the interval lines, writes the result files.
+//! keeps the cumulative totals, and hands each closed second's lines of `intervals.jsonl` to
+//! its spool (memory, or the results directory as the run goes: `spool.rs`); writes the
+//! result files.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
@@ -17,6 +18,7 @@ use crate::hist::{add_into, new_hist, us_to_ms, Encoder, Hist};
 use crate::record::Layout;
 use crate::second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepInterval};
+use crate::spool::Spool;
 use crate::summary::{Extras, Summary};
 
 /// Identity of the run, given to [`Collector::new`].
@@ -109,7 +111,11 @@ impl SecondAcc {
 
 /// Owned by the collector thread. Per second: [`add`](Self::add) each worker's snapshot, then
 /// [`close_second`](Self::close_second). At the end: [`write_results`](Self::write_results).
-#[derive(Clone)]
+///
+/// What it keeps does not grow with the run — running totals and histograms, the open
+/// seconds — except the lines of `intervals.jsonl` of a collector made with
+/// [`new`](Self::new), which are held in memory until written; one made with
+/// [`streaming`](Self::streaming) writes them to the results directory as each second closes.
 pub struct Collector {
     layout: Layout,
     run: RunInfo,
@@ -123,8 +129,9 @@ pub struct Collector {
     /// Last active-VU gauge per scenario of every worker seen.
     worker_vus: BTreeMap<u64, Vec<u64>>,
     agg: Aggregate,
-    /// `(second, JSON line)` of `intervals.jsonl`, header excluded.
-    lines: Vec<(u64, String)>,
+    /// The lines of `intervals.jsonl` (header excluded), in file order: seconds close in
+    /// increasing order (a late snapshot counts in the next open second).
+    spool: Spool,
     second_latency: Hist,
     total_requests: u64,
     total_failures: u64,
@@ -135,6 +142,8 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// A collector that keeps the lines of `intervals.jsonl` in memory until
+    /// [`write_results`](Self::write_results) (tests, short programs).
     pub fn new(layout: Layout, run: RunInfo) -> Self {
         let mut agg = Aggregate::new(&layout);
         let index = layout.scenarios.iter().map(|s| agg.add_layout(s)).collect();
@@ -148,7 +157,7 @@ impl Collector {
             closed_through: None,
             worker_vus: BTreeMap::new(),
             agg,
-            lines: Vec::new(),
+            spool: Spool::Memory(Vec::new()),
             second_latency: new_hist(),
             total_requests: 0,
             total_failures: 0,
@@ -156,6 +165,24 @@ impl Collector {
             late_snapshots: 0,
             closed: Vec::new(),
         }
+    }
+
+    /// A collector that writes `dir/intervals.jsonl` (creating `dir`) as the run goes: the
+    /// header now, marked `"unfinished": true`, then each second's lines in one `write` as
+    /// the second closes. [`write_intervals`](Self::write_intervals) (or `write_results`) into
+    /// `dir` at the end replaces the header with the final one. A run killed in between leaves
+    /// a readable file holding every closed second (docs/results.md).
+    pub fn streaming(layout: Layout, run: RunInfo, dir: &Path) -> io::Result<Self> {
+        let mut c = Collector::new(layout, run);
+        let header = c.intervals_header();
+        c.spool = Spool::file(dir, &header)?;
+        Ok(c)
+    }
+
+    /// Why the streamed `intervals.jsonl` stopped being written (a full disk, ...), if it
+    /// did; the run can say so at once, and writing the results at the end fails with it.
+    pub fn write_error(&self) -> Option<&io::Error> {
+        self.spool.error()
     }
 
     pub fn layout(&self) -> &Layout {
@@ -289,7 +316,7 @@ impl Collector {
                 })
                 .collect();
             let line = files::scenario_line(t, &scen.name, &sc, &check_names, &mut enc);
-            self.lines.push((t, Line::Scenario(line).to_json()));
+            self.spool.push(&Line::Scenario(line));
             let (asi, ref steps_idx, ref checks_idx) = self.index[si];
             if sc.checks.is_empty() {
                 self.agg.add_scenario(t, asi, &sc);
@@ -315,7 +342,7 @@ impl Collector {
                 let Some(d) = d else { continue };
                 if scen.is_group(sti) {
                     let line = files::step_line(t, &scen.name, &scen.steps[sti], &d, &mut enc);
-                    self.lines.push((t, Line::Group(line).to_json()));
+                    self.spool.push(&Line::Group(line));
                     self.agg.add_step(t, asi, steps_idx[sti], &d);
                     detail
                         .groups
@@ -330,7 +357,7 @@ impl Collector {
                     add_into(&mut self.second_latency, h);
                 }
                 let line = files::step_line(t, &scen.name, &scen.steps[sti], &d, &mut enc);
-                self.lines.push((t, Line::Step(line).to_json()));
+                self.spool.push(&Line::Step(line));
                 self.agg.add_step(t, asi, steps_idx[sti], &d);
                 detail
                     .steps
@@ -360,6 +387,7 @@ impl Collector {
         tot.total_dropped_iterations = view.total_dropped_iterations;
         self.closed.push(detail);
         self.closed_through = Some(self.closed_through.map_or(t, |c| c.max(t)));
+        self.spool.end_second();
         view
     }
 
@@ -384,14 +412,29 @@ impl Collector {
         self.extra.set(key, value);
     }
 
-    fn finalized(&self) -> Cow<'_, Collector> {
-        if self.pending.is_empty() {
-            Cow::Borrowed(self)
-        } else {
-            let mut c = self.clone();
-            c.finish();
-            Cow::Owned(c)
-        }
+    /// A copy of this collector with every second still open closed, whose lines are thrown
+    /// away: it only computes the summary.
+    fn closed_copy(&self) -> Collector {
+        let mut c = Collector {
+            layout: self.layout.clone(),
+            run: self.run.clone(),
+            duration_s: self.duration_s,
+            extra: self.extra.clone(),
+            index: self.index.clone(),
+            pending: self.pending.clone(),
+            closed_through: self.closed_through,
+            worker_vus: self.worker_vus.clone(),
+            agg: self.agg.clone(),
+            spool: Spool::Memory(Vec::new()),
+            second_latency: new_hist(),
+            total_requests: self.total_requests,
+            total_failures: self.total_failures,
+            total_dropped: self.total_dropped,
+            late_snapshots: self.late_snapshots,
+            closed: Vec::new(),
+        };
+        c.finish();
+        c
     }
 
     fn meta(&self) -> RunMeta {
@@ -405,55 +448,55 @@ impl Collector {
 
     /// The summary, as `summary.json` holds it. Seconds added but not closed are included.
     pub fn summary(&self) -> Summary {
-        let c = self.finalized();
-        c.agg.summary(&c.meta(), &c.extra)
+        if self.pending.is_empty() {
+            self.agg.summary(&self.meta(), &self.extra)
+        } else {
+            let c = self.closed_copy();
+            c.agg.summary(&c.meta(), &c.extra)
+        }
     }
 
-    /// Writes `summary.json` and `intervals.jsonl` into `dir` (created when missing).
-    pub fn write_results(&self, dir: &Path) -> io::Result<()> {
-        let c = self.finalized();
-        let summary = c.agg.summary(&c.meta(), &c.extra);
-        c.write_files(dir, &summary)
+    /// Writes `summary.json` and `intervals.jsonl` into `dir` (created when missing), after
+    /// closing every second still open.
+    pub fn write_results(&mut self, dir: &Path) -> io::Result<()> {
+        self.finish();
+        let summary = self.summary();
+        self.write_files(dir, &summary)
     }
 
     /// Like [`write_results`](Self::write_results), but writes `summary` as `summary.json`:
     /// for a caller that took [`summary`](Self::summary) and added fields to it
     /// (`set_interrupted`, `set_vars`, `set_extra`). `intervals.jsonl` is this collector's.
-    pub fn write_results_with(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
-        self.finalized().write_files(dir, summary)
+    pub fn write_results_with(&mut self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        self.finish();
+        self.write_files(dir, summary)
     }
 
-    /// Writes only `intervals.jsonl` into `dir` (created when missing): for a caller that
-    /// writes `summary.json` itself once it has everything that goes in it (thresholds read
-    /// the intervals first).
-    pub fn write_intervals(&self, dir: &Path) -> io::Result<()> {
-        let c = self.finalized();
-        let (header, order) = c.intervals_header();
-        files::write_intervals(dir, &header, order.iter().map(|&i| c.lines[i].1.as_str()))
+    /// Writes only `intervals.jsonl` into `dir` (created when missing), after closing every
+    /// second still open: for a caller that writes `summary.json` itself once it has
+    /// everything that goes in it (thresholds read the intervals first). A
+    /// [`streaming`](Self::streaming) collector given its own directory replaces the
+    /// header of the file it wrote (with `duration_s`, no longer `unfinished`).
+    pub fn write_intervals(&mut self, dir: &Path) -> io::Result<()> {
+        self.finish();
+        let header = self.intervals_header();
+        self.spool.write_to(dir, &header)
     }
 
-    /// The header of `intervals.jsonl` and the order its lines are written in.
-    fn intervals_header(&self) -> (onrush_results::Header, Vec<usize>) {
-        let seconds = self.agg.seconds.len() as f64;
-        let header = files::header(
+    /// The header of `intervals.jsonl`.
+    fn intervals_header(&self) -> onrush_results::Header {
+        let seconds = self.agg.seconds.count() as f64;
+        files::header(
             &self.run.plan,
             self.run.start_unix_ms,
             crate::hist::round3(self.duration_s.unwrap_or(seconds)),
             &self.agg.layout(),
             None,
-        );
-        let mut order: Vec<usize> = (0..self.lines.len()).collect();
-        order.sort_by_key(|&i| self.lines[i].0); // stable: keeps the order within a second
-        (header, order)
+        )
     }
 
-    fn write_files(&self, dir: &Path, summary: &Summary) -> io::Result<()> {
-        let (header, order) = self.intervals_header();
-        files::write_dir(
-            dir,
-            &header,
-            order.iter().map(|&i| self.lines[i].1.as_str()),
-            summary,
-        )
+    fn write_files(&mut self, dir: &Path, summary: &Summary) -> io::Result<()> {
+        self.write_intervals(dir)?;
+        summary.write_to(&dir.join(onrush_results::SUMMARY_FILE))
     }
 }

@@ -54,6 +54,15 @@ pub enum FailureClass {
     VariableUnset,
     /// A request inside the group failed (groups only).
     GroupFailed,
+    /// The connection carried bytes nobody asked for: more after the response (a second
+    /// response to one request), or bytes that arrived while the connection sat idle between
+    /// requests. HTTP/1.1 has no request ids, so such bytes would be taken as the answer to
+    /// the next request: the connection is dropped instead and the request fails.
+    UnsolicitedResponse,
+    /// The request was still in flight when the run stopped (Ctrl-C, SIGTERM,
+    /// `abort_on_fail`, `on_failure: stop_test`, or the end of `graceful_stop`): it has no
+    /// outcome, and is counted so that the summary shows every request that was attempted.
+    Interrupted,
     /// UDP: no reply datagram within the step's timeout (a datagram, or its reply, was lost,
     /// or the server did not answer). Its own class: on UDP a loss is an expected event to
     /// count, not a stalled connection.
@@ -62,7 +71,7 @@ pub enum FailureClass {
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 23;
+    pub const COUNT: usize = 25;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -88,6 +97,8 @@ impl FailureClass {
         FailureClass::CheckFailed,
         FailureClass::VariableUnset,
         FailureClass::GroupFailed,
+        FailureClass::UnsolicitedResponse,
+        FailureClass::Interrupted,
         FailureClass::NoReply,
     ];
 
@@ -122,6 +133,8 @@ impl FailureClass {
             FailureClass::CheckFailed => "check_failed",
             FailureClass::VariableUnset => "variable_unset",
             FailureClass::GroupFailed => "group_failed",
+            FailureClass::UnsolicitedResponse => "unsolicited_response",
+            FailureClass::Interrupted => "interrupted",
             FailureClass::NoReply => "no_reply",
         }
     }
@@ -209,12 +222,24 @@ impl FailureClass {
                 "the TLS handshake failed: check that the target really speaks TLS on this port"
             }
             FailureClass::CheckFailed => {
-                "a response check failed or an extractor found nothing: see the checks table for                  which one; the response was not what the plan expects"
+                "a response check failed or an extractor found nothing: see the checks table for which one; the response was not what the plan expects"
             }
             FailureClass::VariableUnset => {
-                "a request used a variable that had no value (its extractor found nothing, or it                  is set by a later step); give the extractor a `default:` or fix its expression"
+                "a request used a variable that had no value (its extractor found nothing, or it is set by a later step); give the extractor a `default:` or fix its expression"
             }
             FailureClass::GroupFailed => "a request inside the group failed",
+            FailureClass::UnsolicitedResponse => {
+                "the server sent bytes nobody asked for on a keep-alive connection (a second \
+                 response to one request, a body after a HEAD/204/304, or data while the \
+                 connection was idle): it is broken or misconfigured (a proxy mixing up \
+                 connections?); onrush dropped those connections rather than match the bytes \
+                 to the next request"
+            }
+            FailureClass::Interrupted => {
+                "the request was still waiting for its response when the run stopped (Ctrl-C, \
+                 SIGTERM, abort_on_fail, stop_test, or the end of graceful_stop): its latency is \
+                 how long it had waited; raise load.graceful_stop to let requests finish"
+            }
             FailureClass::NoReply => {
                 "no reply datagram came within the step's timeout: the request or its reply was \
                  lost (a full socket buffer on either side, a lossy network), or the server does \

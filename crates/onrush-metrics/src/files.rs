@@ -1,21 +1,16 @@
 //! Between the collector's intervals and the lines of `intervals.jsonl` (whose types are
-//! onrush-results'), and writing the result directory.
+//! onrush-results').
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
 use onrush_results::{
-    CheckLine, Header, HistDecoder, LayoutCheck, LayoutScenario, Line, ScenarioLine, StepLine,
-    INTERVALS_FILE, SUMMARY_FILE,
+    CheckLine, Header, HistDecoder, LayoutCheck, LayoutScenario, ScenarioLine, StepLine,
 };
 
 use crate::failure::FailureClass;
 use crate::hist::Encoder;
 use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
-use crate::summary::Summary;
 
 /// A scenario of the header's layout.
 pub(crate) fn layout_scenario(s: &ScenarioLayout) -> LayoutScenario {
@@ -199,33 +194,4 @@ pub(crate) fn scenario_interval(
             .transpose()
             .map_err(|e| format!("schedule_lag: {e}"))?,
     })
-}
-
-/// Writes `summary.json` and `intervals.jsonl` (header, then `lines` as given) into `dir`,
-/// creating it when missing.
-pub(crate) fn write_dir<'a>(
-    dir: &Path,
-    header: &Header,
-    lines: impl Iterator<Item = &'a str>,
-    summary: &Summary,
-) -> io::Result<()> {
-    write_intervals(dir, header, lines)?;
-    summary.write_to(&dir.join(SUMMARY_FILE))
-}
-
-/// Writes `intervals.jsonl` (header, then `lines` as given) into `dir`, created when missing.
-pub(crate) fn write_intervals<'a>(
-    dir: &Path,
-    header: &Header,
-    lines: impl Iterator<Item = &'a str>,
-) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    let path = dir.join(INTERVALS_FILE);
-    let mut w = BufWriter::new(File::create(&path)?);
-    writeln!(w, "{}", Line::Header(header.clone()).to_json())?;
-    for l in lines {
-        w.write_all(l.as_bytes())?;
-        w.write_all(b"\n")?;
-    }
-    w.flush()
 }

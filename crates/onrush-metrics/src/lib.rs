@@ -4,9 +4,11 @@
 //!   is the hot path (counter increments and HDR histogram records, no locks, no formatting).
 //! * [`Snapshot`]: a worker's last second, sent once a second to the collector thread.
 //! * [`Collector`]: merges the snapshots second by second ([`IntervalView`] for the live
-//!   status; [`SecondData`] per step for live exporters), keeps the totals, writes
-//!   `summary.json` and `intervals.jsonl`.
-//! * [`merge`]: rebuilds both files from the `intervals.jsonl` of several runs.
+//!   status; [`SecondData`] per step for live exporters), keeps running totals, writes
+//!   `intervals.jsonl` (as the run goes with [`Collector::streaming`]) and `summary.json`.
+//! * [`merge`]: rebuilds both files from the `intervals.jsonl` of several runs;
+//!   [`rebuild_summary`]: the summary of one run from its `intervals.jsonl` alone (a run that
+//!   was killed before writing `summary.json`).
 //! * [`print_summary`]: the human end-of-run table.
 //!
 //! Histograms hold microseconds with 3 significant digits and auto-resize (see
@@ -45,16 +47,19 @@ mod failure;
 mod files;
 pub mod hist;
 mod merge;
+mod merge_extras;
 mod print;
+mod rates;
 mod record;
 mod second;
 mod snapshot;
+mod spool;
 mod summary;
 
 pub use collector::{Collector, IntervalView, RunInfo};
 pub use failure::{FailureClass, UnknownFailureClass};
 pub use hist::{decode_hist, Hist, MsStats};
-pub use merge::{merge, MergeError};
+pub use merge::{merge, rebuild_summary, MergeError};
 /// The result files' owner; what this crate re-exports of it keeps the paths callers used.
 pub use onrush_results as results;
 pub use onrush_results::{

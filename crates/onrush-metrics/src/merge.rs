@@ -1,6 +1,7 @@
 //! Merging the results of several runs (e.g. one per load-generator machine), streaming: the
 //! inputs are read second by second side by side (each file is in second order), so memory
-//! holds one second of each run, not the runs.
+//! holds one second of each run, not the runs. The same pass over one run, writing nothing,
+//! rebuilds the summary of a run that was killed before it wrote `summary.json`.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Write};
@@ -11,6 +12,7 @@ use onrush_results::{HistDecoder, IntervalsReader, Line, ReadError};
 use crate::aggregate::{Aggregate, RunMeta};
 use crate::files;
 use crate::hist::Encoder;
+use crate::merge_extras::{merged_extras, InputRecord};
 use crate::record::{Layout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepInterval};
 use crate::summary::{Extras, Summary};
@@ -21,6 +23,12 @@ use crate::{INTERVALS_FILE, SUMMARY_FILE};
 pub enum MergeError {
     #[error("merge needs at least one results directory")]
     NoInput,
+    #[error(
+        "--out {}: this is one of the directories to merge ({}); merging into it would \
+         overwrite its results: give another directory to --out",
+        out.display(), input.display()
+    )]
+    OutIsInput { out: PathBuf, input: PathBuf },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}:{line}: {msg}", path.display())]
@@ -50,10 +58,12 @@ impl From<ReadError> for MergeError {
     }
 }
 
-/// One run being read: its reader and the line read ahead (with its line number).
+/// One run being read: its reader, the line read ahead (with its line number), and the
+/// seconds seen so far.
 struct Input {
     reader: IntervalsReader,
     next: Option<(usize, Line)>,
+    seconds: u64,
 }
 
 impl Input {
@@ -61,9 +71,21 @@ impl Input {
         let mut input = Input {
             reader: IntervalsReader::open(&dir.join(INTERVALS_FILE))?,
             next: None,
+            seconds: 0,
         };
         input.advance()?;
         Ok(input)
+    }
+
+    /// The run's length: its header's, or, when the run did not finish (its header has no
+    /// length), the seconds it wrote.
+    fn duration_s(&self) -> f64 {
+        let header = self.reader.header();
+        if header.unfinished {
+            self.seconds as f64
+        } else {
+            header.duration_s
+        }
     }
 
     fn advance(&mut self) -> Result<(), MergeError> {
@@ -84,6 +106,7 @@ impl Input {
             return Ok(None);
         }
         let taken = self.next.take();
+        self.seconds = self.seconds.max(t + 1);
         self.advance()?;
         Ok(taken)
     }
@@ -93,21 +116,16 @@ impl Input {
 /// merges counters and histograms exactly, and writes `summary.json` and `intervals.jsonl` to
 /// `out` (created when missing). Steps are matched by (scenario, step) name; a step present in
 /// only some runs is included. The merged run starts at the earliest start and lasts as long as
-/// the longest run. Returns the summary written.
+/// the longest run. The inputs' own top-level fields of `summary.json` (`interrupted`, `vars`,
+/// `generator`, ...) are kept as far as a merge can keep them (`merge_extras.rs`). `out` must
+/// not be one of `dirs`. Returns the summary written.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     if dirs.is_empty() {
         return Err(MergeError::NoInput);
     }
-    let mut inputs = Vec::new();
-    for dir in dirs {
-        inputs.push(Input::open(dir)?);
-    }
-    let mut agg = Aggregate::new(&Layout::default());
-    for input in &inputs {
-        for s in &input.reader.header().layout {
-            agg.add_layout(&files::scenario_layout(s));
-        }
-    }
+    refuse_out_among_inputs(dirs, out)?;
+    let mut inputs = open_inputs(dirs)?;
+    let mut agg = aggregate_of(&inputs);
     let out_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| MergeError::Io { path, source }
@@ -116,23 +134,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     // The lines go to a scratch file first: the header, written before them, lists every
     // step, and a step may first appear in the last second of the last run.
     let scratch = out.join(format!(".{INTERVALS_FILE}.merging"));
-    let merged = merge_lines(&mut inputs, &mut agg, &scratch);
+    let merged = File::create(&scratch)
+        .map_err(out_err(&scratch))
+        .and_then(|f| {
+            let mut w = BufWriter::new(f);
+            merge_lines(&mut inputs, &mut agg, Some((&mut w, &scratch)))?;
+            w.flush().map_err(out_err(&scratch))
+        });
     let written = merged.and_then(|()| {
-        let runs: Vec<&onrush_results::Header> = inputs.iter().map(|i| i.reader.header()).collect();
-        let mut plans: Vec<&str> = Vec::new();
-        for r in &runs {
-            if !plans.contains(&r.plan.as_str()) {
-                plans.push(&r.plan);
-            }
-        }
         let merged_from: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        let meta = RunMeta {
-            plan: plans.join("+"),
-            start_unix_ms: runs.iter().map(|r| r.start_unix_ms).min().unwrap_or(0),
-            duration_s: Some(runs.iter().map(|r| r.duration_s).fold(0.0, f64::max)),
-            merged_from: Some(merged_from.clone()),
-        };
-        let summary = agg.summary(&meta, &Extras::default());
+        let meta = merged_meta(&inputs, Some(merged_from.clone()));
+        let extras = merged_extras(&input_records(dirs, &inputs)?);
+        let summary = agg.summary(&meta, &extras);
         let header = files::header(
             &meta.plan,
             meta.start_unix_ms,
@@ -150,18 +163,116 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     written
 }
 
-/// Merges the inputs second by second into `scratch` (lines without the header), feeding
-/// `agg`.
-fn merge_lines(
+/// The summary of the run in `dir` rebuilt from its `intervals.jsonl` alone, by the pass
+/// [`merge`] makes (nothing is written): what `summary.json` would hold, without the fields
+/// only the end of a run knows (the generator's verdict, thresholds). For a run that was
+/// killed before writing `summary.json`; its duration is then the seconds it wrote, and it is
+/// marked `interrupted`.
+pub fn rebuild_summary(dir: &Path) -> Result<Summary, MergeError> {
+    let dirs = [dir.to_path_buf()];
+    let mut inputs = open_inputs(&dirs)?;
+    let mut agg = aggregate_of(&inputs);
+    merge_lines::<io::Sink>(&mut inputs, &mut agg, None)?;
+    let meta = merged_meta(&inputs, None);
+    let mut extras = Extras::default();
+    if inputs[0].reader.header().unfinished {
+        extras.interrupted = Some(true);
+    }
+    Ok(agg.summary(&meta, &extras))
+}
+
+/// Refuses an `out` that is one of `dirs` (the same directory by another name too): merging
+/// would write over the very files it reads.
+fn refuse_out_among_inputs(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
+    let Ok(out_real) = fs::canonicalize(out) else {
+        return Ok(()); // does not exist yet: no input is in it
+    };
+    for dir in dirs {
+        if fs::canonicalize(dir).is_ok_and(|d| d == out_real) {
+            return Err(MergeError::OutIsInput {
+                out: out.to_path_buf(),
+                input: dir.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn open_inputs(dirs: &[PathBuf]) -> Result<Vec<Input>, MergeError> {
+    dirs.iter().map(|d| Input::open(d)).collect()
+}
+
+/// An aggregate knowing every scenario, step and check of the inputs' headers, in order.
+fn aggregate_of(inputs: &[Input]) -> Aggregate {
+    let mut agg = Aggregate::new(&Layout::default());
+    for input in inputs {
+        for s in &input.reader.header().layout {
+            agg.add_layout(&files::scenario_layout(s));
+        }
+    }
+    agg
+}
+
+/// The merged run's identity, once every line is read.
+fn merged_meta(inputs: &[Input], merged_from: Option<Vec<String>>) -> RunMeta {
+    let mut plans: Vec<&str> = Vec::new();
+    for i in inputs {
+        let plan = i.reader.header().plan.as_str();
+        if !plans.contains(&plan) {
+            plans.push(plan);
+        }
+    }
+    RunMeta {
+        plan: plans.join("+"),
+        start_unix_ms: inputs
+            .iter()
+            .map(|i| i.reader.header().start_unix_ms)
+            .min()
+            .unwrap_or(0),
+        duration_s: Some(inputs.iter().map(Input::duration_s).fold(0.0, f64::max)),
+        merged_from,
+    }
+}
+
+/// Each input's `summary.json` (when it has one) for [`merged_extras`].
+fn input_records(dirs: &[PathBuf], inputs: &[Input]) -> Result<Vec<InputRecord>, MergeError> {
+    dirs.iter()
+        .zip(inputs)
+        .map(|(dir, input)| {
+            let path = dir.join(SUMMARY_FILE);
+            let summary = match onrush_results::read_summary(&path) {
+                Ok(s) => Some(s),
+                Err(ReadError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            };
+            Ok(InputRecord {
+                dir: dir.display().to_string(),
+                extras: summary.map(|s| s.extra),
+                unfinished: input.reader.header().unfinished,
+            })
+        })
+        .collect()
+}
+
+/// Merges the inputs second by second, feeding `agg`, and writes the merged lines (without the
+/// header) to `out` when given (a writer and the path naming it in errors).
+fn merge_lines<W: Write>(
     inputs: &mut [Input],
     agg: &mut Aggregate,
-    scratch: &Path,
+    mut out: Option<(&mut W, &Path)>,
 ) -> Result<(), MergeError> {
-    let w_err = |source| MergeError::Io {
-        path: scratch.to_path_buf(),
-        source,
+    let writing = out.is_some();
+    let mut emit = |line: Line| -> Result<(), MergeError> {
+        match &mut out {
+            Some((w, path)) => writeln!(w, "{}", line.to_json()).map_err(|source| MergeError::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
+            None => Ok(()),
+        }
     };
-    let mut w = BufWriter::new(File::create(scratch).map_err(w_err)?);
     let mut dec = HistDecoder::new();
     let mut enc = Encoder::new();
     while let Some(t) = inputs.iter().filter_map(Input::next_t).min() {
@@ -213,31 +324,34 @@ fn merge_lines(
         let mut steps = steps.into_iter().peekable();
         for si in 0..agg.scenarios.len() {
             if let Some((_, d)) = scen.iter().find(|(i, _)| *i == si) {
-                let sc = &agg.scenarios[si];
-                let names: Vec<(&str, &str)> = sc
-                    .checks
-                    .iter()
-                    .map(|c| (c.step.as_str(), c.name.as_str()))
-                    .collect();
-                let l = files::scenario_line(t, &sc.name, d, &names, &mut enc);
-                writeln!(w, "{}", Line::Scenario(l).to_json()).map_err(w_err)?;
+                if writing {
+                    let sc = &agg.scenarios[si];
+                    let names: Vec<(&str, &str)> = sc
+                        .checks
+                        .iter()
+                        .map(|c| (c.step.as_str(), c.name.as_str()))
+                        .collect();
+                    let l = files::scenario_line(t, &sc.name, d, &names, &mut enc);
+                    emit(Line::Scenario(l))?;
+                }
                 agg.add_scenario(t, si, d);
             }
             while let Some(((_, sti), d)) = steps.next_if(|((s, _), _)| *s == si) {
-                let sc = &agg.scenarios[si];
-                let st = &sc.steps[sti];
-                let l = files::step_line(t, &sc.name, &st.name, &d, &mut enc);
-                let line = if st.kind.is_group() {
-                    Line::Group(l)
-                } else {
-                    Line::Step(l)
-                };
-                writeln!(w, "{}", line.to_json()).map_err(w_err)?;
+                if writing {
+                    let sc = &agg.scenarios[si];
+                    let st = &sc.steps[sti];
+                    let l = files::step_line(t, &sc.name, &st.name, &d, &mut enc);
+                    emit(if st.kind.is_group() {
+                        Line::Group(l)
+                    } else {
+                        Line::Step(l)
+                    })?;
+                }
                 agg.add_step(t, si, sti, &d);
             }
         }
     }
-    w.flush().map_err(w_err)
+    Ok(())
 }
 
 /// Writes `header` then the lines of `body` to `path`.

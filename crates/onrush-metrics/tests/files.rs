@@ -52,7 +52,7 @@ fn step<'a>(s: &'a Summary, scenario: &str, name: &str) -> &'a onrush_metrics::S
 
 #[test]
 fn intervals_decode_with_the_standard_deserializer_and_add_up() {
-    let (c, r) = synthetic_run(&layout_ab(), 2, 4, 7);
+    let (mut c, r) = synthetic_run(&layout_ab(), 2, 4, 7);
     let dir = temp_dir("decode");
     c.write_results(&dir).unwrap();
     let ls = lines(&dir);
@@ -115,7 +115,7 @@ fn merge_of_one_run_reproduces_its_summary() {
 
 #[test]
 fn merge_of_two_copies_doubles_counts_and_keeps_percentiles() {
-    let (c, r) = synthetic_run(&layout_ab(), 2, 5, 11);
+    let (mut c, r) = synthetic_run(&layout_ab(), 2, 5, 11);
     let a = temp_dir("copy-a");
     let b = temp_dir("copy-b");
     c.write_results(&a).unwrap();
@@ -185,8 +185,8 @@ fn small_run(plan: &str, layout: Layout, seconds: u64, n: u64, base: u64, start:
 
 #[test]
 fn merge_of_two_different_runs_aligns_seconds_and_unions_steps() {
-    let a = small_run("p", Layout::new([("s", ["x", "y"])]), 3, 100, 1000, 5_000);
-    let b = small_run(
+    let mut a = small_run("p", Layout::new([("s", ["x", "y"])]), 3, 100, 1000, 5_000);
+    let mut b = small_run(
         "q",
         Layout::new([("s", vec!["x", "z"]), ("u", vec!["w"])]),
         5,
@@ -241,7 +241,7 @@ fn merge_of_two_different_runs_aligns_seconds_and_unions_steps() {
 
 #[test]
 fn merge_errors_name_the_file_and_line() {
-    let c = small_run("p", Layout::new([("s", ["x"])]), 3, 5, 100, 0);
+    let mut c = small_run("p", Layout::new([("s", ["x"])]), 3, 5, 100, 0);
     let dir = temp_dir("bad");
     c.write_results(&dir).unwrap();
     let path = dir.join("intervals.jsonl");
@@ -413,8 +413,9 @@ fn write_results_with_a_caller_amended_summary() {
     assert_eq!(j["totals"]["rate_10s_whole_run"], false);
     assert_eq!(j["totals"]["rate_10s_max"], 10.0);
     assert_eq!(lines(&dir)[0]["duration_s"], 12.3);
-    // merge keeps the figures, not the caller's extras
+    // merge keeps the figures, and the caller's fields a merge can keep
     let m = merge(std::slice::from_ref(&dir), &temp_dir("with-out")).unwrap();
     assert_eq!(m.totals, s.totals);
-    assert!(!m.interrupted());
+    assert!(m.interrupted());
+    assert_eq!(m.extra.vars, s.extra.vars);
 }

@@ -215,7 +215,7 @@ fn groups_are_not_requests_and_checks_are_summed() {
 
 #[test]
 fn summary_json_shapes() {
-    let c = run(2);
+    let mut c = run(2);
     let dir = temp_dir("gc-json");
     c.write_results(&dir).unwrap();
     let j: Value =
@@ -272,7 +272,7 @@ fn summary_json_shapes() {
 
 #[test]
 fn intervals_carry_groups_and_checks_and_merge_reproduces_the_summary() {
-    let c = run(3);
+    let mut c = run(3);
     let dir = temp_dir("gc-int");
     c.write_results(&dir).unwrap();
     let ls = lines(&dir);
@@ -396,7 +396,7 @@ fn merge_of_two_runs_sums_checks_and_groups() {
 #[test]
 fn old_intervals_without_groups_or_checks_and_unknown_kinds_still_merge() {
     let dir = temp_dir("gc-old");
-    let c = run(2);
+    let mut c = run(2);
     c.write_results(&dir).unwrap();
     // Rewrite as an older version would have: no groups/checks anywhere, no group lines,
     // plus a line of a kind from the future.

@@ -113,7 +113,7 @@ fn handshakes_are_counted_per_step_scenario_and_total() {
 
 #[test]
 fn summary_json_and_intervals_carry_handshakes() {
-    let (c, s) = run();
+    let (mut c, s) = run();
     let dir = temp_dir("hs-files");
     c.write_results(&dir).unwrap();
     let j: Value =
@@ -169,7 +169,7 @@ fn summary_json_and_intervals_carry_handshakes() {
 
 #[test]
 fn merge_adds_handshakes_exactly() {
-    let (c, s) = run();
+    let (mut c, s) = run();
     let a = temp_dir("hs-a");
     let b = temp_dir("hs-b");
     c.write_results(&a).unwrap();

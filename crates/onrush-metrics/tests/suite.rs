@@ -12,3 +12,5 @@ mod groups_checks;
 mod handshakes;
 #[path = "recording.rs"]
 mod recording;
+#[path = "streaming.rs"]
+mod streaming;

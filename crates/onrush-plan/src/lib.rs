@@ -531,6 +531,10 @@ impl ConnectionScope {
 pub struct Scenario {
     pub name: String,
     pub load: LoadModel,
+    /// `load.graceful_stop` (default 30s): when a load with a duration ends, VUs start no new
+    /// request, and the requests in flight may finish for this long before they are cut
+    /// (counted as `interrupted`). Meaningless without a duration (the loader refuses it).
+    pub graceful_stop: Duration,
     /// Plan-level merged with scenario-level `http:`.
     pub http: HttpSettings,
     pub steps: Vec<Step>,

@@ -118,6 +118,8 @@ pub fn json_schema() -> Value {
             }),
         );
     }
+    request_props.insert("method".into(), json!({ "type": "string", "pattern": "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "description": "Any other HTTP method (PURGE, PROPFIND, …), sent exactly as written; with `path:` instead of a method key", "examples": ["PURGE"] }));
+    request_props.insert("path".into(), json!({ "type": "string", "description": "With `method:`: the path (or absolute URL) the request goes to, as for a method key", "examples": ["/cache/${vu}"] }));
     request_props.insert("name".into(), json!({ "type": "string", "description": "Metric name; steps sharing a name share one metric. Default: `METHOD /path` as written" }));
     request_props.insert(
         "headers".into(),
@@ -272,6 +274,7 @@ pub fn json_schema() -> Value {
             "rate": { "$ref": "#/definitions/rate", "description": "Open model: iterations started per second/minute/hour" },
             "start_rate": { "$ref": "#/definitions/rate", "description": "Open model with stages: rate at the start (default 0)" },
             "max_vus": templated_int(1, "Open model (required): most VUs busy at once; arrivals when all are busy are counted as dropped"),
+            "graceful_stop": { "$ref": "#/definitions/duration", "description": "A load with a `duration` or `stages`: when it ends, VUs start no new request and the requests in flight may finish for this long (default 30s); those still running then are cut and counted as `interrupted`", "examples": ["30s", "5s", "0s"] },
             "stages": {
                 "type": "array",
                 "minItems": 1,
@@ -304,7 +307,8 @@ pub fn json_schema() -> Value {
         "body_md5",
     ];
     let body_keys = ["body", "body_file", "body_template", "form", "multipart"];
-    let one_method: Vec<Value> = methods.iter().map(|m| json!({ "required": [m] })).collect();
+    let mut one_method: Vec<Value> = methods.iter().map(|m| json!({ "required": [m] })).collect();
+    one_method.push(json!({ "required": ["method", "path"] }));
     let expression = json!({
         "type": "string",
         "description": "`[SCOPE:] METRIC OP VALUE`. SCOPE: a scenario, a step, `scenario/step`, `scenario NAME`, `step NAME` (none: the whole test, or the scenario for a scenario's thresholds). METRIC: min, mean, max, p50, p90, p95, p99, p99.9 (p999), any pNN.N, with `service_`, `connect_` or `ttfb_` in front for those times; failure_rate, failures, requests, rate, iterations, dropped_iterations, dropped_rate, rate_10s_min, rate_10s_max. OP: < <= > >= == !=. VALUE: 100ms, 1.5s, 250us; 1% or 0.01; 7000/s; a plain number for counts. Or `generator: healthy`.",
@@ -572,7 +576,7 @@ pub fn json_schema() -> Value {
             },
             "request": {
                 "type": "object",
-                "description": "An HTTP request: exactly one method key (get, post, put, patch, delete, head, options) with the path",
+                "description": "An HTTP request: exactly one method key (get, post, put, patch, delete, head, options) with the path, or `method:` (any method) with `path:`",
                 "additionalProperties": false,
                 "properties": request_props,
                 "oneOf": one_method,

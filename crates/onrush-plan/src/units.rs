@@ -80,6 +80,14 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
             return Err(err(format!("`{s}` is not a duration; {expected}"), hint));
         };
         rest = &rest[unit.len()..];
+        // A well-formed number too large to hold is a duration too long, not a typo.
+        let int_digits = num.split('.').next().unwrap_or("");
+        if int_digits.len() > 12 {
+            return Err(err(
+                format!("`{s}` is longer than a year; expected a shorter duration"),
+                "the longest duration is a year (`8760h`)",
+            ));
+        }
         let value = parse_decimal_nanos(num, *nanos).ok_or_else(|| {
             err(
                 format!("`{s}` is not a duration; {expected}"),
@@ -90,7 +98,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
         if total > MAX_NANOS {
             return Err(err(
                 format!("`{s}` is longer than a year; expected a shorter duration"),
-                "",
+                "the longest duration is a year (`8760h`)",
             ));
         }
     }

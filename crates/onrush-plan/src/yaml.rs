@@ -405,7 +405,16 @@ fn scan_error(text: &str, e: &granit_parser::ScanError) -> SyntaxError {
     let at = offset.min(text.len());
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line_text = text[line_start..].split('\n').next().unwrap_or("");
-    let hint = if info.contains("flow") && unquoted_template(line_text) {
+    let hint = if info.contains("unknown anchor") {
+        "an alias (`*name`) must come after its anchor (`&name`) in the same file: define the \
+         anchor first, or check the spelling of both"
+            .to_string()
+    } else if info.contains("recursion limit") {
+        format!(
+            "the YAML is nested more than {MAX_DEPTH} levels deep; a plan needs far fewer: look for \
+             a runaway `[` or `{{`, or a generated file"
+        )
+    } else if info.contains("flow") && unquoted_template(line_text) {
         "inside `{ }` or `[ ]`, quote values that contain `${...}`: write `vus: \"${vus}\"`, `get: \"/users/${vu}\"`".to_string()
     } else if info.contains("quoted") {
         "check that every quoted string is closed: an unclosed quote runs on to the next lines"

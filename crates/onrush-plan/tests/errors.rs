@@ -100,6 +100,35 @@ fn duration_without_unit() {
 }
 
 #[test]
+fn a_duration_too_long_says_so() {
+    // Was "write a number such as 1.5s" for a number that is perfectly written.
+    let s = check(
+        &scenario("{ vus: 2, duration: 99999999999999h }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.duration",
+        "the longest duration is a year",
+    );
+    assert!(s.contains("longer than a year"), "{s}");
+    assert!(!s.contains("write a number"), "{s}");
+}
+
+#[test]
+fn yaml_anchor_and_nesting_errors_name_their_cause() {
+    // Both hinted "check the indentation" before.
+    let unknown = err("target: builtin\nvars: { a: *nowhere }\nscenarios: []\n").to_string();
+    assert!(unknown.contains("anchor (`&name`)"), "{unknown}");
+    assert!(!unknown.contains("indentation"), "{unknown}");
+    let deep = format!(
+        "target: builtin\nvars: {{ a: {}1{} }}\nscenarios: []\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let nested = err(&deep).to_string();
+    assert!(nested.contains("nested more than 64 levels"), "{nested}");
+    assert!(!nested.contains("indentation"), "{nested}");
+}
+
+#[test]
 fn unknown_variable() {
     let text = "target: builtin\nvars: { vus: 4 }\nscenarios:\n  - name: s\n    load: { vus: \"${vsu}\", iterations: 1 }\n    steps: [{ get: / }]\n";
     let s = check(text, 5, "scenarios[0].load.vus", "did you mean `${vus}`?");
@@ -585,4 +614,58 @@ fn unquoted_template_in_flow_style() {
     let text = "target: builtin\nvars: { vus: 3 }\nscenarios:\n  - name: s\n    load:\n      vus: ${vus}\n      iterations: 1\n    steps:\n      - get: /x/${vu}\n";
     let p = load(text).unwrap();
     assert_eq!(p.scenarios[0].load.max_vus(), 3);
+}
+
+#[test]
+fn any_method_needs_a_token_and_a_path_and_no_method_key() {
+    check(
+        &scenario("{ vus: 1, iterations: 1 }", "[{ method: PURGE }]"),
+        5,
+        "scenarios[0].steps[0]",
+        "without `path:`",
+    );
+    check(
+        &scenario("{ vus: 1, iterations: 1 }", "[{ path: /x }]"),
+        5,
+        "scenarios[0].steps[0]",
+        "`path:` without `method:`",
+    );
+    check(
+        &scenario(
+            "{ vus: 1, iterations: 1 }",
+            "[{ method: \"PUR GE\", path: /x }]",
+        ),
+        5,
+        "scenarios[0].steps[0].method",
+        "is not an HTTP method",
+    );
+    check(
+        &scenario(
+            "{ vus: 1, iterations: 1 }",
+            "[{ get: /a, method: PURGE, path: /x }]",
+        ),
+        5,
+        "scenarios[0].steps[0].get",
+        "expected one way to give the method",
+    );
+}
+
+#[test]
+fn graceful_stop_without_a_duration() {
+    let s = check(
+        &scenario(
+            "{ vus: 2, iterations: 5, graceful_stop: 5s }",
+            "[{ get: / }]",
+        ),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "give the load a `duration` instead of `iterations`",
+    );
+    assert!(s.contains("ends when its iterations are done"), "{s}");
+    check(
+        &scenario("{ vus: 2, duration: 5s, graceful_stop: 5 }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.graceful_stop",
+        "write `5s`",
+    );
 }

@@ -231,6 +231,30 @@ fn load_closed_duration() {
 }
 
 #[test]
+fn graceful_stop_defaults_to_30s_and_goes_with_any_load_that_has_a_duration() {
+    let p = ok(&scenario("{ vus: 2, duration: 10s }", "[{ get: / }]"));
+    assert_eq!(p.scenarios[0].graceful_stop, Duration::from_secs(30));
+    for load in [
+        "{ vus: 2, duration: 10s, graceful_stop: 5s }",
+        "{ stages: [{ vus: 2, over: 10s }], graceful_stop: 5s }",
+        "{ rate: 10/s, duration: 10s, max_vus: 5, graceful_stop: 5s }",
+        "{ start_rate: 1/s, stages: [{ rate: 10/s, over: 10s }], max_vus: 5, graceful_stop: 5s }",
+    ] {
+        let p = ok(&scenario(load, "[{ get: / }]"));
+        assert_eq!(
+            p.scenarios[0].graceful_stop,
+            Duration::from_secs(5),
+            "{load}"
+        );
+    }
+    let p = ok(&scenario(
+        "{ vus: 2, duration: 10s, graceful_stop: 0s }",
+        "[{ get: / }]",
+    ));
+    assert_eq!(p.scenarios[0].graceful_stop, Duration::ZERO);
+}
+
+#[test]
 fn load_closed_stages() {
     let p = ok(&scenario("{ start_vus: 2, stages: [{ vus: 20, over: 30s }, { vus: 20, over: 1m }, { vus: 0, over: 10s }] }", "[{ get: / }]"));
     assert_eq!(

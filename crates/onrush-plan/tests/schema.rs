@@ -77,6 +77,8 @@ fn schema_is_valid_json_and_describes_every_key() {
         "extract",
         "check",
         "on_failure",
+        "method",
+        "path",
     ] {
         assert!(
             props("/definitions/request/properties").contains(&key.to_string()),
@@ -90,7 +92,8 @@ fn schema_is_valid_json_and_describes_every_key() {
             .as_array()
             .unwrap()
             .len(),
-        7
+        // The seven method keys, and `method:` with `path:` for any other method.
+        8
     );
     assert_eq!(props("/definitions/think/properties"), ["think"]);
     assert_eq!(

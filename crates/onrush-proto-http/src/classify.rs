@@ -36,6 +36,7 @@ pub fn classify(error: &http1::Error) -> FailureClass {
         ErrorKind::Reset => FailureClass::Reset,
         ErrorKind::ClosedEarly => FailureClass::ClosedEarly,
         ErrorKind::BadResponse => FailureClass::BadResponse,
+        ErrorKind::Unsolicited => FailureClass::UnsolicitedResponse,
         ErrorKind::ConnectOther | ErrorKind::Io => FailureClass::Io,
     }
 }

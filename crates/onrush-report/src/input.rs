@@ -14,6 +14,9 @@ use crate::ReportError;
 pub(crate) struct Run {
     pub dir: PathBuf,
     pub summary: Summary,
+    /// There was no `summary.json` (the run was killed): `summary` is rebuilt from
+    /// `intervals.jsonl`.
+    pub rebuilt: bool,
     pub extras: Extras,
     pub series: Series,
 }
@@ -203,14 +206,36 @@ pub(crate) fn read_summary(path: &Path) -> Result<Summary, ReportError> {
     })
 }
 
-/// Reads `dir/summary.json` and `dir/intervals.jsonl`.
+/// The summary of a run that wrote no `summary.json` (it was killed), rebuilt from its
+/// `intervals.jsonl` by onrush-metrics (the code `onrush merge` uses).
+fn rebuild_summary(dir: &Path) -> Result<Summary, ReportError> {
+    onrush_metrics::rebuild_summary(dir).map_err(|e| match e {
+        onrush_metrics::MergeError::Io { path, source } => ReportError::io(&path, source),
+        onrush_metrics::MergeError::Parse { path, line, msg } => {
+            ReportError::parse(&path, line, msg)
+        }
+        e => ReportError::Read {
+            path: dir.join(INTERVALS_FILE),
+            msg: e.to_string(),
+        },
+    })
+}
+
+/// Reads `dir/summary.json` and `dir/intervals.jsonl`; without `summary.json` (a run that was
+/// killed), the summary is rebuilt from `intervals.jsonl`.
 pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
     if !dir.is_dir() {
         return Err(ReportError::NoDir {
             path: dir.to_path_buf(),
         });
     }
-    let summary = read_summary(&dir.join(SUMMARY_FILE))?;
+    let summary_path = dir.join(SUMMARY_FILE);
+    let rebuilt = !summary_path.exists() && dir.join(INTERVALS_FILE).is_file();
+    let summary = if rebuilt {
+        rebuild_summary(dir)?
+    } else {
+        read_summary(&summary_path)?
+    };
     // Groups have no per-second series (their `group` lines are not request data).
     let known: Vec<StepId> = summary
         .request_steps()
@@ -222,6 +247,7 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
     let series = intervals::read(&dir.join(INTERVALS_FILE), &known)?;
     Ok(Run {
         dir: dir.to_path_buf(),
+        rebuilt,
         // Read leniently from JSON: the report also shows files of older versions, whose
         // fields may not have today's types (onrush-results keeps those untyped).
         extras: Extras::from_summary(&summary.extra.to_map()),

@@ -105,7 +105,11 @@ fn header(out: &mut String, run: &Run, cmp: Option<&Comparison>) {
         };
         let _ = write!(out, r#"<span class="chip {c}">{t}</span>"#);
     }
-    if run.extras.interrupted {
+    if run.rebuilt {
+        out.push_str(
+            r#"<span class="chip warn">run did not finish: summary rebuilt from intervals.jsonl</span>"#,
+        );
+    } else if run.extras.interrupted {
         out.push_str(r#"<span class="chip warn">run interrupted</span>"#);
     }
     if s.totals.failures > 0 {
@@ -198,7 +202,13 @@ fn verdict(out: &mut String, run: &Run) {
             r##"<div class="card {class}" id="checks-card"><div class="label">Checks</div><div class="value">{value}</div><div class="detail"><a href="#checks">{detail}</a></div></div>"##
         );
     }
-    let (class, value, detail) = if x.interrupted {
+    let (class, value, detail) = if run.rebuilt {
+        (
+            "warn",
+            "DID NOT FINISH",
+            "killed before its end: figures cover the seconds it wrote",
+        )
+    } else if x.interrupted {
         (
             "warn",
             "INTERRUPTED",

@@ -495,3 +495,34 @@ fn fmt_thousands(n: u64) -> String {
     }
     out
 }
+
+#[test]
+fn a_killed_run_without_summary_is_reported_from_its_intervals() {
+    // What a run killed mid-write leaves: intervals.jsonl with its header still marked
+    // unfinished and its last line cut short, no summary.json.
+    let dir = tmp("killed");
+    let s = Fixture::new("killed").write(&dir);
+    fs::remove_file(dir.join("summary.json")).unwrap();
+    let text = fs::read_to_string(dir.join("intervals.jsonl")).unwrap();
+    let (header, body) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(header).unwrap();
+    header["unfinished"] = Value::Bool(true);
+    header["duration_s"] = 0.0.into();
+    let cut = &body[..body.len() - 25];
+    fs::write(dir.join("intervals.jsonl"), format!("{header}\n{cut}")).unwrap();
+
+    let html = render_report(&dir, None).unwrap();
+    assert!(html.contains("DID NOT FINISH"), "no did-not-finish card");
+    assert!(html.contains("summary rebuilt from intervals.jsonl"));
+    let d = embedded_data(&html);
+    // Every second is there, less the cut line's requests, and the summary (rebuilt) agrees
+    // with the series.
+    assert_eq!(d["seconds"].as_u64(), Some(s.run.seconds));
+    let requests = nums(&d["series"]["requests"]).iter().sum::<f64>() as u64;
+    assert!(
+        requests < s.totals.requests && requests > s.totals.requests * 9 / 10,
+        "{requests} of {}",
+        s.totals.requests
+    );
+    assert!(html.contains(&fmt_thousands(requests)), "total {requests}");
+}

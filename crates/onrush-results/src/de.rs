@@ -50,6 +50,7 @@ struct Fields {
     histograms: Option<HistFormat>,
     layout: Vec<LayoutScenario>,
     merged_from: Option<Vec<String>>,
+    unfinished: Option<bool>,
     other_counters: Vec<(String, u64)>,
 }
 
@@ -105,6 +106,7 @@ impl<'de> Visitor<'de> for LineVisitor {
                 "histograms" => f.histograms = Some(map.next_value()?),
                 "layout" => f.layout = map.next_value()?,
                 "merged_from" => f.merged_from = map.next_value()?,
+                "unfinished" => f.unfinished = map.next_value()?,
                 _ => {
                     // Unknown: kept when a whole number (a newer writer's counter).
                     if let Value::Number(n) = map.next_value::<Value>()? {
@@ -213,6 +215,7 @@ impl Fields {
                     histograms: self.histograms.unwrap_or(d.histograms),
                     layout: self.layout,
                     merged_from: self.merged_from,
+                    unfinished: self.unfinished.unwrap_or(false),
                 }))
             }
             _ => Ok(Line::Other(kind)),

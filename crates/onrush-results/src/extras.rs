@@ -229,7 +229,8 @@ mod tests {
             serde_json::to_string(&e).unwrap(),
             serde_json::to_string(&map).unwrap()
         );
-        assert_eq!(TYPED_EXTRA_KEYS.len(), 9);
+        // Nine keys, and `vus_not_started` (VUs of a closed model that never started).
+        assert_eq!(TYPED_EXTRA_KEYS.len(), 10);
     }
 
     #[test]

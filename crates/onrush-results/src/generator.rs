@@ -3,7 +3,7 @@
 //! here are the file's.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -81,10 +81,46 @@ pub struct SaturationCause {
     pub fix: String,
 }
 
+/// Writes `generator.jsonl` as the run goes: each line reaches the file (one `write`) when
+/// it is written, so a run that is killed leaves every second it had closed.
+pub struct GeneratorWriter {
+    path: PathBuf,
+    file: File,
+    line: Vec<u8>,
+}
+
+impl GeneratorWriter {
+    /// Creates (or empties) `dir/generator.jsonl`, creating `dir` when missing.
+    pub fn create(dir: &Path) -> io::Result<GeneratorWriter> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(GENERATOR_FILE);
+        Ok(GeneratorWriter {
+            file: File::create(&path)?,
+            path,
+            line: Vec::new(),
+        })
+    }
+
+    /// The file written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line.
+    pub fn write(&mut self, line: &GeneratorLine) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, line)?;
+        self.line.push(b'\n');
+        self.file.write_all(&self.line)
+    }
+}
+
 /// Streaming reader of a `generator.jsonl` (no header: the file has none); errors name the
-/// file and line.
+/// file and line. A last line cut short (no line break, does not parse: the run was killed
+/// while writing it) is skipped, as in `intervals.jsonl`.
 pub struct GeneratorReader<R = BufReader<File>> {
     src: LineSource<R>,
+    cut_line: Option<usize>,
 }
 
 impl GeneratorReader {
@@ -100,7 +136,13 @@ impl<R: BufRead> GeneratorReader<R> {
     pub fn new(path: impl Into<PathBuf>, input: R) -> Self {
         GeneratorReader {
             src: LineSource::new(path.into(), input),
+            cut_line: None,
         }
+    }
+
+    /// Number of the last line when it was cut short and skipped.
+    pub fn cut_line(&self) -> Option<usize> {
+        self.cut_line
     }
 
     /// The next line; `None` at the end of the file.
@@ -108,9 +150,14 @@ impl<R: BufRead> GeneratorReader<R> {
         if !self.src.advance()? {
             return Ok(None);
         }
-        serde_json::from_str(self.src.text())
-            .map(Some)
-            .map_err(|e| self.src.error(json_msg(&e)))
+        match serde_json::from_str(self.src.text()) {
+            Ok(line) => Ok(Some(line)),
+            Err(_) if !self.src.terminated() => {
+                self.cut_line = Some(self.src.line_no());
+                Ok(None)
+            }
+            Err(e) => Err(self.src.error(json_msg(&e))),
+        }
     }
 }
 
@@ -157,5 +204,29 @@ mod tests {
             e.starts_with("g/generator.jsonl:4: EOF while parsing"),
             "{e}"
         );
+        // The same line without its line break is a write cut short by a kill: skipped.
+        let cut = format!("{text}\n{}", &text[..20]);
+        let mut r = GeneratorReader::new("g/generator.jsonl", cut.as_bytes());
+        assert_eq!(r.next().unwrap().unwrap(), line);
+        assert!(r.next().is_none());
+        assert_eq!(r.cut_line(), Some(2));
+    }
+
+    #[test]
+    fn the_writer_puts_each_line_on_disk_as_it_is_written() {
+        let dir = std::env::temp_dir().join(format!("onrush-gen-writer-{}", std::process::id()));
+        let mut w = GeneratorWriter::create(&dir).unwrap();
+        let line = GeneratorLine {
+            t: 0,
+            ..Default::default()
+        };
+        w.write(&line).unwrap();
+        // Read while the writer is still open: nothing is held back in a buffer.
+        let lines: Vec<GeneratorLine> = GeneratorReader::open(w.path())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(lines, [line]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,7 +5,11 @@
 //! |---|---|---|
 //! | `intervals.jsonl` | [`Line`]: [`Header`], [`StepLine`] (`step` and `group`), [`ScenarioLine`] | [`IntervalsReader`] |
 //! | `summary.json` | [`Summary`] and its parts; the caller's fields typed in [`Extras`] | [`read_summary`] |
-//! | `generator.jsonl` | [`GeneratorLine`]; its verdict [`GeneratorVerdict`] | [`GeneratorReader`] |
+//! | `generator.jsonl` | [`GeneratorLine`]; its verdict [`GeneratorVerdict`] | [`GeneratorReader`] (written by [`GeneratorWriter`]) |
+//!
+//! A run writes `intervals.jsonl` and `generator.jsonl` as it goes, `summary.json` at its end;
+//! [`inspect_dir`] tells how a directory was left (a killed run: no summary, header marked
+//! `unfinished`, maybe a last line cut short, which the readers skip).
 //!
 //! Histograms in `intervals.jsonl` are HdrHistogram V2-deflate, base64 ([`HistEncoder`]);
 //! every reader decodes them with [`HistDecoder`] (to non-zero buckets, or to a [`Hist`]).
@@ -50,6 +54,7 @@ mod hdr;
 mod hist;
 mod lines;
 mod reader;
+mod state;
 mod summary;
 mod version;
 
@@ -58,7 +63,8 @@ pub use extras::{
     Extras, Machine, ScenarioLoad, StoppedEarly, ThresholdOutcome, VusNotStarted, TYPED_EXTRA_KEYS,
 };
 pub use generator::{
-    GeneratorLine, GeneratorReader, GeneratorVerdict, SaturationCause, GENERATOR_FILE,
+    GeneratorLine, GeneratorReader, GeneratorVerdict, GeneratorWriter, SaturationCause,
+    GENERATOR_FILE,
 };
 pub use hdr::{bucket_high_us, bucket_low_us, quantiles, Dense, HistDecoder, Sparse};
 pub use hist::{
@@ -70,6 +76,7 @@ pub use lines::{
     HISTOGRAM_ENCODING,
 };
 pub use reader::IntervalsReader;
+pub use state::{inspect_dir, DirState};
 pub use summary::{
     read_summary, CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepKind,
     StepSummary, Summary, Totals,
@@ -83,3 +90,22 @@ pub const SUMMARY_FILE: &str = "summary.json";
 
 /// Version of onrush written as `onrush_version` (the workspace version).
 pub const ONRUSH_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The scratch file beside `path` that [`write_atomically`] renames onto it: `.NAME.tmp`,
+/// hidden, in the same directory (a rename does not cross file systems).
+pub fn scratch_path(path: &std::path::Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+/// Writes `bytes` to `path` through [`scratch_path`] and a rename: readers see the old file
+/// or the new one, never a part.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let scratch = scratch_path(path);
+    std::fs::write(&scratch, bytes)?;
+    std::fs::rename(&scratch, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&scratch);
+    })
+}

@@ -55,6 +55,16 @@ pub struct Header {
     /// Set on a merged file: the directories merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Vec<String>>,
+    /// The run was still going when this header was written: `onrush run` writes the file as
+    /// the run goes and replaces the header (with the measured `duration_s`, without this
+    /// field) at the end. Still set afterwards: the run was killed, or is still running, and
+    /// `duration_s` is 0 (readers use the seconds in the file instead). Absent when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unfinished: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn one() -> u32 {
@@ -80,6 +90,7 @@ impl Header {
             histograms: HistFormat::default(),
             layout,
             merged_from,
+            unfinished: false,
         }
     }
 }

@@ -54,6 +54,18 @@ impl<R: BufRead> LineSource<R> {
         self.buf.trim_end_matches(['\n', '\r'])
     }
 
+    /// Whether the current line ends with a line break. Every writer of these files ends each
+    /// line with one, so only the last line of a file whose writer was killed mid-write (or
+    /// that is being written) can lack it.
+    pub(crate) fn terminated(&self) -> bool {
+        self.buf.ends_with('\n')
+    }
+
+    /// Number of the current line (1-based).
+    pub(crate) fn line_no(&self) -> usize {
+        self.line_no
+    }
+
     pub(crate) fn error(&self, msg: impl Into<String>) -> ReadError {
         ReadError::parse(&self.path, self.line_no.max(1), msg)
     }
@@ -88,6 +100,7 @@ pub struct IntervalsReader<R = BufReader<File>> {
     src: LineSource<R>,
     header: Header,
     last_t: Option<u64>,
+    cut_line: Option<usize>,
 }
 
 impl IntervalsReader {
@@ -112,6 +125,7 @@ impl<R: BufRead> IntervalsReader<R> {
             src,
             header,
             last_t: None,
+            cut_line: None,
         })
     }
 
@@ -136,15 +150,29 @@ impl<R: BufRead> IntervalsReader<R> {
         self.src.error(msg)
     }
 
+    /// Number of the last line when it was cut short and skipped (see
+    /// [`next_line`](Self::next_line)); known once the end of the file is reached.
+    pub fn cut_line(&self) -> Option<usize> {
+        self.cut_line
+    }
+
     /// The next `step`, `group` or `scenario` line; `None` at the end of the file. Lines of
-    /// kinds this version does not know are skipped.
+    /// kinds this version does not know are skipped. A last line without its line break that
+    /// does not parse is skipped too ([`cut_line`](Self::cut_line) says so): the writer was
+    /// killed in the middle of it, and what came before is complete.
     pub fn next_line(&mut self) -> Result<Option<Line>, ReadError> {
         loop {
             if !self.src.advance()? {
                 return Ok(None);
             }
-            let line: Line =
-                serde_json::from_str(self.src.text()).map_err(|e| self.src.error(json_msg(&e)))?;
+            let line: Line = match serde_json::from_str(self.src.text()) {
+                Ok(line) => line,
+                Err(_) if !self.src.terminated() => {
+                    self.cut_line = Some(self.src.line_no());
+                    return Ok(None);
+                }
+                Err(e) => return Err(self.src.error(json_msg(&e))),
+            };
             let t = match &line {
                 Line::Header(_) => return Err(self.src.error("a second header line")),
                 Line::Other(_) => continue,
@@ -342,10 +370,31 @@ mod tests {
     }
 
     #[test]
-    fn a_line_that_is_cut_or_garbage_is_an_error_naming_file_and_line() {
-        let text = file(&every_kind());
+    fn a_last_line_cut_short_is_skipped_and_said() {
+        // What a run killed in the middle of a write leaves: the last line without its end.
+        let lines = every_kind();
+        let text = file(&lines);
         let cut = &text[..text.len() - 40];
-        let e = read_all(cut).unwrap_err();
+        let mut reader = IntervalsReader::new("dir/intervals.jsonl", cut.as_bytes()).unwrap();
+        let body: Vec<Line> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(body, lines[1..3]);
+        assert_eq!(reader.cut_line(), Some(4));
+        // A complete file has none.
+        let mut reader = IntervalsReader::new("dir/intervals.jsonl", text.as_bytes()).unwrap();
+        assert_eq!(reader.by_ref().count(), 3);
+        assert_eq!(reader.cut_line(), None);
+        // A complete last line that lost only its line break is read.
+        let (_, body) = read_all(text.trim_end()).unwrap();
+        assert_eq!(body, lines[1..]);
+    }
+
+    #[test]
+    fn a_line_that_is_cut_or_garbage_is_an_error_naming_file_and_line() {
+        // Cut in the middle of the file (a line break follows): not a killed writer's last
+        // line, so an error.
+        let text = file(&every_kind());
+        let cut = format!("{}\n", &text[..text.len() - 40]);
+        let e = read_all(&cut).unwrap_err();
         assert_eq!(e.line(), Some(4));
         assert!(
             e.to_string()

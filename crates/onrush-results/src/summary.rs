@@ -283,11 +283,13 @@ impl Summary {
         serde_json::to_string_pretty(self).expect("a summary always serialises")
     }
 
-    /// Writes `summary.json`-style JSON to `path`.
+    /// Writes `summary.json`-style JSON to `path`, whole or not at all: the text goes to a
+    /// file beside it that is then renamed, so a process killed while writing (a second
+    /// Ctrl-C) never leaves a half-written summary that readers would refuse.
     pub fn write_to(&self, path: &Path) -> io::Result<()> {
         let mut text = self.to_json_pretty();
         text.push('\n');
-        fs::write(path, text)
+        crate::write_atomically(path, text.as_bytes())
     }
 
     /// Reads a `summary.json` (see [`read_summary`]); errors are `InvalidData` naming the file.

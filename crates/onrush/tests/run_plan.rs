@@ -36,17 +36,22 @@ fn example_plan_counts_agree_with_the_server() {
     );
     assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
     let total = u64_at(&s, "/totals/requests");
-    assert_eq!(total, 300 + open_iterations);
+    // An open iteration still in its 10 ms think when the 5 s are up made its request but is
+    // cut there, uncounted (docs/plan.md, graceful_stop): a handful at most at 200/s.
+    assert!(
+        (300 + open_iterations..=300 + open_iterations + 10).contains(&total),
+        "{total} requests, {open_iterations} open iterations"
+    );
+    assert_eq!(
+        u64_at(step(&s, "open", "GET /delay/5"), "/requests") + 300,
+        total
+    );
     assert_eq!(
         server.stats().requests,
         total,
         "the server saw every request the summary counts"
     );
-    // Unnamed steps are named after their method and unrendered path.
-    assert_eq!(
-        u64_at(step(&s, "open", "GET /delay/5"), "/requests"),
-        open_iterations
-    );
+    // Unnamed steps are named after their method and unrendered path (checked above).
     assert!(out.join("intervals.jsonl").exists());
 }
 
@@ -137,4 +142,31 @@ fn schema_and_validate_work_without_a_target() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/basic.yaml");
     let output = onrush().args(["validate", example]).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+/// Any method token, from a plan (`method:` + `path:`) and from `quick -m`, reaches the server
+/// as written (JMeter and k6 allow any; `-m PURGE` used to fail with a list of plan keys).
+#[test]
+fn any_http_method_is_sent_as_written() {
+    let server = Server::start();
+    let s = run_plan_text(
+        &server,
+        "purge",
+        "target: http://127.0.0.1:{port}\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 3 }\n    steps:\n      - method: PURGE\n        path: /echo\n        check: [{ jsonpath: \"$.method\", equals: PURGE, name: purged }]\n      - { method: PROPFIND, path: /echo, check: [{ jsonpath: \"$.method\", equals: PROPFIND, name: found }] }\n",
+        &[],
+    );
+    assert_eq!(u64_at(&s, "/totals/requests"), 6, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    assert!(step(&s, "s", "PURGE /echo").is_object(), "{s:#}");
+    let out = temp_dir("quick-purge");
+    let q = run_expect(
+        0,
+        &["quick", &server.url("/echo"), "-m", "PURGE", "-n", "4"],
+        &out,
+    );
+    assert_eq!(u64_at(&q, "/totals/requests"), 4, "{q:#}");
+    assert!(
+        q.to_string().contains("PURGE /echo"),
+        "the step is named after its method: {q:#}"
+    );
 }

@@ -154,3 +154,23 @@ fn doctor_reports_on_this_host_as_json() {
         "{checks:?}"
     );
 }
+
+/// `onrush export DIR --csv | head`: the reader leaves early and onrush ends quietly, code 0
+/// (it printed "error: writing the export: Broken pipe" and exited 2).
+#[test]
+fn export_to_a_closed_pipe_ends_quietly() {
+    let server = Server::start();
+    let out = temp_dir("export-pipe");
+    run_expect(0, &["quick", &server.url("/"), "-n", "50"], &out);
+    let mut child = onrush()
+        .args(["export", out.to_str().unwrap(), "--csv"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before onrush writes: its first write meets a broken pipe.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(output.stderr.is_empty(), "{}", text(&output));
+}

@@ -10,6 +10,8 @@ mod failures;
 mod generator;
 #[path = "http2.rs"]
 mod http2;
+#[path = "lost_results.rs"]
+mod lost_results;
 #[path = "merge.rs"]
 mod merge;
 #[path = "open_model.rs"]
@@ -26,9 +28,13 @@ mod run_plan;
 mod scenarios;
 #[path = "sla_and_outputs.rs"]
 mod sla_and_outputs;
+#[path = "stops.rs"]
+mod stops;
 #[path = "tcp.rs"]
 mod tcp;
 #[path = "tls.rs"]
 mod tls;
 #[path = "udp.rs"]
 mod udp;
+#[path = "unsolicited.rs"]
+mod unsolicited;

@@ -69,7 +69,8 @@ pub struct Monitor {
     port_capacity: u64,
     last: Option<CpuTicks>,
     pending: BTreeMap<u64, Pending>,
-    history: Vec<GeneratorSecond>,
+    /// The last second closed.
+    latest: Option<GeneratorSecond>,
     rules: rules::Rules,
     files: proc::ProcFiles,
 }
@@ -86,7 +87,7 @@ impl Monitor {
             port_capacity,
             last: None,
             pending: BTreeMap::new(),
-            history: Vec::new(),
+            latest: None,
             rules,
             // Opened now, before the load takes the descriptors.
             files: proc::ProcFiles::open(),
@@ -212,13 +213,14 @@ impl Monitor {
         let warning = self
             .rules
             .check(&sample, self.setup.nofile_limit, pending.requests);
-        self.history.push(sample);
+        self.latest = Some(sample);
         warning
     }
 
-    /// The per-second samples (for `generator.jsonl`).
-    pub fn history(&self) -> &[GeneratorSecond] {
-        &self.history
+    /// The sample of the second closed last: a line of `generator.jsonl`, written as the run
+    /// goes (the monitor keeps no history: the verdict folds its peaks in as seconds close).
+    pub fn latest(&self) -> Option<&GeneratorSecond> {
+        self.latest.as_ref()
     }
 
     /// A cause found at the end of the run (VUs that never started).
@@ -226,9 +228,9 @@ impl Monitor {
         self.rules.add_cause(cause);
     }
 
-    /// The end-of-run verdict.
+    /// The verdict on the seconds closed so far (at the end: the run's).
     pub fn verdict(&mut self) -> Verdict {
         let peak = self.files.peak_rss_bytes();
-        self.rules.verdict(&self.history, peak)
+        self.rules.verdict(peak)
     }
 }

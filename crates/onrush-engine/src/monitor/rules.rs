@@ -35,6 +35,44 @@ pub struct Rules {
     late_seconds: u32,
     causes: BTreeMap<String, Cause>,
     saturated_from: Option<u64>,
+    peaks: Peaks,
+}
+
+/// The run's peaks, folded second by second: the seconds themselves go to `generator.jsonl`
+/// as they close, so memory does not grow with the run.
+#[derive(Default)]
+struct Peaks {
+    cpu_percent: f64,
+    worker_cpu_percent: f64,
+    rss_mb: f64,
+    schedule_lag_p99_ms: Option<f64>,
+    open_fds: u64,
+    sockets_to_targets: u64,
+    time_wait: u64,
+}
+
+impl Peaks {
+    fn add(&mut self, s: &GeneratorSecond) {
+        if let Some(c) = s.cpu_percent {
+            self.cpu_percent = self.cpu_percent.max(c);
+        }
+        if let Some(w) = s
+            .worker_cpu_percent
+            .iter()
+            .flatten()
+            .copied()
+            .reduce(f64::max)
+        {
+            self.worker_cpu_percent = self.worker_cpu_percent.max(w);
+        }
+        self.rss_mb = self.rss_mb.max(s.rss_mb);
+        if let Some(lag) = s.schedule_lag_p99_ms {
+            self.schedule_lag_p99_ms = Some(self.schedule_lag_p99_ms.map_or(lag, |m| m.max(lag)));
+        }
+        self.open_fds = self.open_fds.max(s.open_fds);
+        self.sockets_to_targets = self.sockets_to_targets.max(s.sockets_to_targets);
+        self.time_wait = self.time_wait.max(s.time_wait);
+    }
 }
 
 impl Rules {
@@ -47,6 +85,7 @@ impl Rules {
             late_seconds: 0,
             causes: BTreeMap::new(),
             saturated_from: None,
+            peaks: Peaks::default(),
         }
     }
 
@@ -58,6 +97,7 @@ impl Rules {
         nofile_limit: u64,
         requests: u64,
     ) -> Option<String> {
+        self.peaks.add(s);
         let mut found: Vec<Cause> = Vec::new();
         let mut hottest: Option<(usize, f64)> = None;
         for (i, pct) in s.worker_cpu_percent.iter().enumerate() {
@@ -216,10 +256,10 @@ impl Rules {
         )
     }
 
-    pub fn verdict(&self, history: &[GeneratorSecond], peak_rss_bytes: Option<u64>) -> Verdict {
-        let max = |f: fn(&GeneratorSecond) -> Option<f64>| {
-            history.iter().filter_map(f).fold(0.0, f64::max)
-        };
+    /// The verdict on every second [`check`](Self::check)ed so far; `peak_rss_bytes` is the
+    /// process's high-water mark.
+    pub fn verdict(&self, peak_rss_bytes: Option<u64>) -> Verdict {
+        let peaks = &self.peaks;
         let causes: Vec<Cause> = self.causes.values().cloned().collect();
         let short_of_vus_only = causes.iter().all(|c| c.cause == "max_vus");
         let message = match self.saturated_from {
@@ -251,28 +291,15 @@ impl Rules {
             message,
             saturated_from_s: self.saturated_from,
             causes,
-            cpu_percent_max: max(|s| s.cpu_percent),
-            worker_cpu_percent_max: max(|s| {
-                s.worker_cpu_percent
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .reduce(f64::max)
-            }),
-            rss_mb_max: max(|s| Some(s.rss_mb)),
+            cpu_percent_max: peaks.cpu_percent,
+            worker_cpu_percent_max: peaks.worker_cpu_percent,
+            rss_mb_max: peaks.rss_mb,
             rss_mb_peak: peak_rss_bytes
                 .map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
-            schedule_lag_p99_ms_max: history
-                .iter()
-                .filter_map(|s| s.schedule_lag_p99_ms)
-                .reduce(f64::max),
-            open_fds_max: history.iter().map(|s| s.open_fds).max().unwrap_or(0),
-            sockets_to_targets_max: history
-                .iter()
-                .map(|s| s.sockets_to_targets)
-                .max()
-                .unwrap_or(0),
-            time_wait_max: history.iter().map(|s| s.time_wait).max().unwrap_or(0),
+            schedule_lag_p99_ms_max: peaks.schedule_lag_p99_ms,
+            open_fds_max: peaks.open_fds,
+            sockets_to_targets_max: peaks.sockets_to_targets,
+            time_wait_max: peaks.time_wait,
         }
     }
 }
@@ -302,7 +329,7 @@ mod tests {
     #[test]
     fn a_busy_worker_for_two_seconds_saturates_from_the_first() {
         let mut rules = Rules::new(1, 2, 0);
-        let history = vec![
+        let history = [
             second(0, 40.0, None),
             second(1, 97.0, None),
             second(2, 99.0, None),
@@ -316,7 +343,7 @@ mod tests {
             .check(&history[2], 1024, 1000)
             .expect("saturation starts");
         assert!(warning.contains("CPU 99% on worker 0"), "{warning}");
-        let v = rules.verdict(&history, None);
+        let v = rules.verdict(None);
         assert_eq!(v.verdict, "saturated");
         assert_eq!(v.saturated_from_s, Some(1));
         assert_eq!(v.causes[0].cause, "cpu");
@@ -332,7 +359,7 @@ mod tests {
             "one late second is not enough"
         );
         assert!(rules.check(&history[1], 1024, 1000).is_some());
-        let v = rules.verdict(&history, None);
+        let v = rules.verdict(None);
         assert_eq!(v.causes[0].cause, "schedule_lag");
         assert!(v.causes[0].fix.contains("doctor"));
         assert!(v.message.contains("+4 s"), "{}", v.message);
@@ -343,7 +370,7 @@ mod tests {
         let mut rules = Rules::new(1, 2, 0);
         let s = second(0, 80.0, Some(250.0));
         assert!(rules.check(&s, 1024, 1000).is_some());
-        let v = rules.verdict(&[s], None);
+        let v = rules.verdict(None);
         assert_eq!(v.causes[0].cause, "schedule_lag");
         assert!(v.causes[0].fix.contains("-t 2"), "{}", v.causes[0].fix);
     }
@@ -355,9 +382,38 @@ mod tests {
         for s in &history {
             assert!(rules.check(s, 1024, 1000).is_none());
         }
-        let v = rules.verdict(&history, None);
+        let v = rules.verdict(None);
         assert_eq!(v.verdict, "healthy");
         assert!(v.causes.is_empty());
+    }
+
+    #[test]
+    fn peaks_are_the_highest_of_every_second_checked() {
+        let mut rules = Rules::new(2, 2, 0);
+        let mut a = second(0, 30.0, Some(2.0));
+        a.worker_cpu_percent = vec![Some(10.0), None];
+        a.open_fds = 40;
+        let mut b = second(1, 20.0, None);
+        b.worker_cpu_percent = vec![Some(5.0), Some(25.0)];
+        b.rss_mb = 12.5;
+        b.time_wait = 3;
+        for s in [&a, &b] {
+            rules.check(s, 1024, 1000);
+        }
+        let v = rules.verdict(None);
+        assert_eq!(
+            (v.cpu_percent_max, v.worker_cpu_percent_max, v.rss_mb_max),
+            (30.0, 25.0, 12.5)
+        );
+        assert_eq!(v.schedule_lag_p99_ms_max, Some(2.0));
+        assert_eq!(
+            (v.open_fds_max, v.sockets_to_targets_max, v.time_wait_max),
+            (40, 10, 3)
+        );
+        assert_eq!(
+            Rules::new(1, 1, 0).verdict(None).schedule_lag_p99_ms_max,
+            None
+        );
     }
 
     #[test]
@@ -367,7 +423,7 @@ mod tests {
         s.port_usage_percent = 91.0;
         s.open_fds = 1000;
         assert!(rules.check(&s, 1024, 1000).is_some());
-        let v = rules.verdict(&[s], None);
+        let v = rules.verdict(None);
         let causes: Vec<_> = v.causes.iter().map(|c| c.cause.as_str()).collect();
         assert_eq!(causes, ["open_files", "ports"]);
     }
@@ -379,7 +435,7 @@ mod tests {
         let history = [second(0, 99.0, None), second(1, 99.0, None)];
         rules.check(&history[0], 1024, 0);
         assert!(rules.check(&history[1], 1024, 1).is_some());
-        let v = rules.verdict(&history, None);
+        let v = rules.verdict(None);
         assert_eq!(v.causes[0].cause, "cpu");
         let fix = &v.causes[0].fix;
         assert!(
@@ -397,7 +453,7 @@ mod tests {
         let mut s = second(0, 3.0, Some(500.0));
         s.dropped_iterations = 999_990;
         assert!(rules.check(&s, 1024, 10).is_some());
-        let v = rules.verdict(&[s], None);
+        let v = rules.verdict(None);
         let causes: Vec<_> = v.causes.iter().map(|c| c.cause.as_str()).collect();
         assert!(causes.contains(&"max_vus"), "{causes:?}");
         for c in &v.causes {
@@ -413,7 +469,7 @@ mod tests {
         let mut s = second(2, 5.0, Some(0.2));
         s.dropped_iterations = 40;
         assert!(rules.check(&s, 1024, 100).is_some());
-        let v = rules.verdict(&[s], None);
+        let v = rules.verdict(None);
         assert_eq!(v.verdict, "saturated");
         assert!(
             v.message.contains("arrival rate was not reached"),

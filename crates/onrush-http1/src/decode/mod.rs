@@ -72,7 +72,8 @@ impl Decoder {
     /// Consumes what it can of `input`, passing body bytes to `sink`. Returns the number of
     /// bytes consumed and whether the response is complete. When it is not complete, the
     /// unconsumed rest (a partial head) must be shown again with more bytes appended.
-    /// When it is complete, the unconsumed rest belongs to the next response.
+    /// When it is complete, the unconsumed rest is not part of it (the connection refuses
+    /// it: no request asked for it).
     pub fn feed(&mut self, input: &[u8], sink: &mut impl BodySink) -> Result<(usize, bool), Error> {
         let mut pos = 0;
         let done = loop {

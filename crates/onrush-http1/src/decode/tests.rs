@@ -198,7 +198,7 @@ fn content_length() {
 }
 
 #[test]
-fn pipelined_leftover_is_kept() {
+fn bytes_after_the_response_are_left_unconsumed() {
     let next = b"HTTP/1.1 204 No Content\r\n\r\n";
     let mut input = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc".to_vec();
     input.extend_from_slice(next);

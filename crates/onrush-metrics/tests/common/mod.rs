@@ -55,9 +55,25 @@ pub fn synthetic_run(
     seconds: u64,
     seed: u64,
 ) -> (Collector, Reference) {
+    let c = Collector::new(layout.clone(), synthetic_info());
+    synthetic_run_into(c, layout, workers, seconds, seed)
+}
+
+/// The run identity of [`synthetic_run`].
+pub fn synthetic_info() -> RunInfo {
+    RunInfo::new("synthetic", 1_700_000_000_000)
+}
+
+/// [`synthetic_run`] into a given collector (made for `layout`).
+pub fn synthetic_run_into(
+    mut c: Collector,
+    layout: &Layout,
+    workers: usize,
+    seconds: u64,
+    seed: u64,
+) -> (Collector, Reference) {
     let mut rng = Rng(seed);
     let mut ws: Vec<WorkerMetrics> = (0..workers).map(|_| WorkerMetrics::new(layout)).collect();
-    let mut c = Collector::new(layout.clone(), RunInfo::new("synthetic", 1_700_000_000_000));
     let shape = |f: fn() -> Histogram<u64>| -> Vec<Vec<Histogram<u64>>> {
         layout
             .scenarios

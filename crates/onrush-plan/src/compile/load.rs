@@ -8,7 +8,7 @@ use crate::units::show_duration;
 use crate::yaml::{Kind, Node};
 use crate::{LoadModel, RateStage, VuStage};
 
-const LOAD_KEYS: [&str; 10] = [
+const LOAD_KEYS: [&str; 11] = [
     "vus",
     "iterations",
     "shared_iterations",
@@ -19,6 +19,7 @@ const LOAD_KEYS: [&str; 10] = [
     "rate",
     "start_rate",
     "max_vus",
+    "graceful_stop",
 ];
 const STAGE_KEYS: [&str; 3] = ["vus", "rate", "over"];
 const CLOSED_ONLY: [&str; 5] = [
@@ -34,6 +35,8 @@ const MODELS: &str = "closed model: `vus` virtual users run iterations back to b
 open model: new iterations start at a fixed `rate` for a `duration`, using at most `max_vus`";
 const VUS_HINT: &str = "`vus` is the number of virtual users, at least 1, e.g. `vus: 10`";
 const MAX_VUS: u64 = 10_000_000;
+/// How long requests in flight at the end of a load's duration may finish (k6's default).
+const DEFAULT_GRACEFUL_STOP: Duration = Duration::from_secs(30);
 
 impl Ctx<'_> {
     pub(crate) fn load(&self, node: &Node, path: &str) -> Result<LoadModel, PlanError> {
@@ -80,6 +83,31 @@ impl Ctx<'_> {
             Some(_) => ("missing `vus` or `rate`; expected `vus` (closed model) or `rate` (open model)", "e.g. `load: { vus: 10, iterations: 100 }` or `load: { rate: 100/s, duration: 30s, max_vus: 50 }`"),
         };
         Err(self.err(node, path, msg).with_hint(hint))
+    }
+
+    /// `load.graceful_stop`: how long requests still in flight when a load's `duration` (or
+    /// its stages) ends may take to finish before they are cut. Only a load with a duration
+    /// has an end to be graceful about; `iterations` run to completion.
+    pub(crate) fn graceful_stop(
+        &self,
+        node: &Node,
+        path: &str,
+        load: &LoadModel,
+    ) -> Result<Duration, PlanError> {
+        let f = self.map(node, path, &LOAD_KEYS)?;
+        let Some(g) = f.get("graceful_stop") else {
+            return Ok(DEFAULT_GRACEFUL_STOP);
+        };
+        if load.duration().is_none() {
+            return Err(self
+                .err(
+                    f.key("graceful_stop").expect("present"),
+                    &f.child("graceful_stop"),
+                    "`graceful_stop` applies to a load with a `duration` or `stages`; this load ends when its iterations are done",
+                )
+                .with_hint("remove `graceful_stop`, or give the load a `duration` instead of `iterations`"));
+        }
+        self.duration(g, &f.child("graceful_stop"))
     }
 
     fn pos(&self, f: &Fields, key: &str) -> usize {

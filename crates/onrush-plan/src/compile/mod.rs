@@ -167,6 +167,7 @@ pub(crate) fn compile(
             "`load: { vus: N, iterations: N }` or `load: { rate: N/s, duration: D, max_vus: N }`",
         )?;
         let load = cx.load(load_node, &f.child("load"))?;
+        let graceful_stop = cx.graceful_stop(load_node, &f.child("load"), &load)?;
         let scen_http = cx.http(f.get("http"), &f.child("http"), &http, target_ip)?;
         let steps_node = cx.required(&f, "steps", "a list of steps")?;
         let mut feeders = Vec::new();
@@ -227,6 +228,7 @@ pub(crate) fn compile(
         scenarios.push(Scenario {
             name,
             load,
+            graceful_stop,
             http: scen_http,
             steps,
             metrics,

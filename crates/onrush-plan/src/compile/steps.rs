@@ -13,7 +13,7 @@ use crate::{
 };
 
 const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
-pub(super) const REQUEST_KEYS: [&str; 21] = [
+pub(super) const REQUEST_KEYS: [&str; 23] = [
     "get",
     "post",
     "put",
@@ -21,6 +21,9 @@ pub(super) const REQUEST_KEYS: [&str; 21] = [
     "delete",
     "head",
     "options",
+    // Any other method: `{ method: PURGE, path: /cache/1 }`.
+    "method",
+    "path",
     "name",
     "headers",
     "body",
@@ -193,12 +196,12 @@ impl Ctx<'_> {
                         )
                         .with_hint(format!("write `{lower}:`")));
                 }
-                if matches!(lower.as_str(), "url" | "path" | "uri")
+                if matches!(lower.as_str(), "url" | "uri")
                     || strsim::damerau_levenshtein(&lower, "method") <= 2
                 {
                     return Err(self
                         .err(k, &field, format!("unknown key `{key}`; expected the method as the key: {}", one_of(&METHODS)))
-                        .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`"));
+                        .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`, or `- { method: PURGE, path: /cache/1 }` for another method"));
                 }
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
@@ -211,9 +214,18 @@ impl Ctx<'_> {
         }
         let f = self.map(node, path, &REQUEST_KEYS)?;
         let methods: Vec<&str> = f.keys().filter(|k| METHODS.contains(k)).collect();
+        if f.get("method").is_some() || f.get("path").is_some() {
+            return self.any_method(&f, node, path, &methods, base, m);
+        }
         match methods.as_slice() {
             [] => Err(self.err(node, path, format!("the step has no method key; expected one of {}, or `think` / `loop`", one_of(&METHODS))).with_hint(STEP_EXAMPLE)),
-            [method] => Ok(Step::Request(self.request(&f, method, base, m)?)),
+            [key] => Ok(Step::Request(self.request(
+                &f,
+                key,
+                &key.to_ascii_uppercase(),
+                base,
+                m,
+            )?)),
             [first, second, ..] => Err(self
                 .err(f.key(second).expect("present"), &f.child(second), format!("a second method key (`{first}` and `{second}`); expected exactly one per step"))
                 .with_hint("make each request its own step: `- { get: /a }` then `- { post: /b }`")),
@@ -278,15 +290,63 @@ impl Ctx<'_> {
         Ok(Step::Think { min, max })
     }
 
+    /// `{ method: TOKEN, path: ... }`: a request with any method (JMeter and k6 allow any token:
+    /// PURGE, PROPFIND, a house verb), sent exactly as written.
+    fn any_method(
+        &self,
+        f: &Fields,
+        node: &Node,
+        path: &str,
+        method_keys: &[&str],
+        base: &str,
+        m: &mut Build,
+    ) -> Result<Step, PlanError> {
+        let example = "write `- { method: PURGE, path: /cache/1 }`, or `- { get: /x }` for a method with its own key";
+        if let Some(key) = method_keys.first() {
+            return Err(self
+                .err(
+                    f.key(key).expect("present"),
+                    &f.child(key),
+                    format!(
+                        "`{key}:` beside `method:`/`path:`; expected one way to give the method"
+                    ),
+                )
+                .with_hint(example));
+        }
+        let Some(method_node) = f.get("method") else {
+            return Err(self
+                .err(node, path, "`path:` without `method:`; expected the method")
+                .with_hint(example));
+        };
+        let method = self.string(method_node, &f.child("method"))?;
+        if method.is_empty() || !method.bytes().all(is_tchar) {
+            return Err(self
+                .err(
+                    method_node,
+                    &f.child("method"),
+                    format!("`{method}` is not an HTTP method; expected a token of letters, digits and !#$%&'*+-.^_`|~"),
+                )
+                .with_hint("e.g. `method: PURGE`"));
+        }
+        if f.get("path").is_none() {
+            return Err(self
+                .err(node, path, format!("`method: {method}` without `path:`; expected the path or URL to send it to"))
+                .with_hint(example));
+        }
+        Ok(Step::Request(self.request(f, "path", &method, base, m)?))
+    }
+
+    /// A request step whose path (or URL) is under `key`, sent with `method`.
     fn request(
         &self,
         f: &Fields,
+        key: &str,
         method: &str,
         base: &str,
         m: &mut Build,
     ) -> Result<RequestStep, PlanError> {
-        let path_field = f.child(method);
-        let node = f.get(method).expect("present");
+        let path_field = f.child(key);
+        let node = f.get(key).expect("present");
         if node.is_null() {
             return Err(self
                 .err(
@@ -294,7 +354,7 @@ impl Ctx<'_> {
                     &path_field,
                     "missing value; expected a path such as `/` or a URL",
                 )
-                .with_hint(format!("e.g. `{method}: /`")));
+                .with_hint(format!("e.g. `{key}: /`")));
         }
         let raw = node.as_scalar().map_or(String::new(), |s| s.text.clone());
         let (target, path) = self.request_path(node, &path_field, &raw, base)?;
@@ -309,7 +369,7 @@ impl Ctx<'_> {
                 }
                 name
             }
-            None => format!("{} {}", method.to_ascii_uppercase(), raw),
+            None => format!("{method} {raw}"),
         };
 
         let headers = match f.get("headers") {
@@ -348,7 +408,7 @@ impl Ctx<'_> {
         let (extract, checks, on_failure) = self.step_outcome(f, metric, m)?;
         Ok(RequestStep {
             metric,
-            method: method.to_ascii_uppercase(),
+            method: method.to_string(),
             target,
             path,
             headers,
@@ -570,4 +630,9 @@ impl Ctx<'_> {
                 .with_hint(hint)),
         }
     }
+}
+
+/// RFC 9110 `tchar`: what a method token may hold.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

@@ -26,7 +26,7 @@ pub mod exit {
     pub const RUNTIME: i32 = 3;
     /// The run completed but not a single request succeeded (target down or wrong).
     pub const ALL_FAILED: i32 = 4;
-    /// Interrupted by Ctrl-C / SIGTERM; the results gathered so far were written.
+    /// Interrupted by Ctrl-C / SIGTERM / SIGHUP; the results gathered so far were written.
     pub const INTERRUPTED: i32 = 130;
 }
 
@@ -36,7 +36,8 @@ pub mod exit {
     version,
     about = "Load testing where the system under test slows down, never the load tool",
     after_help = "Exit codes: 0 run completed, 1 a threshold failed, 2 bad usage or plan, 3 run could \
-                  not be carried out, 4 no request succeeded, 130 interrupted (results still written)."
+                  not be carried out, 4 no request succeeded, 130 interrupted by Ctrl-C, SIGTERM or SIGHUP \
+                  (results still written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -112,6 +113,19 @@ struct ValidateArgs {
     /// Override a plan variable: -D vus=100 (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, String)>,
+}
+
+/// Says on stderr how the results directory `dir` was left when it is not a finished run's
+/// (killed: not finished, a last line cut short; with `reads_summary`, no summary.json),
+/// before a command reads it. A directory that cannot be inspected is left to the command's
+/// own error.
+pub(crate) fn note_dir_state(dir: &std::path::Path, reads_summary: bool) {
+    if let Ok(state) = onrush_metrics::results::inspect_dir(dir) {
+        let summary = state.summary_note().filter(|_| reads_summary);
+        for note in state.notes().into_iter().chain(summary) {
+            eprintln!("note: {note}");
+        }
+    }
 }
 
 pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {

@@ -74,7 +74,14 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     let (origin, path) = split_url(&args.url)?;
     let method = args.method.to_ascii_lowercase();
     let mut step = serde_json::Map::new();
-    step.insert(method, Value::String(literal(&path)));
+    const KEYED: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+    if KEYED.contains(&method.as_str()) {
+        step.insert(method, Value::String(literal(&path)));
+    } else {
+        // Any other token (PURGE, PROPFIND, ...): sent exactly as typed.
+        step.insert("method".into(), Value::String(args.method.clone()));
+        step.insert("path".into(), Value::String(literal(&path)));
+    }
     if !args.headers.is_empty() {
         let mut headers = serde_json::Map::new();
         for h in &args.headers {
@@ -91,7 +98,13 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     if let Some(body) = &args.body {
         step.insert("body".into(), Value::String(literal(body)));
     }
-    let c = args.connections.max(1);
+    // `vus: 0` in a plan is an error; so is its flag (it used to run one VU silently).
+    if args.connections == 0 {
+        return Err(
+            "-c/--connections 0: at least one connection (VU) is needed; write e.g. -c 1".into(),
+        );
+    }
+    let c = args.connections;
     let load = match (args.rate, args.requests) {
         (Some(rate), Some(n)) => {
             json!({ "rate": rate, "duration": format!("{}ms", (n as f64 / rate * 1000.0).ceil() as u64), "max_vus": c })

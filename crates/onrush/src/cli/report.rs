@@ -10,7 +10,8 @@ use super::exit;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A results directory (summary.json + intervals.jsonl).
+    /// A results directory (summary.json + intervals.jsonl; of a run that was killed,
+    /// intervals.jsonl alone: the summary is rebuilt from it).
     dir: PathBuf,
     /// Another results directory to compare with: figures side by side, regressions flagged.
     #[arg(long, value_name = "DIR")]
@@ -21,6 +22,10 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> i32 {
+    super::note_dir_state(&args.dir, true);
+    if let Some(baseline) = &args.baseline {
+        super::note_dir_state(baseline, true);
+    }
     let options = ReportOptions {
         baseline: args.baseline,
         out: args.out,

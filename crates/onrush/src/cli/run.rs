@@ -1,5 +1,6 @@
 //! `onrush run`: load a plan, start the built-in target if asked, run, write and print results.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -93,7 +94,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     let thresholds = plan.all_thresholds();
     let run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let start_unix_ms = run_info.start_unix_ms;
-    let outcome = onrush_engine::run(
+    let outcome = match onrush_engine::run(
         prepared,
         RunOptions {
             threads,
@@ -108,8 +109,15 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
                 .cloned()
                 .collect(),
             exporters,
+            out_dir: Some(out_dir.clone()),
         },
-    );
+    ) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("error: {e}: is the results directory writable? (--out DIR)");
+            return exit::RUNTIME;
+        }
+    };
     if let Some(server) = server {
         server.shutdown();
     }
@@ -117,7 +125,6 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         plan,
         outcome,
         &FinishOptions {
-            out_dir: &out_dir,
             threads,
             junit: common.junit.as_deref(),
         },
@@ -128,38 +135,50 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             return exit::RUNTIME;
         }
     };
+    // From here on, nothing printed may panic: after a SIGHUP the terminal is usually gone
+    // (writes fail), and the exit code must still say how the run ended. The results are
+    // written already.
     if let Err(e) = &finished.report {
-        eprintln!("warning: the HTML report could not be written: {e}");
+        note(&format!(
+            "warning: the HTML report could not be written: {e}"
+        ));
     }
     print(&finished, &out_dir, output);
     exit_code(&finished)
 }
 
-/// The end-of-run summary on stdout (a table, or summary.json itself with `--json`).
+/// A line on stderr, ignoring a stderr that is gone.
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The end-of-run summary on stdout (a table, or summary.json itself with `--json`); a stdout
+/// that is gone is ignored.
 fn print(finished: &Finished, out_dir: &Path, output: Output) {
+    let mut out = std::io::stdout().lock();
     match output {
         Output::Table => {
-            let mut out = std::io::stdout().lock();
             onrush_metrics::print_summary(&finished.summary, &mut out);
             if !finished.thresholds.is_empty() {
-                use std::io::Write;
                 let _ = writeln!(out);
                 onrush_sla::print_results(&finished.thresholds, &mut out);
             }
-            println!("\n{}", finished.generator_message);
-            println!("results: {}", out_dir.display());
+            let _ = writeln!(out, "\n{}", finished.generator_message);
+            let _ = writeln!(out, "results: {}", out_dir.display());
             if let Ok(path) = &finished.report {
-                println!("report:  {}", path.display());
+                let _ = writeln!(out, "report:  {}", path.display());
             }
         }
         Output::Json => {
-            println!(
+            let _ = writeln!(
+                out,
                 "{}",
                 serde_json::to_string_pretty(&finished.summary).expect("the summary serialises")
             );
-            eprintln!("results: {}", out_dir.display());
+            note(&format!("results: {}", out_dir.display()));
         }
     }
+    let _ = out.flush();
 }
 
 /// The exit code of a finished run (documented in README.md).
@@ -167,12 +186,12 @@ fn exit_code(finished: &Finished) -> i32 {
     if finished.interrupted {
         exit::INTERRUPTED
     } else if finished.stopped_by_failure {
-        eprintln!("the test was stopped by a failed step with `on_failure: stop_test`");
+        note("the test was stopped by a failed step with `on_failure: stop_test`");
         exit::THRESHOLDS
     } else if !finished.thresholds_passed() {
         exit::THRESHOLDS
     } else if finished.all_failed() {
-        eprintln!("no request succeeded: see the failure classes above");
+        note("no request succeeded: see the failure classes above");
         exit::ALL_FAILED
     } else {
         exit::OK

@@ -120,3 +120,79 @@ pub fn run_plan_text(server: &Server, name: &str, plan: &str, extra: &[&str]) ->
     args.extend_from_slice(extra);
     run_expect(0, &args, &dir.join("out"))
 }
+
+/// The misbehaving HTTP/1.1 server of tests/servers/rogue_http_server.py (Python's
+/// socketserver, not onrush's code): answers twice, or never, and counts what it received.
+/// Stopped (its stdin closed) when dropped.
+pub struct RogueServer {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl RogueServer {
+    pub fn start() -> Self {
+        use std::io::BufRead;
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/servers/rogue_http_server.py"
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs the rogue server");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        RogueServer { child, port }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Requests the server received (its own count).
+    pub fn received(&self) -> u64 {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        s.write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 512];
+        // Read by Content-Length: the server keeps the connection open for more.
+        loop {
+            let n = s.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "no /stats answer: {:?}",
+                String::from_utf8_lossy(&reply)
+            );
+            reply.extend_from_slice(&buf[..n]);
+            let Some(at) = reply.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = String::from_utf8_lossy(&reply[..at]).into_owned();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Content-Length: "))
+                .and_then(|v| v.parse().ok())
+                .expect("a Content-Length");
+            let body = &reply[at + 4..];
+            if body.len() >= len {
+                return String::from_utf8_lossy(&body[..len]).parse().unwrap();
+            }
+        }
+    }
+}
+
+impl Drop for RogueServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,61 @@
+//! Has the server sent something while no request was outstanding?
+//!
+//! HTTP/1.1 has no request ids: a response is the answer to the oldest request waiting. Bytes a
+//! server sends unasked (a second response to one request, data on an idle keep-alive
+//! connection) would therefore be read as the answer to the *next* request, and every answer
+//! after it would be shifted by one. Before each request
+//! [`Connection::send`](crate::Connection::send) takes whatever is known to wait on the
+//! connection, and refuses to send on one that has some.
+//!
+//! "Known" is what tokio's driver has seen: asking the kernel (`recv(MSG_PEEK | MSG_DONTWAIT)`,
+//! `FIONREAD`, `poll`) costs a system call per request, measured at ~450 ns of CPU on the
+//! benchmark machine, about a tenth of a whole keep-alive request, so it is not done. What
+//! arrives after the last read and before the driver's next look (microseconds, when a VU runs
+//! its requests back to back) is not seen here; it is caught when it comes with the next
+//! response (bytes beyond a response are refused too), see docs/results.md.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use onrush_http::Throttled;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+/// A transport that hands out what is already known to wait on it, without waiting.
+pub trait PendingInput: AsyncRead + Unpin {
+    /// Reads into `buf` what waits, without waiting and without arranging a wake-up:
+    /// `Pending` when nothing is known to wait, `Ready(Ok(0))` when the peer has closed.
+    ///
+    /// The default polls the stream once with a waker that does nothing: the next real read
+    /// registers its own.
+    fn read_waiting(&mut self, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut buf = ReadBuf::new(buf);
+        match Pin::new(self).poll_read(&mut cx, &mut buf) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(buf.filled().len())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl PendingInput for TcpStream {
+    /// `try_read`: an atomic load of tokio's readiness when nothing is known to wait (the
+    /// steady state: the read that ended the response drained the socket and cleared it).
+    #[inline]
+    fn read_waiting(&mut self, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        match self.try_read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+            other => Poll::Ready(other),
+        }
+    }
+}
+
+/// Through the cap (when its budget is spent, waiting bytes are seen at a later request).
+impl<S: AsyncRead + Unpin> PendingInput for Throttled<S> {}
+
+/// Through TLS: a record that carries no data (a session ticket) is consumed and yields
+/// `Pending`; decrypted data rustls still holds counts as waiting.
+impl<S: AsyncRead + tokio::io::AsyncWrite + Unpin> PendingInput for TlsStream<S> {}
