@@ -100,6 +100,9 @@ pub fn finish(
     if !outcome.vus_not_started.is_empty() {
         summary.extra.vus_not_started = Some(outcome.vus_not_started.clone());
     }
+    if !outcome.failure_examples.is_empty() {
+        summary.extra.failure_examples = Some(outcome.failure_examples.clone());
+    }
     record_run(
         &mut summary,
         plan,

@@ -191,7 +191,8 @@ impl FailureClass {
             }
             FailureClass::TlsCertificateUnknown => {
                 "the server's certificate is not signed by a CA onrush trusts: set \
-                 http.tls.ca_file to your CA's PEM, or http.tls.insecure: true for a test system"
+                 http.tls.ca_file to your CA's PEM, or http.tls.insecure: true for a test system \
+                 (with onrush quick: --ca-file FILE, or -k)"
             }
             FailureClass::TlsCertificateExpired => {
                 "the server's certificate has expired (or the clocks disagree)"

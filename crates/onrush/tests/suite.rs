@@ -18,6 +18,8 @@ mod merge;
 mod open_model;
 #[path = "port_wall.rs"]
 mod port_wall;
+#[path = "preflight.rs"]
+mod preflight;
 #[path = "rates.rs"]
 mod rates;
 #[path = "report.rs"]
@@ -28,6 +30,8 @@ mod run_plan;
 mod scenarios;
 #[path = "sla_and_outputs.rs"]
 mod sla_and_outputs;
+#[path = "soak.rs"]
+mod soak;
 #[path = "stops.rs"]
 mod stops;
 #[path = "tcp.rs"]
