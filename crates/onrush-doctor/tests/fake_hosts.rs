@@ -563,7 +563,11 @@ fn preflight_warns_of_bodies_and_of_threads_beyond_the_cores() {
     assert_eq!(get(&r, "memory").status, Status::Ok, "{r:#?}");
     let f = get(&onrush_doctor::preflight(&h, &bodies(64)), "memory").clone();
     assert_eq!(f.status, Status::Warn, "{f:#?}");
-    assert!(f.detail.contains("32.0 GiB (VUs × body_limit)"), "{}", f.detail);
+    assert!(
+        f.detail.contains("32.0 GiB (VUs × body_limit)"),
+        "{}",
+        f.detail
+    );
 
     let threads = |threads: usize| PlanNeeds {
         threads,

@@ -44,7 +44,9 @@ mod tests {
     fn the_first_message_of_a_class_is_kept_and_taken_once() {
         let _ = take();
         note(FailureClass::BadResponse, || "first".to_string());
-        note(FailureClass::BadResponse, || panic!("not built: the class has a message"));
+        note(FailureClass::BadResponse, || {
+            panic!("not built: the class has a message")
+        });
         note(FailureClass::Reset, || "reset".to_string());
         let mut got = take();
         got.sort_by_key(|(c, _)| c.as_str());

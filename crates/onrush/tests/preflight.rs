@@ -56,7 +56,17 @@ fn a_few_threads_beyond_the_cores_warn_and_run() {
     let threads = (cores + 1).to_string();
     let out = temp_dir("preflight-threads-warn");
     let output = onrush()
-        .args(["quick", &server.url("/"), "-n", "4", "-c", "2", "-t", &threads, "--quiet"])
+        .args([
+            "quick",
+            &server.url("/"),
+            "-n",
+            "4",
+            "-c",
+            "2",
+            "-t",
+            &threads,
+            "--quiet",
+        ])
         .arg("--out")
         .arg(&out)
         .output()

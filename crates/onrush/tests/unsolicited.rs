@@ -79,20 +79,35 @@ fn malformed_responses_are_classified_with_their_parse_reason() {
     let rogue = RogueServer::start();
     let out = temp_dir("bad-response-reason");
     let output = onrush()
-        .args(["quick", &rogue.url("/garbage/x"), "-n", "5", "-c", "1", "--out"])
+        .args([
+            "quick",
+            &rogue.url("/garbage/x"),
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(4), "{}", text(&output));
     let s = summary(&out);
-    assert_eq!(u64_at(&s, "/totals/failures_by_class/bad_response"), 5, "{s:#}");
+    assert_eq!(
+        u64_at(&s, "/totals/failures_by_class/bad_response"),
+        5,
+        "{s:#}"
+    );
     let example = s["failure_examples"]["bad_response"].as_str().unwrap();
     assert!(
         example.contains("not an HTTP/1.x status line") && example.contains("began \"GARBAGE 200"),
         "{example}"
     );
     let printed = String::from_utf8_lossy(&output.stdout);
-    assert!(printed.contains("first seen: bad response head"), "{printed}");
+    assert!(
+        printed.contains("first seen: bad response head"),
+        "{printed}"
+    );
 
     let out = temp_dir("bad-chunk-reason");
     let s = run_expect(

@@ -34,7 +34,10 @@ fn room(host: &Host, avail: u64) -> (u64, Option<String>) {
     let mut room = (avail, None);
     if let Some(left) = cgroup_room(host) {
         if left < room.0 {
-            room = (left, Some(format!("the cgroup's memory.max leaves {}", bytes(left))));
+            room = (
+                left,
+                Some(format!("the cgroup's memory.max leaves {}", bytes(left))),
+            );
         }
     }
     if host.is_live() {
@@ -44,7 +47,13 @@ fn room(host: &Host, avail: u64) -> (u64, Option<String>) {
             (libc::getrlimit(libc::RLIMIT_AS, &mut l) == 0).then_some(l.rlim_cur)
         };
         if let Some(limit) = limit.filter(|&l| l != libc::RLIM_INFINITY && l < room.0) {
-            room = (limit, Some(format!("the address-space limit (ulimit -v) is {}", bytes(limit))));
+            room = (
+                limit,
+                Some(format!(
+                    "the address-space limit (ulimit -v) is {}",
+                    bytes(limit)
+                )),
+            );
         }
     }
     room
@@ -55,7 +64,12 @@ fn cgroup_room(host: &Host) -> Option<u64> {
     let cgroup = host.read("proc/self/cgroup").ok()?;
     let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
     let dir = format!("sys/fs/cgroup/{}", path.trim_start_matches('/'));
-    let max: u64 = host.read(&format!("{dir}/memory.max")).ok()?.trim().parse().ok()?;
+    let max: u64 = host
+        .read(&format!("{dir}/memory.max"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
     let current: u64 = host
         .read(&format!("{dir}/memory.current"))
         .ok()

@@ -110,7 +110,10 @@ impl Chunked {
                 }
                 (St::Ext, b'\r') => St::SizeLf,
                 (St::Ext, b'\n') => {
-                    return Err(bad("bad chunked body: a chunk extension contains a bare LF", b));
+                    return Err(bad(
+                        "bad chunked body: a chunk extension contains a bare LF",
+                        b,
+                    ));
                 }
                 (St::Ext, _) => {
                     self.skipped += 1;
@@ -125,16 +128,25 @@ impl Chunked {
                 }
                 (St::SizeLf, b'\n') => St::Data,
                 (St::SizeLf, _) => {
-                    return Err(bad("bad chunked body: chunk size line not ended by CRLF", b));
+                    return Err(bad(
+                        "bad chunked body: chunk size line not ended by CRLF",
+                        b,
+                    ));
                 }
                 (St::DataCr, b'\r') => St::DataLf,
                 (St::DataLf, b'\n') => St::Start,
                 (St::DataCr | St::DataLf, _) => {
-                    return Err(bad("bad chunked body: chunk data not followed by CRLF (longer than its size?)", b));
+                    return Err(bad(
+                        "bad chunked body: chunk data not followed by CRLF (longer than its size?)",
+                        b,
+                    ));
                 }
                 (St::TrailerStart, b'\r') => St::EndLf,
                 (St::TrailerStart | St::Trailer, b'\n') => {
-                    return Err(bad("bad chunked body: a trailer line ends with a bare LF", b));
+                    return Err(bad(
+                        "bad chunked body: a trailer line ends with a bare LF",
+                        b,
+                    ));
                 }
                 (St::TrailerStart | St::Trailer, _) if b == b'\r' => St::TrailerLf,
                 (St::TrailerStart | St::Trailer, _) => {

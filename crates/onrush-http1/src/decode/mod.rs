@@ -326,7 +326,10 @@ fn show_start(input: &[u8]) -> String {
     let head = &input[..input.len().min(SHOWN)];
     let mut text = String::with_capacity(head.len() + 8);
     text.push('"');
-    text.extend(head.iter().flat_map(|&b| std::ascii::escape_default(b).map(char::from)));
+    text.extend(
+        head.iter()
+            .flat_map(|&b| std::ascii::escape_default(b).map(char::from)),
+    );
     text.push('"');
     if input.len() > SHOWN {
         text.push_str("...");

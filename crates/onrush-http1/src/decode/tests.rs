@@ -586,7 +586,8 @@ fn framing_errors_give_the_parse_reason() {
     let e = err(b"GARBAGE 200 OK\r\n\r\n", Req::Get, true);
     let text = e.to_string();
     assert!(
-        text.contains("not an HTTP/1.x status line") && text.contains("began \"GARBAGE 200 OK\\r\\n"),
+        text.contains("not an HTTP/1.x status line")
+            && text.contains("began \"GARBAGE 200 OK\\r\\n"),
         "{text}"
     );
     // TLS answered on a plain port: the bytes say so.
@@ -597,7 +598,8 @@ fn framing_errors_give_the_parse_reason() {
     input.extend_from_slice(b"5g\r\nhello\r\n0\r\n\r\n");
     let e = err(&input, Req::Get, true);
     assert!(
-        e.to_string().contains("invalid chunk size (at byte 'g' (0x67))"),
+        e.to_string()
+            .contains("invalid chunk size (at byte 'g' (0x67))"),
         "{e}"
     );
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use onrush_doctor::{diagnose, Host, PlanNeeds};
+use onrush_doctor::{diagnose, Host};
 
 use super::exit;
 use super::needs::plan_needs;

@@ -227,5 +227,3 @@ fn planned_duration(plan: &Plan) -> Option<Duration> {
         .map(|s| s.load.duration())
         .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)))
 }
-
-/// Upper bound of connections held at once: one per VU.
