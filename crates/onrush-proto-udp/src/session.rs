@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use onrush_plan::{RenderContext, TcpPayload};
 use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
 use crate::plan::{UdpPlan, UdpStep};
@@ -79,7 +80,15 @@ impl UdpSession {
         let reply = &mut self.reply;
         let received = tokio::time::timeout(step.timeout, async {
             loop {
-                socket.readable().await?;
+                // Error interest too: an ICMP "port unreachable" sets the socket's error, which
+                // wakes only an error interest, and would otherwise surface as a `no_reply`
+                // after the timeout (and as `connect_refused` on the next send).
+                let ready = socket.ready(Interest::READABLE | Interest::ERROR).await?;
+                if ready.is_error() {
+                    if let Some(e) = socket.take_error()? {
+                        return Err(e);
+                    }
+                }
                 let got = SCRATCH.with_borrow_mut(|scratch| {
                     scratch.resize(scratch.len().max(max + 1), 0);
                     let n = socket.try_recv(scratch)?;
