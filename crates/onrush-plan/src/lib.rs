@@ -16,7 +16,8 @@
 //! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
 //! ```
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -101,14 +102,72 @@ pub struct Plan {
     /// Plan-level defaults.
     pub http: HttpSettings,
     pub scenarios: Vec<Scenario>,
-    /// Final values after `-D` overrides (for the record in summary.json).
+    /// Final values after `-D` overrides and `secrets:` (record them with
+    /// [`Plan::recorded_vars`], which masks the secret ones).
     pub vars: BTreeMap<String, String>,
+    /// The names of the variables whose values must never be written: those of `secrets:`,
+    /// and those whose names say password, token, secret, key, credential or auth.
+    pub secrets: BTreeSet<String>,
     /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
     /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
     pub thresholds: Vec<Threshold>,
 }
 
+/// What a secret's value is shown as.
+pub const MASK: &str = "***";
+
+/// Secret values shorter than this are not searched for in text (a secret of "1" would mask
+/// every digit); they are still masked where the variable itself is shown.
+pub const MASK_MIN_LEN: usize = 4;
+
 impl Plan {
+    /// The plan variables as results record them: secret ones as `***`.
+    pub fn recorded_vars(&self) -> BTreeMap<String, String> {
+        self.vars
+            .iter()
+            .map(|(k, v)| {
+                let shown = if self.secrets.contains(k) { MASK } else { v };
+                (k.clone(), shown.to_string())
+            })
+            .collect()
+    }
+
+    /// `text` with every secret value in it replaced by `***` (values shorter than
+    /// [`MASK_MIN_LEN`] bytes are left: they would mask
+    /// unrelated text).
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for name in &self.secrets {
+            let Some(value) = self.vars.get(name) else {
+                continue;
+            };
+            if value.len() >= MASK_MIN_LEN && out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), MASK));
+            }
+        }
+        out
+    }
+
+    /// Masks secret values in the names results show (scenarios, steps, checks): a name is
+    /// written from the plan's text after `${...}` was expanded, so a check such as
+    /// `body_contains: ${api_token}` would carry the value.
+    fn mask_names(&mut self) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        let mut scenarios = std::mem::take(&mut self.scenarios);
+        for s in &mut scenarios {
+            s.name = self.mask(&s.name).into_owned();
+            for m in &mut s.metrics {
+                m.name = self.mask(&m.name).into_owned();
+            }
+            for c in &mut s.checks {
+                c.name = self.mask(&c.name).into_owned();
+            }
+        }
+        self.scenarios = scenarios;
+    }
+
     /// Every threshold of the plan: the plan-level ones, then each scenario's, in file order.
     pub fn all_thresholds(&self) -> Vec<Threshold> {
         let mut all = self.thresholds.clone();

@@ -335,6 +335,20 @@ pub fn json_schema() -> Value {
                 "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": { "enum": ["vu", "iteration"] } },
                 "additionalProperties": { "type": ["string", "number", "boolean"] }
             },
+            "secrets": {
+                "type": "object",
+                "description": "Secret variables: name → `{ env: NAME }` or `{ file: PATH }`; used as `${name}`, never written to results (shown as `***`)",
+                "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": { "enum": ["vu", "iteration"] } },
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "env": { "type": "string", "description": "The environment variable holding the value" },
+                        "file": { "type": "string", "description": "A file holding the value (relative to the plan; a final newline dropped)" }
+                    },
+                    "oneOf": [{ "required": ["env"] }, { "required": ["file"] }]
+                }
+            },
             "http": { "$ref": "#/definitions/http" },
             "scenarios": {
                 "type": "array",

@@ -28,6 +28,8 @@ mod report;
 mod run_plan;
 #[path = "scenarios.rs"]
 mod scenarios;
+#[path = "secrets.rs"]
+mod secrets;
 #[path = "sla_and_outputs.rs"]
 mod sla_and_outputs;
 #[path = "soak.rs"]
