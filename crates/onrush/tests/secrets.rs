@@ -32,7 +32,13 @@ scenarios:
     );
     let out = dir.join("out");
     let output = onrush()
-        .args(["run", plan.to_str().unwrap(), "-D", "session_key=key-XYZW9876", "--out"])
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "-D",
+            "session_key=key-XYZW9876",
+            "--out",
+        ])
         .arg(&out)
         .env("ONRUSH_TEST_API_TOKEN", "tok-ABCD1234")
         .output()
@@ -78,7 +84,8 @@ fn a_secret_whose_source_is_missing_names_it() {
     let t = text(&output);
     assert_eq!(output.status.code(), Some(2), "{t}");
     assert!(
-        t.contains(":3:") && t.contains("the environment variable ONRUSH_TEST_UNSET_TOKEN is not set"),
+        t.contains(":3:")
+            && t.contains("the environment variable ONRUSH_TEST_UNSET_TOKEN is not set"),
         "{t}"
     );
     assert!(t.contains("-D api_token="), "{t}");

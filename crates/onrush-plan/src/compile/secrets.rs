@@ -33,7 +33,8 @@ pub(crate) fn looks_secret(name: &str) -> bool {
     SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
-const EXAMPLE: &str = "e.g. `secrets: { api_token: { env: API_TOKEN }, db_password: { file: db-pass.txt } }`";
+const EXAMPLE: &str =
+    "e.g. `secrets: { api_token: { env: API_TOKEN }, db_password: { file: db-pass.txt } }`";
 
 impl Ctx<'_> {
     /// Reads `secrets:`: name → value, except the names `-D` sets (the override wins, and its
@@ -73,7 +74,11 @@ impl Ctx<'_> {
             let value = match (f.get("env"), f.get("file")) {
                 (Some(_), Some(_)) | (None, None) => {
                     return Err(self
-                        .err(v, &field, "expected one source: `env: NAME` or `file: PATH`")
+                        .err(
+                            v,
+                            &field,
+                            "expected one source: `env: NAME` or `file: PATH`",
+                        )
                         .with_hint(EXAMPLE))
                 }
                 _ if overrides.iter().any(|(n, _)| n == name) => continue,
@@ -133,7 +138,14 @@ mod tests {
 
     #[test]
     fn names_that_say_secret() {
-        for n in ["password", "DB_PASSWORD", "api_token", "apiKey", "client_secret", "auth"] {
+        for n in [
+            "password",
+            "DB_PASSWORD",
+            "api_token",
+            "apiKey",
+            "client_secret",
+            "auth",
+        ] {
             assert!(looks_secret(n), "{n}");
         }
         for n in ["user", "host", "vus", "think"] {
