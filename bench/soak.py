@@ -9,7 +9,7 @@ Target: `onrush serve --threads 1` pinned to CPU 1; the load pinned to CPU 0, on
 --rate iterations/s (5 requests each). Only loopback is targeted; the run is bounded by its
 duration. Exits 1 when the memory slope is over --ceiling MB per hour.
 
-usage: bench/soak.py [--minutes 60] [--rate 200] [--warmup 60] [--ceiling 5] [--out DIR]
+usage: bench/soak.py [--minutes 60] [--rate 200] [--warmup 60] [--ceiling 5] [--out DIR] [--onrush BIN]
 """
 import argparse, json, os, signal, subprocess, tempfile, time
 
@@ -52,6 +52,7 @@ def main():
     p.add_argument("--warmup", type=int, default=60, help="seconds left out of the slopes")
     p.add_argument("--ceiling", type=float, default=5.0, help="MB per hour")
     p.add_argument("--out", help="results directory (default: a temporary one)")
+    p.add_argument("--onrush", default=ONRUSH, help="the binary (default: target/release/onrush)")
     a = p.parse_args()
     seconds = int(a.minutes * 60)
     tmp = tempfile.mkdtemp(prefix="onrush-soak-")
@@ -62,11 +63,11 @@ def main():
     with open(plan, "w") as f:
         f.write(PLAN.format(port=PORT, rate=a.rate, seconds=seconds, users=users))
     out = a.out or os.path.join(tmp, "out")
-    server = subprocess.Popen(["taskset", "-c", "1", ONRUSH, "serve", "--addr", f"127.0.0.1:{PORT}",
+    server = subprocess.Popen(["taskset", "-c", "1", a.onrush, "serve", "--addr", f"127.0.0.1:{PORT}",
                                "--threads", "1"], stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     try:
-        subprocess.run(["taskset", "-c", "0", ONRUSH, "run", plan, "-t", "1", "--quiet", "--out", out],
+        subprocess.run(["taskset", "-c", "0", a.onrush, "run", plan, "-t", "1", "--quiet", "--out", out],
                        check=True)
     finally:
         server.send_signal(signal.SIGTERM)
