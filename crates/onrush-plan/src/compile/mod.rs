@@ -27,6 +27,7 @@ mod thresholds;
 mod tls;
 mod url;
 mod vars;
+mod ws;
 
 use thresholds::ScopeNames;
 
