@@ -18,6 +18,7 @@ use std::time::Instant;
 use onrush_plan::{Plan, RenderContext, Step};
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
+use onrush_proto_ws::Ws;
 use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
 
 /// Every protocol of this build.
@@ -30,6 +31,7 @@ pub struct Protocols;
 pub struct PlanState {
     http: Arc<<Http as Protocol>::Plan>,
     tcp: Arc<<Tcp as Protocol>::Plan>,
+    ws: Arc<<Ws as Protocol>::Plan>,
 }
 
 /// A protocol's state while steps are compiled (nothing else holds it yet).
@@ -43,6 +45,7 @@ fn unique<T>(state: &mut Arc<T>) -> &mut T {
 pub enum AnyStep {
     Http(<Http as Protocol>::Step),
     Tcp(<Tcp as Protocol>::Step),
+    Ws(<Ws as Protocol>::Step),
 }
 
 /// A worker's shared state (per scenario) of every protocol.
@@ -50,6 +53,7 @@ pub enum AnyStep {
 pub struct Workers {
     http: <Http as Protocol>::Worker,
     tcp: <Tcp as Protocol>::Worker,
+    ws: <Ws as Protocol>::Worker,
 }
 
 /// Which protocol's session answered last (its response is the one extractors see).
@@ -58,6 +62,7 @@ enum Last {
     None,
     Http,
     Tcp,
+    Ws,
 }
 
 /// A VU's sessions, one per protocol it has used.
@@ -68,6 +73,7 @@ pub struct Sessions {
     workers: Workers,
     http: Option<<Http as Protocol>::Session>,
     tcp: Option<<Tcp as Protocol>::Session>,
+    ws: Option<<Ws as Protocol>::Session>,
     last: Last,
 }
 
@@ -77,6 +83,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.metric(),
             AnyStep::Tcp(s) => s.metric(),
+            AnyStep::Ws(s) => s.metric(),
         }
     }
 
@@ -85,6 +92,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.extract(),
             AnyStep::Tcp(s) => s.extract(),
+            AnyStep::Ws(s) => s.extract(),
         }
     }
 
@@ -93,6 +101,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.checks(),
             AnyStep::Tcp(s) => s.checks(),
+            AnyStep::Ws(s) => s.checks(),
         }
     }
 
@@ -101,6 +110,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.on_failure(),
             AnyStep::Tcp(s) => s.on_failure(),
+            AnyStep::Ws(s) => s.on_failure(),
         }
     }
 }
@@ -115,6 +125,7 @@ impl Protocol for Protocols {
         Ok(PlanState {
             http: Arc::new(Http::prepare(plan, builtin)?),
             tcp: Arc::new(Tcp::prepare(plan, builtin)?),
+            ws: Arc::new(Ws::prepare(plan, builtin)?),
         })
     }
 
@@ -130,12 +141,16 @@ impl Protocol for Protocols {
         if let Some(s) = Tcp::compile(unique(&mut state.tcp), plan, scenario, step)? {
             return Ok(Some(AnyStep::Tcp(s)));
         }
+        if let Some(s) = Ws::compile(unique(&mut state.ws), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Ws(s)));
+        }
         Ok(None)
     }
 
     fn targets(state: &PlanState) -> Vec<SocketAddr> {
         let mut all = Http::targets(&state.http);
         all.extend(Tcp::targets(&state.tcp));
+        all.extend(Ws::targets(&state.ws));
         all
     }
 
@@ -143,6 +158,7 @@ impl Protocol for Protocols {
         Workers {
             http: Http::worker(&state.http, scenario),
             tcp: Tcp::worker(&state.tcp, scenario),
+            ws: Ws::worker(&state.ws, scenario),
         }
     }
 
@@ -154,6 +170,7 @@ impl Protocol for Protocols {
             workers: worker.clone(),
             http: None,
             tcp: None,
+            ws: None,
             last: Last::None,
         }
     }
@@ -190,6 +207,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Ws(step) => {
+                self.last = Last::Ws;
+                let session = self.ws.get_or_insert_with(|| {
+                    Ws::session(&self.plan.ws, self.scenario, self.vu, &self.workers.ws)
+                });
+                Either::Ws {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
         }
     }
 
@@ -198,6 +224,7 @@ impl Session for Sessions {
         match self.last {
             Last::Http => self.http.as_ref().map(Session::response),
             Last::Tcp => self.tcp.as_ref().map(Session::response),
+            Last::Ws => self.ws.as_ref().map(Session::response),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -208,6 +235,7 @@ impl Session for Sessions {
         match self.last {
             Last::Http => self.http.as_mut().and_then(Session::take_unset),
             Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
+            Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
     }
@@ -220,6 +248,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.tcp {
             s.begin_iteration();
         }
+        if let Some(s) = &mut self.ws {
+            s.begin_iteration();
+        }
     }
 
     #[inline]
@@ -230,19 +261,28 @@ impl Session for Sessions {
         if let Some(s) = &mut self.tcp {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.ws {
+            s.end_iteration();
+        }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T> {
+    pub enum Either<H, T, W> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
+        Ws { #[pin] future: W },
     }
 }
 
-impl<H: Future<Output = Exchange>, T: Future<Output = Exchange>> Future for Either<H, T> {
+impl<H, T, W> Future for Either<H, T, W>
+where
+    H: Future<Output = Exchange>,
+    T: Future<Output = Exchange>,
+    W: Future<Output = Exchange>,
+{
     type Output = Exchange;
 
     #[inline]
@@ -250,6 +290,7 @@ impl<H: Future<Output = Exchange>, T: Future<Output = Exchange>> Future for Eith
         match self.project() {
             EitherProjection::Http { future } => future.poll(cx),
             EitherProjection::Tcp { future } => future.poll(cx),
+            EitherProjection::Ws { future } => future.poll(cx),
         }
     }
 }

@@ -103,7 +103,7 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
     let mut think = Duration::ZERO;
     for step in steps {
         match step {
-            Step::Request(_) | Step::Tcp(_) => requests += 1,
+            Step::Request(_) | Step::Tcp(_) | Step::Ws(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
