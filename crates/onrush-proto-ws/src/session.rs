@@ -60,7 +60,7 @@ pub struct WsSession {
     out: Vec<u8>,
     /// The last message received: the body for extractors and checks.
     body: Vec<u8>,
-    /// 101 after a handshake, the server's close code when it closed, else 0.
+    /// The handshake response's status (101), else 0.
     status: u16,
     /// The handshake response's headers (`name: value\r\n` lines) and their ranges.
     head: Vec<u8>,
@@ -223,7 +223,7 @@ impl WsSession {
     }
 
     /// The next data message: one kept by a ping, else from the socket (pings answered, pongs
-    /// skipped). A close from the server is `closed_early`, its code the status.
+    /// skipped). A close from the server is `closed_early`, its code and reason the body.
     async fn next_message(&mut self) -> Result<Message, FailureClass> {
         if let Some(message) = self.pending.pop_front() {
             return Ok(message);
@@ -234,7 +234,7 @@ impl WsSession {
                 None => return Err(FailureClass::ClosedEarly),
                 Some(Err(e)) => return Err(failure(e)),
                 Some(Ok(Message::Close(frame))) => {
-                    self.status = frame.map_or(ABNORMAL_CLOSE, |f| u16::from(f.code));
+                    self.closed_by(frame.as_ref(), ABNORMAL_CLOSE);
                     return Err(FailureClass::ClosedEarly);
                 }
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
@@ -297,7 +297,7 @@ impl WsSession {
                     return Ok(());
                 }
                 Some(Ok(Message::Close(frame))) => {
-                    self.status = frame.map_or(ABNORMAL_CLOSE, |f| u16::from(f.code));
+                    self.closed_by(frame.as_ref(), ABNORMAL_CLOSE);
                     return Err(FailureClass::ClosedEarly);
                 }
                 Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
@@ -311,8 +311,8 @@ impl WsSession {
         }
     }
 
-    /// Sends a close frame and waits for the server's; its code is the status (1006 when the
-    /// server ended the connection without one).
+    /// Sends a close frame and waits for the server's; its code and reason are the body (1006
+    /// when the server ended the connection without one).
     async fn close(&mut self, code: u16) -> Result<(), FailureClass> {
         self.pending.clear();
         let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
@@ -326,18 +326,36 @@ impl WsSession {
             Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => {}
             Err(e) => return Err(failure(e)),
         }
-        self.status = ABNORMAL_CLOSE;
+        let mut last: Option<CloseFrame> = None;
+        let mut framed = false;
         loop {
             match socket.next().await {
                 Some(Ok(Message::Close(frame))) => {
-                    self.status = frame.map_or(1005, |f| u16::from(f.code));
+                    framed = true;
+                    last = frame;
                 }
                 Some(Ok(_)) => {}
                 None | Some(Err(_)) => break,
             }
         }
+        self.closed_by(last.as_ref(), if framed { 1005 } else { ABNORMAL_CLOSE });
         self.socket = None;
         Ok(())
+    }
+}
+
+impl WsSession {
+    /// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
+    /// "1000"`); `none` is the code shown when there was no frame or it had no code. (Not the
+    /// status: statuses are HTTP's, 100..599.)
+    fn closed_by(&mut self, frame: Option<&CloseFrame>, none: u16) {
+        let code = frame.map_or(none, |f| u16::from(f.code));
+        self.body.clear();
+        self.body.extend_from_slice(code.to_string().as_bytes());
+        if let Some(frame) = frame.filter(|f| !f.reason.is_empty()) {
+            self.body.push(b' ');
+            self.body.extend_from_slice(frame.reason.as_bytes());
+        }
     }
 }
 
