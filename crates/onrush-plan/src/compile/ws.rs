@@ -10,6 +10,24 @@ use crate::{Step, WsAction, WsConnect, WsPayload, WsStep, WsUntil};
 
 const ACTIONS: [&str; 5] = ["connect", "send", "receive", "ping", "close"];
 
+/// The keys of `action` besides the common ones; none for an unknown action.
+fn action_keys(action: &str) -> &'static [&'static str] {
+    match action {
+        "connect" => &[
+            "url",
+            "headers",
+            "subprotocols",
+            "max_message",
+            "on_failure",
+        ],
+        "send" => &["text", "binary_hex", "await", "on_failure"],
+        "receive" => &["count", "match", "on_failure"],
+        "ping" => &["on_failure"],
+        "close" => &["code", "on_failure"],
+        _ => &[],
+    }
+}
+
 /// The keys every action has.
 const COMMON: [&str; 5] = ["ws", "name", "timeout", "extract", "check"];
 
@@ -32,19 +50,8 @@ impl Ctx<'_> {
         let field = format!("{path}.ws");
         let text = self.string(value, &field)?;
         let action = text.trim();
-        let extra: &[&str] = match action {
-            "connect" => &[
-                "url",
-                "headers",
-                "subprotocols",
-                "max_message",
-                "on_failure",
-            ],
-            "send" => &["text", "binary_hex", "await", "on_failure"],
-            "receive" => &["count", "match", "on_failure"],
-            "ping" => &["on_failure"],
-            "close" => &["code", "on_failure"],
-            _ => {
+        let extra = match action_keys(action) {
+            [] => {
                 let hint = did_you_mean(action, ACTIONS.iter().copied())
                     .map(|s| format!("did you mean `ws: {s}`?"))
                     .unwrap_or_else(|| EXAMPLE.to_string());
@@ -59,8 +66,24 @@ impl Ctx<'_> {
                     )
                     .with_hint(hint));
             }
+            extra => extra,
         };
         let allowed: Vec<&str> = COMMON.iter().chain(extra).copied().collect();
+        for (k, _) in entries {
+            let key = k.as_scalar().map_or("", |s| s.text.as_str());
+            if allowed.contains(&key) {
+                continue;
+            }
+            let owner = ACTIONS.iter().find(|a| action_keys(a).contains(&key));
+            let e = self.unknown_key(k, &format!("{path}.{key}"), key, &allowed);
+            return Err(match owner {
+                Some(a) => e.with_hint(format!(
+                    "`{key}` belongs to `ws: {a}`; `ws: {action}` does not take it"
+                )),
+                None if e.to_string().contains("hint:") => e,
+                None => e.with_hint(EXAMPLE),
+            });
+        }
         let f = self.map(node, path, &allowed)?;
         if action != "connect" && !m.ws_connected {
             return Err(self
