@@ -339,7 +339,7 @@ impl WsSession {
             }
         }
         self.closed_by(last.as_ref(), if framed { 1005 } else { ABNORMAL_CLOSE });
-        self.socket = None;
+        // The socket is dropped by `execute`, once its bytes are counted.
         Ok(())
     }
 }
@@ -442,6 +442,9 @@ impl Session for WsSession {
             (exchange.record.bytes_in, exchange.record.bytes_out) = socket.get_ref().counted;
         }
         exchange.record.status = self.status;
+        if matches!(step.plan.action, WsAction::Close { .. }) {
+            self.socket = None;
+        }
         match failure {
             None => exchange.responded = true,
             // A message not (yet) come leaves the socket as it was: its framing is intact.

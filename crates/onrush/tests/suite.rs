@@ -36,3 +36,5 @@ mod tcp;
 mod tls;
 #[path = "unsolicited.rs"]
 mod unsolicited;
+#[path = "ws.rs"]
+mod ws;

@@ -22,12 +22,16 @@ Paths:
 """
 import asyncio
 import json
+import logging
 import sys
 import threading
 
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
 from websockets.http11 import Response
+
+QUIET = logging.getLogger("ws_server")
+QUIET.disabled = True
 
 stats = {
     "connections": 0,
@@ -119,6 +123,8 @@ async def main():
         process_request=process_request,
         ping_interval=None,
         max_size=4 * 1024 * 1024,
+        # Refused handshakes are part of the tests: not worth a traceback each.
+        logger=QUIET,
     ) as server:
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
