@@ -20,9 +20,15 @@ struct WsServer {
 
 impl WsServer {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// With environment variables (`WS_SERVER_CERT` and `WS_SERVER_KEY`: wss://).
+    fn start_with(env: &[(&str, &std::path::Path)]) -> Self {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/ws_server.py");
         let mut child = Command::new("python3")
             .arg(script)
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -245,6 +251,69 @@ fn ws_faults_are_classified_and_the_run_goes_on() {
     // malformed, oversized twice, cut, bye, ok: six accepted sockets per iteration.
     assert_eq!(u64_at(&counts, "/connections"), 6 * 6, "{counts}");
     assert_eq!(u64_at(&counts, "/closes/1000"), 6, "{counts}");
+}
+
+#[test]
+fn wss_uses_the_plans_tls_settings() {
+    let dir = temp_dir("wss");
+    // A CA onrush trusts only through `http.tls.ca_file`, and a server certificate it signed.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "ws test CA");
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let file = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ca_file = file("ca.pem", ca.pem());
+    let cert_file = file("server.pem", cert.pem());
+    let key_file = file("server.key", key.serialize_pem());
+    let ws = WsServer::start_with(&[
+        ("WS_SERVER_CERT", cert_file.as_path()),
+        ("WS_SERVER_KEY", key_file.as_path()),
+    ]);
+    let steps = format!(
+        "      - {{ ws: connect, url: \"wss://localhost:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, text: \"echo tls\", await: {{ match: \"echo tls\" }} }}\n      - {{ ws: close }}\n",
+        port = ws.port
+    );
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: trusted\n    http: {{ tls: {{ ca_file: \"{ca}\" }} }}\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n{steps}  - name: untrusted\n    load: {{ vus: 1, iterations: 2 }}\n    steps:\n{steps}",
+        ca = ca_file.display()
+    );
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    for name in ["ws connect", "ws send", "ws close"] {
+        let st = step(&s, "trusted", name);
+        assert_eq!(u64_at(st, "/requests"), 4, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+    }
+    let connect = step(&s, "trusted", "ws connect");
+    assert_eq!(
+        u64_at(connect, "/handshakes/full") + u64_at(connect, "/handshakes/resumed"),
+        4,
+        "{connect:#}"
+    );
+    let untrusted = step(&s, "untrusted", "ws connect");
+    assert_eq!(
+        u64_at(untrusted, "/failures_by_class/tls_certificate_unknown"),
+        2,
+        "{untrusted:#}"
+    );
+    let counts = ws.finish();
+    assert_eq!(u64_at(&counts, "/connections"), 4, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/1000"), 4, "{counts}");
 }
 
 #[test]

@@ -19,10 +19,14 @@ Paths:
   /cut       the start of a 100-byte frame, then the connection is dropped, after the client's
              first message
   /bye       a close frame with code 4001 after the client's first message
+
+With WS_SERVER_CERT and WS_SERVER_KEY (PEM files) in the environment it serves wss:// (TLS).
 """
 import asyncio
 import json
 import logging
+import os
+import ssl
 import sys
 import threading
 
@@ -115,6 +119,10 @@ async def main():
         loop.call_soon_threadsafe(stop.set_result, None)
 
     threading.Thread(target=wait_stdin, daemon=True).start()
+    tls = None
+    if os.environ.get("WS_SERVER_CERT"):
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(os.environ["WS_SERVER_CERT"], os.environ["WS_SERVER_KEY"])
     async with serve(
         handler,
         "127.0.0.1",
@@ -125,6 +133,7 @@ async def main():
         max_size=4 * 1024 * 1024,
         # Refused handshakes are part of the tests: not worth a traceback each.
         logger=QUIET,
+        ssl=tls,
     ) as server:
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
