@@ -879,6 +879,7 @@ fn ws_schema(request_props: &serde_json::Map<String, Value>) -> Value {
                     "binary_hex": { "type": "string", "description": "A binary message, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
                     "await": {
                         "type": "object",
+                        "description": "After the send, receive until a message matches `match` (or `count` messages); `timeout` overrides the step's",
                         "additionalProperties": false,
                         "properties": {
                             "match": until["match"].clone(),
