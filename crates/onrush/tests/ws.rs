@@ -94,6 +94,8 @@ scenarios:
       - {{ ws: receive, name: three, count: 3, check: {{ body_contains: "burst 3" }} }}
       - {{ ws: send, name: bin, binary_hex: "01 02 03 04", await: {{ count: 1 }}, check: {{ body_size: 4 }} }}
       - {{ ws: ping }}
+      # The server pings: the pong goes out while the VU reads the socket.
+      - {{ ws: send, name: server-ping, text: pingme, await: {{ match: pong }}, check: {{ body_contains: ponged }} }}
       - {{ ws: send, name: extracted, text: "echo ${{who}}-again", await: {{ match: "-again" }},
            check: {{ body_contains: "-again" }} }}
       - {{ ws: send, name: silent, text: silent, await: {{ match: never, timeout: 150ms }} }}
@@ -115,6 +117,7 @@ vars:
         "three",
         "bin",
         "ws ping",
+        "server-ping",
         "extracted",
         "ws close",
     ] {
@@ -149,11 +152,12 @@ vars:
     assert_eq!(u64_at(&counts, "/connections"), 12, "{counts}");
     assert_eq!(u64_at(&counts, "/rejected"), 0, "{counts}");
     assert_eq!(u64_at(&counts, "/subprotocol/chat.v1"), 12, "{counts}");
-    // echo, burst, extracted and silent: 4 text messages per iteration; one binary.
-    assert_eq!(u64_at(&counts, "/text"), 4 * 12, "{counts}");
+    // echo, burst, pingme, extracted and silent: 5 text messages per iteration; one binary.
+    assert_eq!(u64_at(&counts, "/text"), 5 * 12, "{counts}");
+    assert_eq!(u64_at(&counts, "/pongs"), 12, "{counts}");
     assert_eq!(u64_at(&counts, "/binary"), 12, "{counts}");
     assert_eq!(u64_at(&counts, "/closes/4000"), 12, "{counts}");
-    let sent: u64 = ["echo", "burst", "extracted", "silent", "bin"]
+    let sent: u64 = ["echo", "burst", "server-ping", "extracted", "silent", "bin"]
         .iter()
         .map(|n| u64_at(step(&s, "chat", n), "/requests"))
         .sum();

@@ -4,7 +4,7 @@ tests/install-websockets.sh), the witness of the WebSocket protocol's end-to-end
 its port, serves until its stdin closes, then prints one line of JSON with its own counts:
 
   {"connections": N, "rejected": N, "subprotocol": {"chat.v1": N, ...}, "text": N,
-   "binary": N, "closes": {"1000": N, ...}}
+   "binary": N, "pongs": N, "closes": {"1000": N, ...}}
 
 Paths:
   /chat      needs the header `X-Token: secret` (else 403) and records the subprotocol
@@ -12,6 +12,8 @@ Paths:
                "echo <x>"   -> "echo <x>"
                "burst <n>"  -> n messages "burst 1" .. "burst <n>"
                "silent"     -> nothing
+               "pingme"     -> the server pings the client, and answers "ponged" when the pong
+                               came within 2 s (counted in "pongs"), else "no pong"
                binary       -> the same bytes reversed
              The close code the client sent is recorded when the socket ends.
   /malformed a frame with a reserved opcode, after the client's first message
@@ -43,6 +45,7 @@ stats = {
     "subprotocol": {},
     "text": 0,
     "binary": 0,
+    "pongs": 0,
     "closes": {},
 }
 
@@ -66,6 +69,14 @@ async def chat(ws):
             stats["text"] += 1
             if message.startswith("echo "):
                 await ws.send(message)
+            elif message == "pingme":
+                waiter = await ws.ping()
+                try:
+                    await asyncio.wait_for(waiter, 2)
+                    stats["pongs"] += 1
+                    await ws.send("ponged")
+                except asyncio.TimeoutError:
+                    await ws.send("no pong")
             elif message.startswith("burst "):
                 for i in range(1, int(message[6:]) + 1):
                     await ws.send(f"burst {i}")
