@@ -336,3 +336,29 @@ fn a_ws_step_with_no_socket_is_a_plan_error_with_its_line() {
     assert!(shown.contains("plan.yaml:7:"), "{shown}");
     assert!(shown.contains("no `ws: connect` before it"), "{shown}");
 }
+
+#[test]
+fn a_socket_lives_across_iterations_unless_the_scope_is_per_iteration() {
+    let ws = WsServer::start();
+    let steps = format!(
+        "      - once:\n          - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, name: echo, text: \"echo ${{iteration}}\", await: {{ match: echo }} }}\n      - {{ think: 10ms }}\n",
+        port = ws.port
+    );
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: kept\n    load: {{ vus: 2, iterations: 5 }}\n    steps:\n{steps}  - name: per-iteration\n    http: {{ connections: per_iteration }}\n    load: {{ vus: 1, iterations: 3 }}\n    steps:\n{steps}"
+    );
+    let dir = temp_dir("ws-scopes");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let kept = step(&s, "kept", "echo");
+    assert_eq!(u64_at(kept, "/requests"), 10, "{kept:#}");
+    assert_eq!(u64_at(kept, "/failures"), 0, "{kept:#}");
+    assert_eq!(u64_at(scenario(&s, "kept"), "/connections_opened"), 2);
+    // per_iteration: the socket opened in the first iteration is closed at its end.
+    let per = step(&s, "per-iteration", "echo");
+    assert_eq!(u64_at(per, "/failures"), 2, "{per:#}");
+    assert_eq!(u64_at(per, "/failures_by_class/closed_early"), 2, "{per:#}");
+    let counts = ws.finish();
+    assert_eq!(u64_at(&counts, "/connections"), 3, "{counts}");
+    assert_eq!(u64_at(&counts, "/text"), 10 + 1, "{counts}");
+}
