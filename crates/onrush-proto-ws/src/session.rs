@@ -44,6 +44,13 @@ use crate::plan::{WsPlan, WsStep};
 /// this the oldest are dropped.
 pub const PENDING_MAX: usize = 256;
 
+/// tungstenite's read buffer per socket, allocated when it opens (its default, 128 KiB, is
+/// for one busy socket; a VU holds one socket among thousands). A message longer than this
+/// still arrives whole: the buffer grows to the frame's announced length, up to `max_message`.
+/// Measured with 1000 VUs each holding a socket (connect, 3 s think, echo, close): 98.8 MB
+/// maximum RSS with the default, 31 MB with 8 KiB (the same run, all 3000 steps passed).
+const READ_BUFFER: usize = 8 * 1024;
+
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
 
@@ -196,6 +203,7 @@ impl WsSession {
         };
         exchange.opened_connection = true;
         let config = WebSocketConfig::default()
+            .read_buffer_size(READ_BUFFER)
             .max_message_size(Some(connect.max_message))
             .max_frame_size(Some(connect.max_message));
         let (socket, response) =
