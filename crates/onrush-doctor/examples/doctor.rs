@@ -27,6 +27,7 @@ fn main() {
                 .position(|a| a == "--sources")
                 .map_or(0, |j| args[j + 1].parse().expect(usage)),
             close_reset: args.iter().any(|a| a == "--reset"),
+            ..Default::default()
         }
     });
     let report = diagnose(&Host::live(), needs.as_ref());

@@ -72,6 +72,13 @@ pub struct PlanNeeds {
     /// Connections are closed with RST (`http.close: reset`): no TIME_WAIT on either side, and
     /// conntrack forgets them after 10 s instead of 120 s.
     pub close_reset: bool,
+    /// VUs alive at once, at the peak (each holds its state even without a connection).
+    pub vus: u64,
+    /// Worker threads the run will start (`-t`); 0 when unknown.
+    pub threads: usize,
+    /// The most response-body bytes the VUs may keep at once: for scenarios whose steps read
+    /// bodies (extractors, checks), VUs × `http.body_limit`.
+    pub body_bytes: u64,
 }
 
 /// How a check came out. Ordered: `Ok < Warn < Bad`.
@@ -146,6 +153,20 @@ pub const CHECKS: &[&str] = &[
     "cpu_governor",
     "busy_processes",
 ];
+
+/// The checks a run makes before it starts, without sampling anything: the memory, the
+/// open-files limit and the worker threads against what the plan asks. A `Bad` memory or
+/// threads finding means the run would die (killed for memory, a thread that cannot start):
+/// the CLI refuses it with the finding's numbers and fix.
+pub fn preflight(host: &Host, needs: &PlanNeeds) -> Report {
+    Report {
+        findings: vec![
+            checks::memory::memory(host, Some(needs)),
+            checks::nofile::nofile(host, Some(needs)),
+            checks::cpu::threads(host, needs),
+        ],
+    }
+}
 
 /// Inspects `host`, and compares it with `needs` when given. Reads files and sleeps for the
 /// CPU sample (200 ms on the live host, see [`Host::with_sample_interval`]); changes nothing.

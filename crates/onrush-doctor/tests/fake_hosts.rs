@@ -28,6 +28,7 @@ fn plan(peak: u64, rate: f64, targets: &[&str], sources: usize) -> PlanNeeds {
         targets: targets.iter().map(|t| t.parse().unwrap()).collect(),
         source_addresses: sources,
         close_reset: false,
+        ..Default::default()
     }
 }
 
@@ -499,4 +500,83 @@ fn json_and_text() {
             assert!(line.chars().count() <= 100, "line too long: {line}");
         }
     }
+}
+
+#[test]
+fn preflight_refuses_what_would_kill_the_run() {
+    let trees = good_host();
+    let h = host(&trees);
+    // 12 GiB available: 100,000 VUs (~3 GiB) fit, 1,000,000 (~31 GiB) do not.
+    let fits = PlanNeeds {
+        vus: 100_000,
+        peak_connections: 100_000,
+        threads: 4,
+        ..Default::default()
+    };
+    let r = onrush_doctor::preflight(&h, &fits);
+    let names: Vec<&str> = r.findings.iter().map(|f| f.check).collect();
+    assert_eq!(names, ["memory", "nofile", "threads"]);
+    assert_eq!(r.worst(), Status::Ok, "{r:#?}");
+
+    let too_many = PlanNeeds {
+        vus: 1_000_000,
+        ..fits.clone()
+    };
+    let f = get(&onrush_doctor::preflight(&h, &too_many), "memory").clone();
+    assert_eq!(f.status, Status::Bad, "{f:#?}");
+    assert!(f.detail.contains("1,000,000 VUs"), "{}", f.detail);
+    assert!(f.detail.contains("30.6 GiB needed"), "{}", f.detail);
+    assert!(fix(&f).contains("split the load"), "{f:#?}");
+
+    // A cgroup limit (a container, systemd's MemoryMax=) bounds the room below MemAvailable.
+    trees.0.file("proc/self/cgroup", "0::/onrush.slice\n");
+    trees
+        .0
+        .file("sys/fs/cgroup/onrush.slice/memory.max", "2147483648\n");
+    trees
+        .0
+        .file("sys/fs/cgroup/onrush.slice/memory.current", "1073741824\n");
+    let f = get(&onrush_doctor::preflight(&h, &fits), "memory").clone();
+    assert_eq!(f.status, Status::Bad, "{f:#?}");
+    assert!(
+        f.observed
+            .contains("1.0 GiB available of 16.0 GiB (the cgroup's memory.max leaves 1.0 GiB)"),
+        "{}",
+        f.observed
+    );
+}
+
+#[test]
+fn preflight_warns_of_bodies_and_of_threads_beyond_the_cores() {
+    let trees = good_host();
+    let h = host(&trees);
+    // 4 VUs keeping up to 512 MiB of body each could take 2 GiB: fits 12 GiB, no word;
+    // 64 of them (32 GiB) warn, never refuse (bodies that large are a possibility).
+    let bodies = |vus: u64| PlanNeeds {
+        vus,
+        peak_connections: vus,
+        threads: 4,
+        body_bytes: vus * (512 << 20),
+        ..Default::default()
+    };
+    let r = onrush_doctor::preflight(&h, &bodies(4));
+    assert_eq!(get(&r, "memory").status, Status::Ok, "{r:#?}");
+    let f = get(&onrush_doctor::preflight(&h, &bodies(64)), "memory").clone();
+    assert_eq!(f.status, Status::Warn, "{f:#?}");
+    assert!(
+        f.detail.contains("32.0 GiB (VUs × body_limit)"),
+        "{}",
+        f.detail
+    );
+
+    let threads = |threads: usize| PlanNeeds {
+        threads,
+        ..Default::default()
+    };
+    let f = get(&onrush_doctor::preflight(&h, &threads(8)), "threads").clone();
+    assert_eq!(f.status, Status::Warn, "{f:#?}");
+    assert_eq!(f.observed, "8 worker threads, 4 usable CPUs");
+    assert_eq!(fix(&f), "-t 4   # one worker per usable core (the default)");
+    let f = get(&onrush_doctor::preflight(&h, &threads(100_000)), "threads").clone();
+    assert_eq!(f.status, Status::Bad, "{f:#?}");
 }

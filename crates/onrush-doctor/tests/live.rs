@@ -75,6 +75,7 @@ fn live_host_with_a_plan() {
         targets: vec!["127.0.0.1:8080".parse().unwrap()],
         source_addresses: 0,
         close_reset: false,
+        ..Default::default()
     };
     let host = Host::live().with_sample_interval(Duration::from_millis(50));
     let r = diagnose(&host, Some(&needs));

@@ -100,6 +100,15 @@ pub fn finish(
     if !outcome.vus_not_started.is_empty() {
         summary.extra.vus_not_started = Some(outcome.vus_not_started.clone());
     }
+    if !outcome.failure_examples.is_empty() {
+        // A protocol's message may quote what was sent (a URL, a header): no secret in it.
+        let masked = outcome
+            .failure_examples
+            .iter()
+            .map(|(class, text)| (class.clone(), plan.mask(text).into_owned()))
+            .collect();
+        summary.extra.failure_examples = Some(masked);
+    }
     record_run(
         &mut summary,
         plan,
@@ -155,7 +164,7 @@ fn record_run(
                 .collect(),
         );
     }
-    summary.set_vars(&plan.vars);
+    summary.set_vars(&plan.recorded_vars());
     summary.extra.threads = Some(threads as u64);
     summary.extra.machine = Some(machine());
     summary.extra.load = Some(describe_load(plan));

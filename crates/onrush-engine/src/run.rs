@@ -84,6 +84,8 @@ pub struct RunOutcome {
     pub stopped_by_failure: bool,
     /// `(scenario, reason)` of every early stop (stop_test, test data run out).
     pub stops: Vec<(String, String)>,
+    /// Per failure class that occurred: the first message a protocol gave for it.
+    pub failure_examples: BTreeMap<String, String>,
 }
 
 /// Runs `prepared` to completion (or until SIGINT/SIGTERM/SIGHUP, or `stop` from a threshold
@@ -159,6 +161,7 @@ pub fn run<P: Protocol>(
     let mut interrupted = false;
     let mut stop_test_seen = false;
     let mut aborted_by = None;
+    let mut failure_examples = BTreeMap::new();
     let mut exporters = options.exporters;
     exporters.begin(&prepared.layout);
     loop {
@@ -168,7 +171,13 @@ pub fn run<P: Protocol>(
                 second,
                 snapshot,
                 last,
+                failure_examples: examples,
             }) => {
+                for (class, example) in examples {
+                    failure_examples
+                        .entry(class.as_str().to_string())
+                        .or_insert(example);
+                }
                 monitor.observe(second, &snapshot);
                 collector.add(second, snapshot);
                 seconds.received(worker, second, last);
@@ -257,6 +266,7 @@ pub fn run<P: Protocol>(
     exporters.finish();
     status.finish();
     Ok(RunOutcome {
+        failure_examples,
         collector,
         interrupted,
         elapsed: start.elapsed(),

@@ -27,6 +27,8 @@ pub struct Message {
     pub snapshot: Snapshot,
     /// The worker's last snapshot (its `second` is partial); nothing follows from it.
     pub last: bool,
+    /// With the last snapshot: the first message of each failure class on this worker.
+    pub failure_examples: Vec<(onrush_protocol::FailureClass, String)>,
 }
 
 pub struct Worker<P: Protocol> {
@@ -113,6 +115,7 @@ impl<P: Protocol> Worker<P> {
             second: next_second.get(),
             snapshot,
             last: true,
+            failure_examples: onrush_protocol::failure_examples::take(),
         });
     }
 }
@@ -136,6 +139,7 @@ async fn ticker(
                 second,
                 snapshot,
                 last: false,
+                failure_examples: Vec::new(),
             })
             .is_err()
         {

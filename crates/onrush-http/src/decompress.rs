@@ -44,7 +44,7 @@ pub enum Encoding {
 ///
 /// With an HTTP/1.1 connection (onrush-http1; HTTP/2's `H2Connection::send` is the same):
 ///
-/// ```ignore
+/// ```text
 /// use onrush_http1::{Decompress, Discard};
 /// let mut sink = Decompress::new(Discard);
 /// let resp = conn.send(&req, &mut sink).await?;

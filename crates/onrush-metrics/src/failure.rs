@@ -63,11 +63,15 @@ pub enum FailureClass {
     /// `abort_on_fail`, `on_failure: stop_test`, or the end of `graceful_stop`): it has no
     /// outcome, and is counted so that the summary shows every request that was attempted.
     Interrupted,
+    /// UDP: no reply datagram within the step's timeout (a datagram, or its reply, was lost,
+    /// or the server did not answer). Its own class: on UDP a loss is an expected event to
+    /// count, not a stalled connection.
+    NoReply,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -95,6 +99,7 @@ impl FailureClass {
         FailureClass::GroupFailed,
         FailureClass::UnsolicitedResponse,
         FailureClass::Interrupted,
+        FailureClass::NoReply,
     ];
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
@@ -130,6 +135,7 @@ impl FailureClass {
             FailureClass::GroupFailed => "group_failed",
             FailureClass::UnsolicitedResponse => "unsolicited_response",
             FailureClass::Interrupted => "interrupted",
+            FailureClass::NoReply => "no_reply",
         }
     }
 
@@ -165,7 +171,8 @@ impl FailureClass {
             }
             FailureClass::BadResponse => {
                 "the response was not valid HTTP/1.1 (status line, headers or framing): is an \
-                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)?"
+                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)? For tcp and \
+                 udp steps: the reply was longer than max_reply, or its length prefix was malformed"
             }
             FailureClass::Http4xx => {
                 "the server rejected the request (4xx): check the step's path, method, headers, \
@@ -184,7 +191,8 @@ impl FailureClass {
             }
             FailureClass::TlsCertificateUnknown => {
                 "the server's certificate is not signed by a CA onrush trusts: set \
-                 http.tls.ca_file to your CA's PEM, or http.tls.insecure: true for a test system"
+                 http.tls.ca_file to your CA's PEM, or http.tls.insecure: true for a test system \
+                 (with onrush quick: --ca-file FILE, or -k)"
             }
             FailureClass::TlsCertificateExpired => {
                 "the server's certificate has expired (or the clocks disagree)"
@@ -232,6 +240,11 @@ impl FailureClass {
                 "the request was still waiting for its response when the run stopped (Ctrl-C, \
                  SIGTERM, abort_on_fail, stop_test, or the end of graceful_stop): its latency is \
                  how long it had waited; raise load.graceful_stop to let requests finish"
+            }
+            FailureClass::NoReply => {
+                "no reply datagram came within the step's timeout: the request or its reply was \
+                 lost (a full socket buffer on either side, a lossy network), or the server does \
+                 not answer this request; raise the timeout if replies are only slow"
             }
         }
     }

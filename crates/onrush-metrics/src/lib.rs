@@ -44,6 +44,7 @@
 mod aggregate;
 mod collector;
 mod failure;
+pub mod failure_examples;
 mod files;
 pub mod hist;
 mod merge;

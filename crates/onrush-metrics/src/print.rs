@@ -143,6 +143,12 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
                     writeln!(w, "      {l}")?;
                 }
             }
+            let example = s.extra.failure_examples.as_ref().and_then(|e| e.get(name));
+            if let Some(example) = example {
+                for l in wrap(&format!("first seen: {example}"), WIDTH - 6) {
+                    writeln!(w, "      {l}")?;
+                }
+            }
         }
     }
     if !t.status_codes.is_empty() {

@@ -16,7 +16,8 @@
 //! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
 //! ```
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -101,14 +102,72 @@ pub struct Plan {
     /// Plan-level defaults.
     pub http: HttpSettings,
     pub scenarios: Vec<Scenario>,
-    /// Final values after `-D` overrides (for the record in summary.json).
+    /// Final values after `-D` overrides and `secrets:` (record them with
+    /// [`Plan::recorded_vars`], which masks the secret ones).
     pub vars: BTreeMap<String, String>,
+    /// The names of the variables whose values must never be written: those of `secrets:`,
+    /// and those whose names say password, token, secret, key, credential or auth.
+    pub secrets: BTreeSet<String>,
     /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
     /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
     pub thresholds: Vec<Threshold>,
 }
 
+/// What a secret's value is shown as.
+pub const MASK: &str = "***";
+
+/// Secret values shorter than this are not searched for in text (a secret of "1" would mask
+/// every digit); they are still masked where the variable itself is shown.
+pub const MASK_MIN_LEN: usize = 4;
+
 impl Plan {
+    /// The plan variables as results record them: secret ones as `***`.
+    pub fn recorded_vars(&self) -> BTreeMap<String, String> {
+        self.vars
+            .iter()
+            .map(|(k, v)| {
+                let shown = if self.secrets.contains(k) { MASK } else { v };
+                (k.clone(), shown.to_string())
+            })
+            .collect()
+    }
+
+    /// `text` with every secret value in it replaced by `***` (values shorter than
+    /// [`MASK_MIN_LEN`] bytes are left: they would mask
+    /// unrelated text).
+    pub fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for name in &self.secrets {
+            let Some(value) = self.vars.get(name) else {
+                continue;
+            };
+            if value.len() >= MASK_MIN_LEN && out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), MASK));
+            }
+        }
+        out
+    }
+
+    /// Masks secret values in the names results show (scenarios, steps, checks): a name is
+    /// written from the plan's text after `${...}` was expanded, so a check such as
+    /// `body_contains: ${api_token}` would carry the value.
+    fn mask_names(&mut self) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        let mut scenarios = std::mem::take(&mut self.scenarios);
+        for s in &mut scenarios {
+            s.name = self.mask(&s.name).into_owned();
+            for m in &mut s.metrics {
+                m.name = self.mask(&m.name).into_owned();
+            }
+            for c in &mut s.checks {
+                c.name = self.mask(&c.name).into_owned();
+            }
+        }
+        self.scenarios = scenarios;
+    }
+
     /// Every threshold of the plan: the plan-level ones, then each scenario's, in file order.
     pub fn all_thresholds(&self) -> Vec<Threshold> {
         let mut all = self.thresholds.clone();
@@ -700,6 +759,8 @@ pub enum Step {
     Tcp(TcpStep),
     /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
     Ws(WsStep),
+    /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
+    Udp(UdpStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -837,6 +898,29 @@ pub struct WsStep {
     pub on_failure: OnFailure,
 }
 
+/// `- { udp: HOST:PORT, send: ... }`: one datagram sent and, unless `reply: none`, one datagram
+/// waited for (up to the timeout; none is a `no_reply` failure) with the extractors and checks
+/// of any step (the reply datagram is the body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UdpStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// `host:port` as written (resolved by the protocol when the run is prepared).
+    pub host: String,
+    pub port: u16,
+    /// The datagram's payload (`send:` or `send_hex:`; never a file); None sends an empty one.
+    pub send: Option<TcpPayload>,
+    /// False for `reply: none`.
+    pub wait_reply: bool,
+    /// The longest reply datagram accepted (`max_reply`, default and at most 65527 bytes).
+    pub max_reply: usize,
+    /// Overrides `http.timeout`: how long the reply is waited for.
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
 /// What a `ws:` step does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WsAction {
@@ -891,7 +975,7 @@ pub struct WsUntil {
     pub timeout: Option<Duration>,
 }
 
-/// The bytes a TCP step sends.
+/// The bytes a TCP step sends (and a UDP step's datagram, never from a file).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TcpPayload {
     /// `send: TEXT` (templates allowed).

@@ -248,6 +248,18 @@ pub fn json_schema() -> Value {
             tcp_exclusive.push(json!({ "required": [a, b] }));
         }
     }
+    let udp_props = json!({
+        "udp": { "type": "string", "description": "HOST:PORT a datagram is sent to (resolved once)", "examples": ["127.0.0.1:5353"] },
+        "name": { "type": "string", "description": "Metric name. Default: `udp HOST:PORT`" },
+        "send": tcp_props["send"].clone(),
+        "send_hex": tcp_props["send_hex"].clone(),
+        "reply": { "const": "none", "description": "`none`: wait for no reply (the request completes when the datagram is sent); without it one datagram is waited for up to `timeout` (none: `no_reply`)" },
+        "max_reply": { "type": ["integer", "string"], "description": "The longest reply datagram accepted, bytes (default and at most 65527)" },
+        "timeout": tcp_props["timeout"].clone(),
+        "extract": tcp_props["extract"].clone(),
+        "check": tcp_props["check"].clone(),
+        "on_failure": tcp_props["on_failure"].clone(),
+    });
     let load = json!({
         "type": "object",
         "description": "Closed model: `vus` + `iterations` (per VU) or `duration` (+ `ramp_up`), or `stages: [{vus, over}]` (+ `start_vus`). Open model: `rate` + `duration`, or `stages: [{rate, over}]` (+ `start_rate`); always `max_vus`.",
@@ -322,6 +334,20 @@ pub fn json_schema() -> Value {
                 "description": "Plan variables: name → value, used as `${name}`; `-D name=value` overrides them",
                 "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": { "enum": ["vu", "iteration"] } },
                 "additionalProperties": { "type": ["string", "number", "boolean"] }
+            },
+            "secrets": {
+                "type": "object",
+                "description": "Secret variables: name → `{ env: NAME }` or `{ file: PATH }`; used as `${name}`, never written to results (shown as `***`)",
+                "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": { "enum": ["vu", "iteration"] } },
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "env": { "type": "string", "description": "The environment variable holding the value" },
+                        "file": { "type": "string", "description": "A file holding the value (relative to the plan; a final newline dropped)" }
+                    },
+                    "oneOf": [{ "required": ["env"] }, { "required": ["file"] }]
+                }
             },
             "http": { "$ref": "#/definitions/http" },
             "scenarios": {
@@ -543,8 +569,17 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/once" },
                     { "$ref": "#/definitions/random" },
                     { "$ref": "#/definitions/tcp" },
+                    { "$ref": "#/definitions/udp" },
                     { "$ref": "#/definitions/ws" }
                 ]
+            },
+            "udp": {
+                "type": "object",
+                "description": "A UDP exchange: send one datagram (`send` or `send_hex`) to `udp` and, unless `reply: none`, wait up to `timeout` for one datagram in reply; the reply is the body for extractors and checks",
+                "additionalProperties": false,
+                "required": ["udp"],
+                "properties": udp_props,
+                "not": { "required": ["send", "send_hex"] }
             },
             "tcp": {
                 "type": "object",

@@ -22,7 +22,14 @@ fn schema_is_valid_json_and_describes_every_key() {
     };
     assert_eq!(
         props("/properties"),
-        ["http", "scenarios", "target", "thresholds", "vars"]
+        [
+            "http",
+            "scenarios",
+            "secrets",
+            "target",
+            "thresholds",
+            "vars"
+        ]
     );
     for key in [
         "name",
@@ -455,6 +462,7 @@ fn new_keys_are_described() {
             "#/definitions/random",
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
+            "#/definitions/udp",
             "#/definitions/ws"
         ]
     );

@@ -2,7 +2,7 @@
 //! the client's errors.
 
 use onrush_http1::{self as http1, ErrorKind, TlsFailure};
-use onrush_protocol::FailureClass;
+use onrush_protocol::{failure_examples, FailureClass};
 
 /// The failure class of a response's status: `expect_status` when given, else 4xx and 5xx.
 pub(crate) fn status_failure(status: u16, expected: &Option<Vec<u16>>) -> Option<FailureClass> {
@@ -15,8 +15,15 @@ pub(crate) fn status_failure(status: u16, expected: &Option<Vec<u16>>) -> Option
     }
 }
 
-/// The failure class of a client error (connect, TLS, framing, I/O).
+/// The failure class of a client error (connect, TLS, framing, I/O); the error's message is
+/// kept as this worker's example of its class (the parse reason of a `bad_response`).
 pub fn classify(error: &http1::Error) -> FailureClass {
+    let class = class_of(error);
+    failure_examples::note(class, || error.to_string());
+    class
+}
+
+fn class_of(error: &http1::Error) -> FailureClass {
     if let Some(tls) = error.tls_failure() {
         return match tls {
             TlsFailure::CertificateUnknown => FailureClass::TlsCertificateUnknown,

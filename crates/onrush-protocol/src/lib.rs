@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-pub use onrush_metrics::{FailureClass, Handshake, RequestRecord};
+pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 
 /// The result of executing one request step.

@@ -18,6 +18,7 @@ use std::time::Instant;
 use onrush_plan::{Plan, RenderContext, Step};
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
+use onrush_proto_udp::Udp;
 use onrush_proto_ws::Ws;
 use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
 
@@ -31,6 +32,7 @@ pub struct Protocols;
 pub struct PlanState {
     http: Arc<<Http as Protocol>::Plan>,
     tcp: Arc<<Tcp as Protocol>::Plan>,
+    udp: Arc<<Udp as Protocol>::Plan>,
     ws: Arc<<Ws as Protocol>::Plan>,
 }
 
@@ -45,6 +47,7 @@ fn unique<T>(state: &mut Arc<T>) -> &mut T {
 pub enum AnyStep {
     Http(<Http as Protocol>::Step),
     Tcp(<Tcp as Protocol>::Step),
+    Udp(<Udp as Protocol>::Step),
     Ws(<Ws as Protocol>::Step),
 }
 
@@ -53,6 +56,7 @@ pub enum AnyStep {
 pub struct Workers {
     http: <Http as Protocol>::Worker,
     tcp: <Tcp as Protocol>::Worker,
+    udp: <Udp as Protocol>::Worker,
     ws: <Ws as Protocol>::Worker,
 }
 
@@ -62,6 +66,7 @@ enum Last {
     None,
     Http,
     Tcp,
+    Udp,
     Ws,
 }
 
@@ -73,6 +78,7 @@ pub struct Sessions {
     workers: Workers,
     http: Option<<Http as Protocol>::Session>,
     tcp: Option<<Tcp as Protocol>::Session>,
+    udp: Option<<Udp as Protocol>::Session>,
     ws: Option<<Ws as Protocol>::Session>,
     last: Last,
 }
@@ -83,6 +89,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.metric(),
             AnyStep::Tcp(s) => s.metric(),
+            AnyStep::Udp(s) => s.metric(),
             AnyStep::Ws(s) => s.metric(),
         }
     }
@@ -92,6 +99,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.extract(),
             AnyStep::Tcp(s) => s.extract(),
+            AnyStep::Udp(s) => s.extract(),
             AnyStep::Ws(s) => s.extract(),
         }
     }
@@ -101,6 +109,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.checks(),
             AnyStep::Tcp(s) => s.checks(),
+            AnyStep::Udp(s) => s.checks(),
             AnyStep::Ws(s) => s.checks(),
         }
     }
@@ -110,6 +119,7 @@ impl StepSpec for AnyStep {
         match self {
             AnyStep::Http(s) => s.on_failure(),
             AnyStep::Tcp(s) => s.on_failure(),
+            AnyStep::Udp(s) => s.on_failure(),
             AnyStep::Ws(s) => s.on_failure(),
         }
     }
@@ -125,6 +135,7 @@ impl Protocol for Protocols {
         Ok(PlanState {
             http: Arc::new(Http::prepare(plan, builtin)?),
             tcp: Arc::new(Tcp::prepare(plan, builtin)?),
+            udp: Arc::new(Udp::prepare(plan, builtin)?),
             ws: Arc::new(Ws::prepare(plan, builtin)?),
         })
     }
@@ -141,6 +152,9 @@ impl Protocol for Protocols {
         if let Some(s) = Tcp::compile(unique(&mut state.tcp), plan, scenario, step)? {
             return Ok(Some(AnyStep::Tcp(s)));
         }
+        if let Some(s) = Udp::compile(unique(&mut state.udp), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Udp(s)));
+        }
         if let Some(s) = Ws::compile(unique(&mut state.ws), plan, scenario, step)? {
             return Ok(Some(AnyStep::Ws(s)));
         }
@@ -150,6 +164,7 @@ impl Protocol for Protocols {
     fn targets(state: &PlanState) -> Vec<SocketAddr> {
         let mut all = Http::targets(&state.http);
         all.extend(Tcp::targets(&state.tcp));
+        all.extend(Udp::targets(&state.udp));
         all.extend(Ws::targets(&state.ws));
         all
     }
@@ -158,6 +173,7 @@ impl Protocol for Protocols {
         Workers {
             http: Http::worker(&state.http, scenario),
             tcp: Tcp::worker(&state.tcp, scenario),
+            udp: Udp::worker(&state.udp, scenario),
             ws: Ws::worker(&state.ws, scenario),
         }
     }
@@ -170,6 +186,7 @@ impl Protocol for Protocols {
             workers: worker.clone(),
             http: None,
             tcp: None,
+            udp: None,
             ws: None,
             last: Last::None,
         }
@@ -216,6 +233,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Udp(step) => {
+                self.last = Last::Udp;
+                let session = self.udp.get_or_insert_with(|| {
+                    Udp::session(&self.plan.udp, self.scenario, self.vu, &self.workers.udp)
+                });
+                Either::Udp {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
         }
     }
 
@@ -224,6 +250,7 @@ impl Session for Sessions {
         match self.last {
             Last::Http => self.http.as_ref().map(Session::response),
             Last::Tcp => self.tcp.as_ref().map(Session::response),
+            Last::Udp => self.udp.as_ref().map(Session::response),
             Last::Ws => self.ws.as_ref().map(Session::response),
             Last::None => None,
         }
@@ -235,6 +262,7 @@ impl Session for Sessions {
         match self.last {
             Last::Http => self.http.as_mut().and_then(Session::take_unset),
             Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
+            Last::Udp => self.udp.as_mut().and_then(Session::take_unset),
             Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
@@ -251,6 +279,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.ws {
             s.begin_iteration();
         }
+        if let Some(s) = &mut self.udp {
+            s.begin_iteration();
+        }
     }
 
     #[inline]
@@ -264,23 +295,28 @@ impl Session for Sessions {
         if let Some(s) = &mut self.ws {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.udp {
+            s.end_iteration();
+        }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T, W> {
+    pub enum Either<H, T, U, W> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
+        Udp { #[pin] future: U },
         Ws { #[pin] future: W },
     }
 }
 
-impl<H, T, W> Future for Either<H, T, W>
+impl<H, T, U, W> Future for Either<H, T, U, W>
 where
     H: Future<Output = Exchange>,
     T: Future<Output = Exchange>,
+    U: Future<Output = Exchange>,
     W: Future<Output = Exchange>,
 {
     type Output = Exchange;
@@ -290,6 +326,7 @@ where
         match self.project() {
             EitherProjection::Http { future } => future.poll(cx),
             EitherProjection::Tcp { future } => future.poll(cx),
+            EitherProjection::Udp { future } => future.poll(cx),
             EitherProjection::Ws { future } => future.poll(cx),
         }
     }

@@ -151,6 +151,9 @@ typed_extras! {
     thresholds: Vec<ThresholdOutcome>,
     /// The `abort_on_fail` threshold that stopped the run.
     aborted_by: ThresholdOutcome,
+    /// Per failure class that occurred: the first message the protocol gave for it (e.g.
+    /// which byte broke a response's framing), what the class's count alone cannot tell.
+    failure_examples: BTreeMap<String, String>,
 }
 
 impl Extras {
@@ -230,7 +233,7 @@ mod tests {
             serde_json::to_string(&map).unwrap()
         );
         // Nine keys, and `vus_not_started` (VUs of a closed model that never started).
-        assert_eq!(TYPED_EXTRA_KEYS.len(), 10);
+        assert_eq!(TYPED_EXTRA_KEYS.len(), 11);
     }
 
     #[test]

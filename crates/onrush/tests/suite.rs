@@ -18,6 +18,8 @@ mod merge;
 mod open_model;
 #[path = "port_wall.rs"]
 mod port_wall;
+#[path = "preflight.rs"]
+mod preflight;
 #[path = "rates.rs"]
 mod rates;
 #[path = "report.rs"]
@@ -26,14 +28,20 @@ mod report;
 mod run_plan;
 #[path = "scenarios.rs"]
 mod scenarios;
+#[path = "secrets.rs"]
+mod secrets;
 #[path = "sla_and_outputs.rs"]
 mod sla_and_outputs;
+#[path = "soak.rs"]
+mod soak;
 #[path = "stops.rs"]
 mod stops;
 #[path = "tcp.rs"]
 mod tcp;
 #[path = "tls.rs"]
 mod tls;
+#[path = "udp.rs"]
+mod udp;
 #[path = "unsolicited.rs"]
 mod unsolicited;
 #[path = "ws.rs"]

@@ -337,3 +337,46 @@ fn a_server_that_never_finishes_the_handshake_is_a_handshake_timeout() {
         "{s:#}"
     );
 }
+
+#[test]
+fn quick_tests_https_with_k_or_a_ca_file_and_plans_trust_the_host_bundle() {
+    let server = tls_server(onrush_server::ServerTls::default());
+    let dir = temp_dir("tls-quick");
+    let ca = write(&dir, "ca.pem", server.self_signed_ca_pem().unwrap());
+    let url = format!("https://127.0.0.1:{}/", server.local_addr().port());
+    let quick = |name: &str, extra: &[&str], code: i32| {
+        let mut args = vec!["quick", url.as_str(), "-n", "6", "-c", "2"];
+        args.extend_from_slice(extra);
+        run_expect(code, &args, &dir.join(name))
+    };
+    // Not signed by a CA of the host's bundle: every request fails, and says so.
+    let s = quick("plain", &[], 4);
+    assert_eq!(
+        u64_at(&s, "/totals/failures_by_class/tls_certificate_unknown"),
+        6,
+        "{s:#}"
+    );
+    for (name, flags) in [
+        ("insecure", vec!["-k"]),
+        ("ca-file", vec!["--ca-file", ca.to_str().unwrap()]),
+    ] {
+        let s = quick(name, &flags, 0);
+        assert_eq!(u64_at(&s, "/totals/requests"), 6, "{name}: {s:#}");
+        assert_eq!(u64_at(&s, "/totals/failures"), 0, "{name}: {s:#}");
+    }
+    // A plan without ca_file trusts the host's CA bundle: SSL_CERT_FILE names it here.
+    let plan = write(
+        &dir,
+        "bundle.yaml",
+        &format!("target: {url}\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 3 }}\n    steps: [ {{ get: / }} ]\n"),
+    );
+    let out = dir.join("bundle");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(u64_at(&summary(&out), "/totals/failures"), 0);
+}

@@ -71,3 +71,53 @@ scenarios:
     // never sent.
     assert_eq!(rogue.received(), passes, "{s:#}");
 }
+
+/// A `bad_response` says why: summary.json keeps the first message of each class, and the
+/// printed summary shows it under the class (which byte, what was expected).
+#[test]
+fn malformed_responses_are_classified_with_their_parse_reason() {
+    let rogue = RogueServer::start();
+    let out = temp_dir("bad-response-reason");
+    let output = onrush()
+        .args([
+            "quick",
+            &rogue.url("/garbage/x"),
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", text(&output));
+    let s = summary(&out);
+    assert_eq!(
+        u64_at(&s, "/totals/failures_by_class/bad_response"),
+        5,
+        "{s:#}"
+    );
+    let example = s["failure_examples"]["bad_response"].as_str().unwrap();
+    assert!(
+        example.contains("not an HTTP/1.x status line") && example.contains("began \"GARBAGE 200"),
+        "{example}"
+    );
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed.contains("first seen: bad response head"),
+        "{printed}"
+    );
+
+    let out = temp_dir("bad-chunk-reason");
+    let s = run_expect(
+        4,
+        &["quick", &rogue.url("/bad-chunk/x"), "-n", "3", "-c", "1"],
+        &out,
+    );
+    let example = s["failure_examples"]["bad_response"].as_str().unwrap();
+    assert!(
+        example.contains("invalid chunk size (at byte 'g' (0x67))"),
+        "{example}"
+    );
+}

@@ -70,6 +70,59 @@ pub(crate) fn cpus(host: &Host, needs: Option<&PlanNeeds>) -> Finding {
     )
 }
 
+/// More worker threads than this is refused: each is a runtime with its own stack, timers
+/// and connections, and tens of thousands of them exhaust the process (a panic creating the
+/// thread's stack guard page) long before they add any load.
+pub(crate) const MAX_THREADS: usize = 1024;
+
+/// Worker threads (`-t`) against the usable cores: more than the cores only take turns on
+/// them; more than [`MAX_THREADS`] is refused.
+pub(crate) fn threads(host: &Host, needs: &PlanNeeds) -> Finding {
+    const CHECK: &str = "threads";
+    let usable = match host.read("proc/stat") {
+        Ok(stat) if host.is_live() => std::thread::available_parallelism()
+            .map_or(online_cpus(&stat), |n| n.get())
+            .max(1),
+        Ok(stat) => online_cpus(&stat).max(1),
+        Err(e) => return unreadable(CHECK, &e, "The number of CPUs"),
+    };
+    let observed = format!("{} worker threads, {usable} usable CPUs", needs.threads);
+    if needs.threads <= usable {
+        return ok(
+            CHECK,
+            observed,
+            "One worker thread per core at most: each owns its VUs and connections.",
+        );
+    }
+    let (status, detail) = if needs.threads > MAX_THREADS {
+        (
+            Status::Bad,
+            format!(
+                "{} worker threads is more than onrush starts ({MAX_THREADS}): each is a runtime \
+                 of its own, and beyond the cores they add no load, only contention.",
+                needs.threads
+            ),
+        )
+    } else {
+        (
+            Status::Warn,
+            format!(
+                "{} worker threads on {usable} CPUs: the threads beyond the cores take turns on \
+                 them, which shows up as schedule lag and latency that is the tool's, not the \
+                 target's.",
+                needs.threads
+            ),
+        )
+    };
+    not_ok(
+        CHECK,
+        status,
+        observed,
+        detail,
+        format!("-t {usable}   # one worker per usable core (the default)"),
+    )
+}
+
 pub(crate) fn governor(host: &Host) -> Finding {
     const CHECK: &str = "cpu_governor";
     let unknown = || {

@@ -62,9 +62,31 @@ pub enum SessionMode {
     Full,
 }
 
-/// What a [`TlsClient`] is built from. onrush ships no root store: only the CAs of `ca_file`
-/// are trusted, so a public site needs `ca_file` pointing at the system bundle (e.g.
-/// `/etc/ssl/certs/ca-certificates.crt`), and a test system `ca_file` or `insecure`.
+/// Where Linux distributions keep the CA bundle (Debian and Ubuntu, Fedora and RHEL, openSUSE,
+/// Alpine), in the order they are tried.
+pub const SYSTEM_CA_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The host's CA bundle: `SSL_CERT_FILE` when set (OpenSSL's variable), else the first of
+/// [`SYSTEM_CA_BUNDLES`] that exists.
+fn system_ca_bundle() -> Option<PathBuf> {
+    if let Some(file) = std::env::var_os("SSL_CERT_FILE").filter(|f| !f.is_empty()) {
+        return Some(PathBuf::from(file));
+    }
+    SYSTEM_CA_BUNDLES
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// What a [`TlsClient`] is built from. onrush ships no root store of its own: the CAs of
+/// `ca_file` are trusted, or without it the host's CA bundle (`SSL_CERT_FILE`, else the first
+/// of [`SYSTEM_CA_BUNDLES`] that exists), as curl does; a test system gives `ca_file` or
+/// `insecure`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
     /// PEM file of the CA certificate(s) to trust.
@@ -189,6 +211,18 @@ impl TlsClient {
                 .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
         } else {
             let mut roots = rustls::RootCertStore::empty();
+            let system = match &opts.ca_file {
+                Some(_) => None,
+                None => Some(system_ca_bundle().ok_or_else(|| {
+                    TlsConfigError::new(format!(
+                        "no CA to verify HTTPS servers with: no http.tls.ca_file, and this host \
+                         has no CA bundle (SSL_CERT_FILE is unset and none of {} exists); set \
+                         http.tls.ca_file to your CA's PEM (or install the ca-certificates \
+                         package), or http.tls.insecure: true for a test system",
+                        SYSTEM_CA_BUNDLES.join(", ")
+                    ))
+                })?),
+            };
             if let Some(path) = &opts.ca_file {
                 let certs = read_certs(path, "CA file")?;
                 for cert in certs {
@@ -199,6 +233,11 @@ impl TlsClient {
                         ))
                     })?;
                 }
+            }
+            if let Some(path) = &system {
+                // A distribution's bundle may hold a certificate rustls cannot use (an old
+                // encoding): skipped, as every TLS library does with its system store.
+                roots.add_parsable_certificates(read_certs(path, "system CA bundle")?);
             }
             builder.with_root_certificates(roots)
         };

@@ -50,8 +50,10 @@ pub(super) struct Chunked {
     skipped: usize,
 }
 
-fn bad(msg: &'static str) -> Error {
-    Error::bad(msg)
+/// The framing error `msg`, naming the byte that broke it (the parse reason a user needs to
+/// tell a broken server from a wrong port).
+fn bad(msg: &'static str, b: u8) -> Error {
+    Error::bad(format!("{msg} (at byte {})", crate::decode::show_byte(b)))
 }
 
 impl Chunked {
@@ -84,7 +86,7 @@ impl Chunked {
                         self.size = u64::from(d);
                         St::Size
                     }
-                    None => return Err(bad("bad chunked body: a chunk size is missing")),
+                    None => return Err(bad("bad chunked body: a chunk size is missing", b)),
                 },
                 (St::Size, b' ' | b'\t') => St::SizeWs,
                 (St::Size | St::SizeWs, b';') => {
@@ -95,27 +97,28 @@ impl Chunked {
                 (St::Size, _) => match hex(b) {
                     Some(d) => {
                         if self.size >> 60 != 0 {
-                            return Err(bad("bad chunked body: a chunk size is too large"));
+                            return Err(bad("bad chunked body: a chunk size is too large", b));
                         }
                         self.size = self.size << 4 | u64::from(d);
                         St::Size
                     }
-                    None => return Err(bad("bad chunked body: invalid chunk size")),
+                    None => return Err(bad("bad chunked body: invalid chunk size", b)),
                 },
                 (St::SizeWs, b' ' | b'\t') => St::SizeWs,
                 (St::SizeWs, _) => {
-                    return Err(bad("bad chunked body: invalid chunk size line"));
+                    return Err(bad("bad chunked body: invalid chunk size line", b));
                 }
                 (St::Ext, b'\r') => St::SizeLf,
                 (St::Ext, b'\n') => {
                     return Err(bad(
                         "bad chunked body: a chunk extension contains a bare LF",
+                        b,
                     ));
                 }
                 (St::Ext, _) => {
                     self.skipped += 1;
                     if self.skipped > MAX_SKIPPED {
-                        return Err(bad("bad chunked body: a chunk extension is over 64 KiB"));
+                        return Err(bad("bad chunked body: a chunk extension is over 64 KiB", b));
                     }
                     St::Ext
                 }
@@ -125,34 +128,41 @@ impl Chunked {
                 }
                 (St::SizeLf, b'\n') => St::Data,
                 (St::SizeLf, _) => {
-                    return Err(bad("bad chunked body: chunk size line not ended by CRLF"));
+                    return Err(bad(
+                        "bad chunked body: chunk size line not ended by CRLF",
+                        b,
+                    ));
                 }
                 (St::DataCr, b'\r') => St::DataLf,
                 (St::DataLf, b'\n') => St::Start,
                 (St::DataCr | St::DataLf, _) => {
                     return Err(bad(
                         "bad chunked body: chunk data not followed by CRLF (longer than its size?)",
+                        b,
                     ));
                 }
                 (St::TrailerStart, b'\r') => St::EndLf,
                 (St::TrailerStart | St::Trailer, b'\n') => {
-                    return Err(bad("bad chunked body: a trailer line ends with a bare LF"));
+                    return Err(bad(
+                        "bad chunked body: a trailer line ends with a bare LF",
+                        b,
+                    ));
                 }
                 (St::TrailerStart | St::Trailer, _) if b == b'\r' => St::TrailerLf,
                 (St::TrailerStart | St::Trailer, _) => {
                     self.skipped += 1;
                     if self.skipped > MAX_SKIPPED {
-                        return Err(bad("bad chunked body: trailers are over 64 KiB"));
+                        return Err(bad("bad chunked body: trailers are over 64 KiB", b));
                     }
                     St::Trailer
                 }
                 (St::TrailerLf, b'\n') => St::TrailerStart,
                 (St::TrailerLf, _) => {
-                    return Err(bad("bad chunked body: a trailer line not ended by CRLF"));
+                    return Err(bad("bad chunked body: a trailer line not ended by CRLF", b));
                 }
                 (St::EndLf, b'\n') => return Ok((i, true)),
                 (St::EndLf, _) => {
-                    return Err(bad("bad chunked body: the final CRLF is missing"));
+                    return Err(bad("bad chunked body: the final CRLF is missing", b));
                 }
                 (St::Data, _) => unreachable!("handled above"),
             };

@@ -182,7 +182,13 @@ impl Decoder {
             }
             Ok(httparse::Status::Partial) => return Ok(None),
             Ok(httparse::Status::Complete(_)) => unreachable!("covered by the guard above"),
-            Err(e) => return Err(Error::bad(head_error(e))),
+            Err(e) => {
+                return Err(Error::bad(format!(
+                    "{}; the response began {}",
+                    head_error(e),
+                    show_start(input)
+                )))
+            }
         };
         let version = resp.version.unwrap_or(1);
         let status = resp.code.unwrap_or(0);
@@ -302,6 +308,33 @@ fn parse_content_length(value: &[u8]) -> Result<u64, Error> {
         result = Some(n);
     }
     result.ok_or_else(|| Error::bad("the response has an invalid Content-Length"))
+}
+
+/// A byte as a person reads it: `'x'` when printable, else `0x1f`.
+pub(crate) fn show_byte(b: u8) -> String {
+    if b.is_ascii_graphic() || b == b' ' {
+        format!("'{}' (0x{b:02x})", b as char)
+    } else {
+        format!("0x{b:02x}")
+    }
+}
+
+/// The first bytes of a response (up to 48, escaped), enough to tell TLS (`\x16\x03`), HTTP/2
+/// (`\x00\x00`), another protocol's banner or a mangled status line apart.
+fn show_start(input: &[u8]) -> String {
+    const SHOWN: usize = 48;
+    let head = &input[..input.len().min(SHOWN)];
+    let mut text = String::with_capacity(head.len() + 8);
+    text.push('"');
+    text.extend(
+        head.iter()
+            .flat_map(|&b| std::ascii::escape_default(b).map(char::from)),
+    );
+    text.push('"');
+    if input.len() > SHOWN {
+        text.push_str("...");
+    }
+    text
 }
 
 fn head_error(e: httparse::Error) -> &'static str {

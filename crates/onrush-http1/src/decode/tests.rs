@@ -579,3 +579,27 @@ fn headers_view_lookups() {
     assert_eq!(all, [&b"a=1"[..], b"b=2"]);
     assert!(format!("{h:?}").contains("Content-Encoding"));
 }
+
+#[test]
+fn framing_errors_give_the_parse_reason() {
+    // A garbage status line: what was expected, and how the response began.
+    let e = err(b"GARBAGE 200 OK\r\n\r\n", Req::Get, true);
+    let text = e.to_string();
+    assert!(
+        text.contains("not an HTTP/1.x status line")
+            && text.contains("began \"GARBAGE 200 OK\\r\\n"),
+        "{text}"
+    );
+    // TLS answered on a plain port: the bytes say so.
+    let e = err(b"\x16\x03\x01\x00\x2a\x02\x00\x00", Req::Get, true);
+    assert!(e.to_string().contains("began \"\\x16\\x03\\x01"), "{e}");
+    // A bad chunk size names the byte.
+    let mut input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    input.extend_from_slice(b"5g\r\nhello\r\n0\r\n\r\n");
+    let e = err(&input, Req::Get, true);
+    assert!(
+        e.to_string()
+            .contains("invalid chunk size (at byte 'g' (0x67))"),
+        "{e}"
+    );
+}

@@ -21,10 +21,12 @@ mod http;
 mod load;
 mod request;
 mod runtime;
+mod secrets;
 mod steps;
 mod tcp;
 mod thresholds;
 mod tls;
+mod udp;
 mod url;
 mod vars;
 mod ws;
@@ -36,7 +38,14 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 5] = ["target", "vars", "http", "scenarios", "thresholds"];
+const PLAN_KEYS: [&str; 6] = [
+    "target",
+    "vars",
+    "secrets",
+    "http",
+    "scenarios",
+    "thresholds",
+];
 const SCENARIO_KEYS: [&str; 8] = [
     "name",
     "load",
@@ -87,7 +96,12 @@ pub(crate) fn compile(
             .with_hint("a plan file starts with keys such as `target: http://127.0.0.1:8080`"));
     }
     let top = cx.map(&root, "", &PLAN_KEYS)?;
-    cx.vars = cx.resolve_vars(top.get("vars"), overrides)?;
+    // Secrets are variables set from outside the plan, as -D values are (a -D value wins).
+    let declared = cx.secrets(top.get("secrets"), overrides)?;
+    let mut settings: Vec<(String, String)> = declared.clone().into_iter().collect();
+    settings.extend(overrides.iter().cloned());
+    cx.vars = cx.resolve_vars(top.get("vars"), &settings)?;
+    let secret_names = secrets::secret_names(&declared, &cx.vars);
 
     let target_node = cx.required(
         &top,
@@ -263,7 +277,7 @@ pub(crate) fn compile(
     let stem = Path::new(source)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned());
-    Ok(Plan {
+    let mut plan = Plan {
         source: PathBuf::from(source),
         name: stem
             .filter(|s| !s.is_empty())
@@ -272,8 +286,11 @@ pub(crate) fn compile(
         http,
         scenarios,
         vars: cx.vars,
+        secrets: secret_names,
         thresholds,
-    })
+    };
+    plan.mask_names();
+    Ok(plan)
 }
 
 pub(crate) struct Ctx<'a> {

@@ -5,6 +5,7 @@ mod bench;
 mod doctor;
 mod export;
 mod merge;
+mod needs;
 mod quick;
 mod report;
 mod run;
@@ -91,6 +92,10 @@ pub struct CommonRunArgs {
     /// Worker threads [default: one per core].
     #[arg(long, short = 't', value_name = "N")]
     threads: Option<usize>,
+    /// Start even when the pre-flight check finds this host cannot carry the plan (memory for
+    /// its VUs, worker threads); it then runs until the host stops it.
+    #[arg(long)]
+    no_preflight: bool,
     /// Write the thresholds' results as JUnit XML to FILE (for CI systems).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
@@ -140,6 +145,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Run(args) => run::run_plan_file(&args.plan, &args.define, &args.common),
         Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
             Ok(plan) => {
+                // Warnings only: the run's own check refuses what would kill it.
+                needs::preflight(&plan, serve::default_threads(), false);
                 println!(
                     "{}: ok ({} scenario{})",
                     args.plan.display(),

@@ -35,6 +35,12 @@ pub struct QuickArgs {
     /// Request timeout.
     #[arg(long, default_value = "30s")]
     timeout: String,
+    /// HTTPS: accept any server certificate (a test system's self-signed one); like curl -k.
+    #[arg(short = 'k', long, conflicts_with = "ca_file")]
+    insecure: bool,
+    /// HTTPS: trust the CAs in this PEM file (besides none other), like curl --cacert.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<std::path::PathBuf>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -115,9 +121,15 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
         (None, Some(n)) => json!({ "vus": c.min(n.max(1) as u32), "shared_iterations": n }),
         (None, None) => json!({ "vus": c, "duration": args.duration.as_deref().unwrap_or("10s") }),
     };
+    let mut http = json!({ "timeout": args.timeout });
+    if args.insecure {
+        http["tls"] = json!({ "insecure": true });
+    } else if let Some(ca) = &args.ca_file {
+        http["tls"] = json!({ "ca_file": ca.to_string_lossy() });
+    }
     let plan = json!({
         "target": origin,
-        "http": { "timeout": args.timeout },
+        "http": http,
         "scenarios": [{ "name": "quick", "load": load, "steps": [Value::Object(step)] }],
     });
     Ok(serde_json::to_string_pretty(&plan).expect("JSON serialises"))
@@ -133,6 +145,8 @@ fn flag_of(field: &str) -> &'static str {
         "shared_iterations" => "-n/--requests",
         "timeout" => "--timeout",
         "body" => "--body",
+        "ca_file" => "--ca-file",
+        "insecure" => "-k/--insecure",
         "target" => "URL",
         _ if field.contains("headers") => "-H/--header",
         _ if field.contains("steps") => "URL or -m/--method",

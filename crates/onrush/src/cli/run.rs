@@ -35,12 +35,8 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         .threads
         .unwrap_or_else(super::serve::default_threads)
         .max(1);
-    let needed = needed_connections(plan);
-    if nofile > 0 && needed + 64 > nofile {
-        eprintln!(
-            "warning: the plan may hold {needed} connections but the open-files limit is {nofile}; \
-             raise it (ulimit -n, or LimitNOFILE= for a service) or expect failures"
-        );
+    if !super::needs::preflight(plan, threads, !common.no_preflight) {
+        return exit::USAGE;
     }
 
     let out_dir = common.out.clone().unwrap_or_else(|| {
@@ -230,12 +226,4 @@ fn planned_duration(plan: &Plan) -> Option<Duration> {
         .iter()
         .map(|s| s.load.duration())
         .try_fold(Duration::ZERO, |longest, d| Some(longest.max(d?)))
-}
-
-/// Upper bound of connections held at once: one per VU.
-fn needed_connections(plan: &Plan) -> u64 {
-    plan.scenarios
-        .iter()
-        .map(|s| u64::from(s.load.max_vus()))
-        .sum()
 }

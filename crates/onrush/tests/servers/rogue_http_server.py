@@ -9,6 +9,8 @@ Requests are GETs without a body. By path:
   /twice-later/<id>  -> "answer <id>", then 20 ms later a second response "stale <id>"
   /once/<id>         -> "answer <id>" (a well-behaved answer)
   /hang/<id>         -> nothing, ever (the connection stays open)
+  /garbage/<id>      -> "GARBAGE 200 OK" as a status line, then the connection is closed
+  /bad-chunk/<id>    -> a chunked body whose chunk size is "5g", then the connection is closed
   /stats             -> "<requests received other than /stats>" (its own count)
 Every response is `200 OK` with a Content-Length and keeps the connection alive.
 """
@@ -58,6 +60,14 @@ class Handler(socketserver.StreamRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.02)
                 self.wfile.write(response("stale " + ident))
+            elif what == "garbage":
+                self.wfile.write(b"GARBAGE 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                self.wfile.flush()
+                return
+            elif what == "bad-chunk":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5g\r\nhello\r\n0\r\n\r\n")
+                self.wfile.flush()
+                return
             elif what == "hang":
                 # Keep the connection open and never answer: the client's request stays in
                 # flight until it gives up or is stopped.
