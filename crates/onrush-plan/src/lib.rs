@@ -757,6 +757,8 @@ pub enum Step {
     Request(RequestStep),
     /// `tcp: HOST:PORT`: a raw TCP request/reply (onrush-proto-tcp).
     Tcp(TcpStep),
+    /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
+    Ws(WsStep),
     /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
     Udp(UdpStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
@@ -882,6 +884,20 @@ pub struct TcpStep {
     pub on_failure: OnFailure,
 }
 
+/// `- { ws: ACTION, ... }`: one action on the VU's WebSocket (onrush-proto-ws), with the
+/// extractors and checks of any step (the last message received is the body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WsStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    pub action: WsAction,
+    /// Overrides `http.timeout` (the default timeout of every step).
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
 /// `- { udp: HOST:PORT, send: ... }`: one datagram sent and, unless `reply: none`, one datagram
 /// waited for (up to the timeout; none is a `no_reply` failure) with the extractors and checks
 /// of any step (the reply datagram is the body).
@@ -903,6 +919,60 @@ pub struct UdpStep {
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,
+}
+
+/// What a `ws:` step does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WsAction {
+    /// `ws: connect`: opens the VU's socket (closing one still open).
+    Connect(WsConnect),
+    /// `ws: send`: sends one message; with `await`, then receives until the awaited message.
+    Send {
+        payload: WsPayload,
+        until: Option<WsUntil>,
+    },
+    /// `ws: receive`: receives until the condition holds.
+    Receive(WsUntil),
+    /// `ws: ping`: sends a ping and waits for its pong.
+    Ping,
+    /// `ws: close`: sends a close frame with `code` and waits for the server's.
+    Close { code: u16 },
+}
+
+/// `ws: connect, url: ws://host:port/path, headers, subprotocols, max_message`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WsConnect {
+    /// `wss://`: TLS, set up as `http.tls` says.
+    pub tls: bool,
+    /// As written (resolved by the protocol when the run is prepared).
+    pub host: String,
+    pub port: u16,
+    /// Path and query, always starting with '/'.
+    pub path: Template,
+    pub headers: Vec<(String, Template)>,
+    /// `Sec-WebSocket-Protocol` offered, in order of preference.
+    pub subprotocols: Vec<String>,
+    /// The longest message (and frame) accepted, bytes (`max_message`, default 1 MiB): a
+    /// longer one is `bad_response`, read no further.
+    pub max_message: usize,
+}
+
+/// What a `ws: send` step sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WsPayload {
+    /// `text:` (templates allowed): a text message.
+    Text(Template),
+    /// `binary_hex: "DE AD"`: a binary message.
+    Binary(Vec<u8>),
+}
+
+/// When a `ws: receive` (or a send's `await:`) is done: after `count` messages, or at the first
+/// message that matches `pattern`; `timeout` overrides the step's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WsUntil {
+    pub pattern: Option<Shared<regex::bytes::Regex>>,
+    pub count: u64,
+    pub timeout: Option<Duration>,
 }
 
 /// The bytes a TCP step sends (and a UDP step's datagram, never from a file).

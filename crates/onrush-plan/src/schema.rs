@@ -569,7 +569,8 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/once" },
                     { "$ref": "#/definitions/random" },
                     { "$ref": "#/definitions/tcp" },
-                    { "$ref": "#/definitions/udp" }
+                    { "$ref": "#/definitions/udp" },
+                    { "$ref": "#/definitions/ws" }
                 ]
             },
             "udp": {
@@ -588,6 +589,7 @@ pub fn json_schema() -> Value {
                 "properties": tcp_props,
                 "not": { "anyOf": tcp_exclusive }
             },
+            "ws": ws_schema(&request_props),
             "request": {
                 "type": "object",
                 "description": "An HTTP request: exactly one method key (get, post, put, patch, delete, head, options) with the path, or `method:` (any method) with `path:`",
@@ -869,4 +871,79 @@ pub fn json_schema() -> Value {
         }
     }));
     schema
+}
+
+/// `- { ws: connect | send | receive | ping | close, ... }`: which keys each action takes.
+fn ws_schema(request_props: &serde_json::Map<String, Value>) -> Value {
+    let until = json!({
+        "match": { "type": "string", "description": "Receive until a message matches this regular expression" },
+        "count": { "type": ["integer", "string"], "description": "Receive this many messages (default 1)" }
+    });
+    let common = |extra: Value| {
+        let mut props = json!({
+            "name": { "type": "string", "description": "Metric name. Default: `ws ACTION` (`ws connect`, `ws send`, ...)" },
+            "timeout": request_props["timeout"].clone(),
+            "extract": request_props["extract"].clone(),
+            "check": request_props["check"].clone(),
+            "on_failure": request_props["on_failure"].clone(),
+        });
+        let map = props.as_object_mut().expect("object");
+        for (k, v) in extra.as_object().expect("object") {
+            map.insert(k.clone(), v.clone());
+        }
+        props
+    };
+    let action = |name: &str, description: &str, extra: Value, required: &[&str]| {
+        let mut props = common(extra);
+        props.as_object_mut().expect("object").insert(
+            "ws".into(),
+            json!({ "const": name, "description": description }),
+        );
+        let mut required: Vec<&str> = required.to_vec();
+        required.insert(0, "ws");
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": required,
+            "properties": props
+        })
+    };
+
+    let mut send = action("send", "Send one message; with `await`, then receive until the awaited message (the latency is the round trip)", json!({
+                    "text": { "type": ["string", "number", "boolean"], "description": "A text message (templates allowed)" },
+                    "binary_hex": { "type": "string", "description": "A binary message, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
+                    "await": {
+                        "type": "object",
+                        "description": "After the send, receive until a message matches `match` (or `count` messages); `timeout` overrides the step's",
+                        "additionalProperties": false,
+                        "properties": {
+                            "match": until["match"].clone(),
+                            "count": until["count"].clone(),
+                            "timeout": request_props["timeout"].clone()
+                        }
+                    }
+                }), &[]);
+    send.as_object_mut().expect("object").insert(
+        "oneOf".into(),
+        json!([
+            { "required": ["text"] }, { "required": ["binary_hex"] }
+        ]),
+    );
+    json!({
+        "description": "A WebSocket action on the VU's socket (one per VU, open until `ws: close`, a failure or the VU's end); the last message received is the body for extractors and checks",
+        "anyOf": [
+            action("connect", "Open the VU's socket (the handshake is the step's latency)", json!({
+                "url": { "type": "string", "pattern": "^wss?://", "description": "ws://HOST:PORT/PATH or wss:// (TLS as `http.tls` says); templates allowed in the path and query", "examples": ["ws://127.0.0.1:8765/chat?u=${vu}"] },
+                "headers": request_props["headers"].clone(),
+                "subprotocols": { "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }], "description": "Sec-WebSocket-Protocol offered, in order of preference" },
+                "max_message": { "type": ["integer", "string"], "description": "The longest message accepted, bytes (default 1048576): a longer one is bad_response" }
+            }), &["url"]),
+            send,
+            action("receive", "Receive until a message matches `match`, or `count` messages (default 1)", until.clone(), &[]),
+            action("ping", "Send a ping and wait for its pong", json!({}), &[]),
+            action("close", "Send a close frame and wait for the server's", json!({
+                "code": { "type": ["integer", "string"], "description": "Close code: 1000 (default), 1001 or 3000..4999" }
+            }), &[])
+        ]
+    })
 }

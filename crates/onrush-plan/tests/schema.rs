@@ -462,8 +462,21 @@ fn new_keys_are_described() {
             "#/definitions/random",
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
-            "#/definitions/udp"
+            "#/definitions/udp",
+            "#/definitions/ws"
         ]
+    );
+    // ws: one shape per action, each with its own keys.
+    let ws: Vec<&str> = schema["definitions"]["ws"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["properties"]["ws"]["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(ws, ["connect", "send", "receive", "ping", "close"]);
+    assert_eq!(
+        schema["definitions"]["ws"]["anyOf"][0]["required"],
+        json!(["ws", "url"])
     );
     let tcp = &schema["definitions"]["tcp"];
     assert_eq!(tcp["required"], json!(["tcp"]));

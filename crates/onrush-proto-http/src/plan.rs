@@ -104,7 +104,8 @@ impl HttpPlan {
     }
 }
 
-fn tls_options(tls: &TlsSettings) -> TlsOptions {
+/// The TLS options of `http.tls` (shared with the protocols that speak TLS the same way: WebSocket).
+pub fn tls_options(tls: &TlsSettings) -> TlsOptions {
     TlsOptions {
         ca_file: tls.ca_file.clone(),
         insecure: tls.insecure,
@@ -138,7 +139,8 @@ fn tls_options(tls: &TlsSettings) -> TlsOptions {
     }
 }
 
-fn session_mode(mode: TlsSessionMode) -> SessionMode {
+/// `http.tls.session` as the TLS client's session mode.
+pub fn session_mode(mode: TlsSessionMode) -> SessionMode {
     match mode {
         TlsSessionMode::Resume => SessionMode::Resume,
         TlsSessionMode::Shared => SessionMode::Shared,

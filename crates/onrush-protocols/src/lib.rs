@@ -19,6 +19,7 @@ use onrush_plan::{Plan, RenderContext, Step};
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
 use onrush_proto_udp::Udp;
+use onrush_proto_ws::Ws;
 use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
 
 /// Every protocol of this build.
@@ -32,6 +33,7 @@ pub struct PlanState {
     http: Arc<<Http as Protocol>::Plan>,
     tcp: Arc<<Tcp as Protocol>::Plan>,
     udp: Arc<<Udp as Protocol>::Plan>,
+    ws: Arc<<Ws as Protocol>::Plan>,
 }
 
 /// A protocol's state while steps are compiled (nothing else holds it yet).
@@ -46,6 +48,7 @@ pub enum AnyStep {
     Http(<Http as Protocol>::Step),
     Tcp(<Tcp as Protocol>::Step),
     Udp(<Udp as Protocol>::Step),
+    Ws(<Ws as Protocol>::Step),
 }
 
 /// A worker's shared state (per scenario) of every protocol.
@@ -54,6 +57,7 @@ pub struct Workers {
     http: <Http as Protocol>::Worker,
     tcp: <Tcp as Protocol>::Worker,
     udp: <Udp as Protocol>::Worker,
+    ws: <Ws as Protocol>::Worker,
 }
 
 /// Which protocol's session answered last (its response is the one extractors see).
@@ -63,6 +67,7 @@ enum Last {
     Http,
     Tcp,
     Udp,
+    Ws,
 }
 
 /// A VU's sessions, one per protocol it has used.
@@ -74,6 +79,7 @@ pub struct Sessions {
     http: Option<<Http as Protocol>::Session>,
     tcp: Option<<Tcp as Protocol>::Session>,
     udp: Option<<Udp as Protocol>::Session>,
+    ws: Option<<Ws as Protocol>::Session>,
     last: Last,
 }
 
@@ -84,6 +90,7 @@ impl StepSpec for AnyStep {
             AnyStep::Http(s) => s.metric(),
             AnyStep::Tcp(s) => s.metric(),
             AnyStep::Udp(s) => s.metric(),
+            AnyStep::Ws(s) => s.metric(),
         }
     }
 
@@ -93,6 +100,7 @@ impl StepSpec for AnyStep {
             AnyStep::Http(s) => s.extract(),
             AnyStep::Tcp(s) => s.extract(),
             AnyStep::Udp(s) => s.extract(),
+            AnyStep::Ws(s) => s.extract(),
         }
     }
 
@@ -102,6 +110,7 @@ impl StepSpec for AnyStep {
             AnyStep::Http(s) => s.checks(),
             AnyStep::Tcp(s) => s.checks(),
             AnyStep::Udp(s) => s.checks(),
+            AnyStep::Ws(s) => s.checks(),
         }
     }
 
@@ -111,6 +120,7 @@ impl StepSpec for AnyStep {
             AnyStep::Http(s) => s.on_failure(),
             AnyStep::Tcp(s) => s.on_failure(),
             AnyStep::Udp(s) => s.on_failure(),
+            AnyStep::Ws(s) => s.on_failure(),
         }
     }
 }
@@ -126,6 +136,7 @@ impl Protocol for Protocols {
             http: Arc::new(Http::prepare(plan, builtin)?),
             tcp: Arc::new(Tcp::prepare(plan, builtin)?),
             udp: Arc::new(Udp::prepare(plan, builtin)?),
+            ws: Arc::new(Ws::prepare(plan, builtin)?),
         })
     }
 
@@ -144,6 +155,9 @@ impl Protocol for Protocols {
         if let Some(s) = Udp::compile(unique(&mut state.udp), plan, scenario, step)? {
             return Ok(Some(AnyStep::Udp(s)));
         }
+        if let Some(s) = Ws::compile(unique(&mut state.ws), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Ws(s)));
+        }
         Ok(None)
     }
 
@@ -151,6 +165,7 @@ impl Protocol for Protocols {
         let mut all = Http::targets(&state.http);
         all.extend(Tcp::targets(&state.tcp));
         all.extend(Udp::targets(&state.udp));
+        all.extend(Ws::targets(&state.ws));
         all
     }
 
@@ -159,6 +174,7 @@ impl Protocol for Protocols {
             http: Http::worker(&state.http, scenario),
             tcp: Tcp::worker(&state.tcp, scenario),
             udp: Udp::worker(&state.udp, scenario),
+            ws: Ws::worker(&state.ws, scenario),
         }
     }
 
@@ -171,6 +187,7 @@ impl Protocol for Protocols {
             http: None,
             tcp: None,
             udp: None,
+            ws: None,
             last: Last::None,
         }
     }
@@ -207,6 +224,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Ws(step) => {
+                self.last = Last::Ws;
+                let session = self.ws.get_or_insert_with(|| {
+                    Ws::session(&self.plan.ws, self.scenario, self.vu, &self.workers.ws)
+                });
+                Either::Ws {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
             AnyStep::Udp(step) => {
                 self.last = Last::Udp;
                 let session = self.udp.get_or_insert_with(|| {
@@ -225,6 +251,7 @@ impl Session for Sessions {
             Last::Http => self.http.as_ref().map(Session::response),
             Last::Tcp => self.tcp.as_ref().map(Session::response),
             Last::Udp => self.udp.as_ref().map(Session::response),
+            Last::Ws => self.ws.as_ref().map(Session::response),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -236,6 +263,7 @@ impl Session for Sessions {
             Last::Http => self.http.as_mut().and_then(Session::take_unset),
             Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
             Last::Udp => self.udp.as_mut().and_then(Session::take_unset),
+            Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
     }
@@ -246,6 +274,9 @@ impl Session for Sessions {
             s.begin_iteration();
         }
         if let Some(s) = &mut self.tcp {
+            s.begin_iteration();
+        }
+        if let Some(s) = &mut self.ws {
             s.begin_iteration();
         }
         if let Some(s) = &mut self.udp {
@@ -261,6 +292,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.tcp {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.ws {
+            s.end_iteration();
+        }
         if let Some(s) = &mut self.udp {
             s.end_iteration();
         }
@@ -270,18 +304,20 @@ impl Session for Sessions {
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T, U> {
+    pub enum Either<H, T, U, W> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
         Udp { #[pin] future: U },
+        Ws { #[pin] future: W },
     }
 }
 
-impl<H, T, U> Future for Either<H, T, U>
+impl<H, T, U, W> Future for Either<H, T, U, W>
 where
     H: Future<Output = Exchange>,
     T: Future<Output = Exchange>,
     U: Future<Output = Exchange>,
+    W: Future<Output = Exchange>,
 {
     type Output = Exchange;
 
@@ -291,6 +327,7 @@ where
             EitherProjection::Http { future } => future.poll(cx),
             EitherProjection::Tcp { future } => future.poll(cx),
             EitherProjection::Udp { future } => future.poll(cx),
+            EitherProjection::Ws { future } => future.poll(cx),
         }
     }
 }

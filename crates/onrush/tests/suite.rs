@@ -44,3 +44,5 @@ mod tls;
 mod udp;
 #[path = "unsolicited.rs"]
 mod unsolicited;
+#[path = "ws.rs"]
+mod ws;

@@ -29,6 +29,7 @@ mod tls;
 mod udp;
 mod url;
 mod vars;
+mod ws;
 
 use thresholds::ScopeNames;
 

@@ -42,7 +42,7 @@ pub(super) const REQUEST_KEYS: [&str; 23] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }` or `{ udp: HOST:PORT, send }`";
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }` or `{ ws: connect, url: ws://HOST:PORT/PATH }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -50,6 +50,9 @@ pub(super) struct Build {
     pub infos: Vec<StepInfo>,
     pub checks: Vec<CheckInfo>,
     pub onces: usize,
+    /// A `ws: connect` was compiled earlier in the scenario (in file order): other `ws:`
+    /// actions need one before them.
+    pub ws_connected: bool,
 }
 
 impl Build {
@@ -94,6 +97,7 @@ impl Ctx<'_> {
             infos: Vec::new(),
             checks: Vec::new(),
             onces: 0,
+            ws_connected: false,
         };
         let steps = self.steps(node, path, base_path, &mut build, 0)?;
         Ok((steps, build))
@@ -161,6 +165,9 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "tcp") {
             return self.tcp(node, path, m);
         }
+        if entries.iter().any(|(k, _)| key_text(k) == "ws") {
+            return self.ws(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "udp") {
             return self.udp(node, path, m);
         }
@@ -206,7 +213,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "udp"].iter())
+                    .chain(["tcp", "udp", "ws"].iter())
                     .copied()
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));
@@ -463,7 +470,11 @@ impl Ctx<'_> {
         Ok((extract, checks, on_failure))
     }
 
-    fn headers(&self, node: &Node, path: &str) -> Result<Vec<(String, Template)>, PlanError> {
+    pub(super) fn headers(
+        &self,
+        node: &Node,
+        path: &str,
+    ) -> Result<Vec<(String, Template)>, PlanError> {
         let entries: &[(Node, Node)] = match &node.kind {
             Kind::Map(e) => e,
             _ if node.is_null() => &[],

@@ -290,7 +290,7 @@ pub(super) fn split_host_port(text: &str) -> Option<(String, u16)> {
 }
 
 /// Hex digit pairs, whitespace ignored; the error is the index of the bad character.
-fn parse_hex(text: &str) -> Result<Vec<u8>, usize> {
+pub(super) fn parse_hex(text: &str) -> Result<Vec<u8>, usize> {
     let mut out = Vec::new();
     let mut high: Option<u8> = None;
     let mut last = 0;

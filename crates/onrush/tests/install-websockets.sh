@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# tests/ws.rs runs its witness server with Python's `websockets` library
+# (tests/servers/ws_server.py), pinned so that the server's behaviour does not move under the test.
+set -euo pipefail
+VERSION=15.0.1
+if python3 -c 'import websockets' >/dev/null 2>&1; then
+  exit 0
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+fi
+# A Debian python3 refuses to install into the system's site-packages without the override
+# (PEP 668); a python3 of its own (pyenv, a venv) accepts the plain install.
+python3 -m pip install --quiet "websockets==$VERSION" 2>/dev/null \
+  || python3 -m pip install --quiet --break-system-packages "websockets==$VERSION"
+python3 -c 'import websockets'

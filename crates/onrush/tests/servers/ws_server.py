@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""A WebSocket server onrush did not write (Python's `websockets`, pinned by
+tests/install-websockets.sh), the witness of the WebSocket protocol's end-to-end tests. It prints
+its port, serves until its stdin closes, then prints one line of JSON with its own counts:
+
+  {"connections": N, "rejected": N, "subprotocol": {"chat.v1": N, ...}, "text": N,
+   "binary": N, "pongs": N, "closes": {"1000": N, ...}}
+
+Paths:
+  /chat      needs the header `X-Token: secret` (else 403) and records the subprotocol
+             negotiated (the server offers chat.v1). Each message is counted (text or binary):
+               "echo <x>"   -> "echo <x>"
+               "burst <n>"  -> n messages "burst 1" .. "burst <n>"
+               "silent"     -> nothing
+               "pingme"     -> the server pings the client, and answers "ponged" when the pong
+                               came within 2 s (counted in "pongs"), else "no pong"
+               binary       -> the same bytes reversed
+             The close code the client sent is recorded when the socket ends.
+  /malformed a frame with a reserved opcode, after the client's first message
+  /oversized a 2 MiB text message, after the client's first message
+  /cut       the start of a 100-byte frame, then the connection is dropped, after the client's
+             first message
+  /bye       a close frame with code 4001 after the client's first message
+
+With WS_SERVER_CERT and WS_SERVER_KEY (PEM files) in the environment it serves wss:// (TLS).
+"""
+import asyncio
+import json
+import logging
+import os
+import ssl
+import sys
+import threading
+
+from websockets.asyncio.server import serve
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+QUIET = logging.getLogger("ws_server")
+QUIET.disabled = True
+
+stats = {
+    "connections": 0,
+    "rejected": 0,
+    "subprotocol": {},
+    "text": 0,
+    "binary": 0,
+    "pongs": 0,
+    "closes": {},
+}
+
+
+def process_request(connection, request):
+    if request.path.startswith("/chat") and request.headers.get("X-Token") != "secret":
+        stats["rejected"] += 1
+        return Response(403, "Forbidden", Headers([("Content-Length", "0")]), b"")
+    return None
+
+
+async def chat(ws):
+    protocol = ws.subprotocol or "none"
+    stats["subprotocol"][protocol] = stats["subprotocol"].get(protocol, 0) + 1
+    try:
+        async for message in ws:
+            if isinstance(message, bytes):
+                stats["binary"] += 1
+                await ws.send(message[::-1])
+                continue
+            stats["text"] += 1
+            if message.startswith("echo "):
+                await ws.send(message)
+            elif message == "pingme":
+                waiter = await ws.ping()
+                try:
+                    await asyncio.wait_for(waiter, 2)
+                    stats["pongs"] += 1
+                    await ws.send("ponged")
+                except asyncio.TimeoutError:
+                    await ws.send("no pong")
+            elif message.startswith("burst "):
+                for i in range(1, int(message[6:]) + 1):
+                    await ws.send(f"burst {i}")
+    except Exception:
+        pass
+    code = ws.close_code if ws.close_code is not None else 1006
+    key = str(code)
+    stats["closes"][key] = stats["closes"].get(key, 0) + 1
+
+
+async def fault(ws, kind):
+    try:
+        await ws.recv()
+    except Exception:
+        return
+    if kind == "/malformed":
+        # FIN + reserved opcode 0xF, no payload.
+        ws.transport.write(b"\x8f\x00")
+    elif kind == "/oversized":
+        await ws.send("x" * (2 * 1024 * 1024))
+    elif kind == "/cut":
+        # FIN + text, 100 bytes announced, 10 sent, then the TCP connection is dropped.
+        ws.transport.write(b"\x81\x64" + b"y" * 10)
+        await asyncio.sleep(0.05)
+        ws.transport.abort()
+        return
+    elif kind == "/bye":
+        await ws.close(4001, "bye")
+        return
+    try:
+        await asyncio.sleep(5)
+    except Exception:
+        pass
+
+
+async def handler(ws):
+    stats["connections"] += 1
+    path = ws.request.path.split("?")[0]
+    if path == "/chat":
+        await chat(ws)
+    else:
+        await fault(ws, path)
+
+
+async def main():
+    stop = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+
+    def wait_stdin():
+        sys.stdin.read()
+        loop.call_soon_threadsafe(stop.set_result, None)
+
+    threading.Thread(target=wait_stdin, daemon=True).start()
+    tls = None
+    if os.environ.get("WS_SERVER_CERT"):
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(os.environ["WS_SERVER_CERT"], os.environ["WS_SERVER_KEY"])
+    async with serve(
+        handler,
+        "127.0.0.1",
+        0,
+        subprotocols=["chat.v1"],
+        process_request=process_request,
+        ping_interval=None,
+        max_size=4 * 1024 * 1024,
+        # Refused handshakes are part of the tests: not worth a traceback each.
+        logger=QUIET,
+        ssl=tls,
+    ) as server:
+        port = server.sockets[0].getsockname()[1]
+        print(port, flush=True)
+        await stop
+        server.close()
+        await server.wait_closed()
+    print(json.dumps(stats), flush=True)
+
+
+asyncio.run(main())

@@ -1,0 +1,364 @@
+//! End to end: `ws:` steps through the protocol seam against a WebSocket server onrush did not
+//! write (Python's `websockets`, tests/servers/ws_server.py), counts checked on its side; a
+//! socket held open across an HTTP step; failures (a rejected handshake, a malformed frame, an
+//! oversized message, a connection cut mid-message, a server's close, a timeout) classified
+//! while the run goes on.
+
+use crate::common;
+use common::*;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+/// The Python WebSocket server; `finish` stops it (closes its stdin) and returns its counts.
+struct WsServer {
+    child: Child,
+    port: u16,
+}
+
+impl WsServer {
+    fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// With environment variables (`WS_SERVER_CERT` and `WS_SERVER_KEY`: wss://).
+    fn start_with(env: &[(&str, &std::path::Path)]) -> Self {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/ws_server.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the WebSocket server (tests/install-websockets.sh)");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the server prints its port, not {line:?}"));
+        WsServer { child, port }
+    }
+
+    /// Stops the server and returns the counts it printed.
+    fn finish(mut self) -> Value {
+        drop(self.child.stdin.take());
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let _ = self.child.wait();
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    }
+}
+
+impl Drop for WsServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn ws_steps_count_check_and_extract_like_any_step() {
+    let ws = WsServer::start();
+    let http = Server::start();
+    let plan = format!(
+        r#"
+target: http://127.0.0.1:{http}
+scenarios:
+  - name: chat
+    load: {{ vus: 3, iterations: 4 }}
+    steps:
+      - ws: connect
+        url: "ws://127.0.0.1:{ws}/chat?u=${{vu}}"
+        headers: {{ X-Token: "${{token}}" }}
+        subprotocols: [chat.v1]
+        check: [{{ status: 101 }}, {{ header: sec-websocket-protocol, equals: chat.v1 }}]
+      - ws: send
+        name: echo
+        text: "echo ${{vu}}-${{iteration}}"
+        await: {{ match: "echo ([0-9]+)-", timeout: 2s }}
+        extract: {{ who: {{ regex: "echo ([0-9]+)-" }} }}
+        check: {{ body_contains: "echo " }}
+      # Three messages come back while the VU runs an HTTP request: none is lost.
+      - {{ ws: send, name: burst, text: "burst 3" }}
+      - get: /bytes/3
+      - {{ ws: receive, name: three, count: 3, check: {{ body_contains: "burst 3" }} }}
+      - {{ ws: send, name: bin, binary_hex: "01 02 03 04", await: {{ count: 1 }}, check: {{ body_size: 4 }} }}
+      - {{ ws: ping }}
+      # The server pings: the pong goes out while the VU reads the socket.
+      - {{ ws: send, name: server-ping, text: pingme, await: {{ match: pong }}, check: {{ body_contains: ponged }} }}
+      - {{ ws: send, name: extracted, text: "echo ${{who}}-again", await: {{ match: "-again" }},
+           check: {{ body_contains: "-again" }} }}
+      - {{ ws: send, name: silent, text: silent, await: {{ match: never, timeout: 150ms }} }}
+      - {{ ws: close, code: 4000, check: {{ body_contains: "4000" }} }}
+vars:
+  token: secret
+"#,
+        http = http.port(),
+        ws = ws.port
+    );
+    let dir = temp_dir("ws-chat");
+    let path = write_plan(&dir, &plan);
+    let out = dir.join("out");
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &out);
+    for name in [
+        "ws connect",
+        "echo",
+        "burst",
+        "three",
+        "bin",
+        "ws ping",
+        "server-ping",
+        "extracted",
+        "ws close",
+    ] {
+        let st = step(&s, "chat", name);
+        assert_eq!(u64_at(st, "/requests"), 12, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+        assert!(
+            u64_at(st, "/bytes_out") > 0 || name == "three",
+            "{name}: {st:#}"
+        );
+    }
+    let silent = step(&s, "chat", "silent");
+    assert_eq!(
+        u64_at(silent, "/failures_by_class/timeout"),
+        12,
+        "{silent:#}"
+    );
+    // The timeout left the socket usable: the close after it succeeded (above).
+    assert_eq!(
+        u64_at(step(&s, "chat", "ws connect"), "/status_codes/101"),
+        12
+    );
+    assert!(
+        u64_at(step(&s, "chat", "three"), "/bytes_in") >= 3 * 9,
+        "{s:#}"
+    );
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
+    assert_eq!(http.stats().requests, 12);
+
+    let counts = ws.finish();
+    // The server's own counts agree with onrush's.
+    assert_eq!(u64_at(&counts, "/connections"), 12, "{counts}");
+    assert_eq!(u64_at(&counts, "/rejected"), 0, "{counts}");
+    assert_eq!(u64_at(&counts, "/subprotocol/chat.v1"), 12, "{counts}");
+    // echo, burst, pingme, extracted and silent: 5 text messages per iteration; one binary.
+    assert_eq!(u64_at(&counts, "/text"), 5 * 12, "{counts}");
+    assert_eq!(u64_at(&counts, "/pongs"), 12, "{counts}");
+    assert_eq!(u64_at(&counts, "/binary"), 12, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/4000"), 12, "{counts}");
+    let sent: u64 = ["echo", "burst", "server-ping", "extracted", "silent", "bin"]
+        .iter()
+        .map(|n| u64_at(step(&s, "chat", n), "/requests"))
+        .sum();
+    assert_eq!(sent, u64_at(&counts, "/text") + u64_at(&counts, "/binary"));
+}
+
+#[test]
+fn ws_faults_are_classified_and_the_run_goes_on() {
+    let ws = WsServer::start();
+    let port = ws.port;
+    let connect = |name: &str, path: &str, extra: &str| {
+        format!(
+            "- {{ ws: connect, name: {name}, url: \"ws://127.0.0.1:{port}{path}\", \
+             subprotocols: [chat.v1], headers: {{ X-Token: secret }}{extra} }}"
+        )
+    };
+    let steps = [
+        // The server refuses the handshake: no token (403), no subprotocol (400).
+        format!(
+            "- {{ ws: connect, name: forbidden, url: \"ws://127.0.0.1:{port}/chat\", \
+             subprotocols: [chat.v1] }}"
+        ),
+        format!(
+            "- {{ ws: connect, name: no-subprotocol, url: \"ws://127.0.0.1:{port}/chat\", \
+             headers: {{ X-Token: secret }} }}"
+        ),
+        connect("c-malformed", "/malformed", ""),
+        "- { ws: send, name: s-malformed, text: go }".into(),
+        "- { ws: receive, name: malformed }".into(),
+        // A send with no socket (the failure above dropped it).
+        "- { ws: send, name: no-socket, text: go }".into(),
+        connect("c-oversized", "/oversized", ""),
+        "- { ws: send, name: s-oversized, text: go }".into(),
+        "- { ws: receive, name: oversized }".into(),
+        connect("c-allowed", "/oversized", ", max_message: 4194304"),
+        "- { ws: send, name: s-allowed, text: go }".into(),
+        "- { ws: receive, name: allowed, check: { body_size: 2097152 } }".into(),
+        connect("c-cut", "/cut", ""),
+        "- { ws: send, name: s-cut, text: go }".into(),
+        "- { ws: receive, name: cut }".into(),
+        connect("c-bye", "/bye", ""),
+        "- { ws: send, name: s-bye, text: go }".into(),
+        "- { ws: receive, name: bye }".into(),
+        connect("c-ok", "/chat", ""),
+        "- { ws: send, name: ok, text: \"echo 1\", await: { match: echo }, check: { body_contains: \"echo 1\" } }".into(),
+        "- { ws: close }".into(),
+    ];
+    let plan = format!(
+        "target: http://127.0.0.1:{port}\nscenarios:\n  - name: faults\n    load: {{ vus: 2, iterations: 3 }}\n    steps:\n{}\n",
+        steps
+            .iter()
+            .map(|s| format!("      {s}\n"))
+            .collect::<String>()
+    );
+    let dir = temp_dir("ws-faults");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let class = |name: &str, class: &str| {
+        u64_at(
+            step(&s, "faults", name),
+            &format!("/failures_by_class/{class}"),
+        )
+    };
+    assert_eq!(class("forbidden", "http_4xx"), 6, "{s:#}");
+    assert_eq!(
+        u64_at(step(&s, "faults", "forbidden"), "/status_codes/403"),
+        6
+    );
+    assert_eq!(class("no-subprotocol", "http_4xx"), 6, "{s:#}");
+    assert_eq!(class("malformed", "bad_response"), 6, "{s:#}");
+    assert_eq!(class("no-socket", "closed_early"), 6, "{s:#}");
+    assert_eq!(class("oversized", "bad_response"), 6, "{s:#}");
+    assert_eq!(
+        u64_at(step(&s, "faults", "allowed"), "/failures"),
+        0,
+        "{s:#}"
+    );
+    assert_eq!(class("cut", "closed_early"), 6, "{s:#}");
+    assert_eq!(class("bye", "closed_early"), 6, "{s:#}");
+    for ok in ["ok", "ws close", "c-ok", "c-cut", "c-bye", "s-cut", "s-bye"] {
+        assert_eq!(
+            u64_at(step(&s, "faults", ok), "/failures"),
+            0,
+            "{ok}: {s:#}"
+        );
+        assert_eq!(
+            u64_at(step(&s, "faults", ok), "/requests"),
+            6,
+            "{ok}: {s:#}"
+        );
+    }
+    let counts = ws.finish();
+    // Two rejected handshakes per iteration (403 counted by the server; 400 by websockets).
+    assert_eq!(u64_at(&counts, "/rejected"), 6, "{counts}");
+    // malformed, oversized twice, cut, bye, ok: six accepted sockets per iteration.
+    assert_eq!(u64_at(&counts, "/connections"), 6 * 6, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/1000"), 6, "{counts}");
+}
+
+#[test]
+fn wss_uses_the_plans_tls_settings() {
+    let dir = temp_dir("wss");
+    // A CA onrush trusts only through `http.tls.ca_file`, and a server certificate it signed.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "ws test CA");
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let file = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ca_file = file("ca.pem", ca.pem());
+    let cert_file = file("server.pem", cert.pem());
+    let key_file = file("server.key", key.serialize_pem());
+    let ws = WsServer::start_with(&[
+        ("WS_SERVER_CERT", cert_file.as_path()),
+        ("WS_SERVER_KEY", key_file.as_path()),
+    ]);
+    let steps = format!(
+        "      - {{ ws: connect, url: \"wss://localhost:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, text: \"echo tls\", await: {{ match: \"echo tls\" }} }}\n      - {{ ws: close }}\n",
+        port = ws.port
+    );
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: trusted\n    http: {{ tls: {{ ca_file: \"{ca}\" }} }}\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n{steps}  - name: untrusted\n    load: {{ vus: 1, iterations: 2 }}\n    steps:\n{steps}",
+        ca = ca_file.display()
+    );
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    for name in ["ws connect", "ws send", "ws close"] {
+        let st = step(&s, "trusted", name);
+        assert_eq!(u64_at(st, "/requests"), 4, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+    }
+    let connect = step(&s, "trusted", "ws connect");
+    assert_eq!(
+        u64_at(connect, "/handshakes/full") + u64_at(connect, "/handshakes/resumed"),
+        4,
+        "{connect:#}"
+    );
+    let untrusted = step(&s, "untrusted", "ws connect");
+    assert_eq!(
+        u64_at(untrusted, "/failures_by_class/tls_certificate_unknown"),
+        2,
+        "{untrusted:#}"
+    );
+    let counts = ws.finish();
+    assert_eq!(u64_at(&counts, "/connections"), 4, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/1000"), 4, "{counts}");
+}
+
+#[test]
+fn a_ws_step_with_no_socket_is_a_plan_error_with_its_line() {
+    let dir = temp_dir("ws-plan-error");
+    let path = write_plan(
+        &dir,
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - { get: / }\n      - { ws: receive, count: 2 }\n",
+    );
+    let output = onrush()
+        .args(["run", path.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let shown = text(&output);
+    assert!(shown.contains("plan.yaml:7:"), "{shown}");
+    assert!(shown.contains("no `ws: connect` before it"), "{shown}");
+}
+
+#[test]
+fn a_socket_lives_across_iterations_unless_the_scope_is_per_iteration() {
+    let ws = WsServer::start();
+    let steps = format!(
+        "      - once:\n          - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, name: echo, text: \"echo ${{iteration}}\", await: {{ match: echo }} }}\n      - {{ think: 10ms }}\n",
+        port = ws.port
+    );
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: kept\n    load: {{ vus: 2, iterations: 5 }}\n    steps:\n{steps}  - name: per-iteration\n    http: {{ connections: per_iteration }}\n    load: {{ vus: 1, iterations: 3 }}\n    steps:\n{steps}"
+    );
+    let dir = temp_dir("ws-scopes");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let kept = step(&s, "kept", "echo");
+    assert_eq!(u64_at(kept, "/requests"), 10, "{kept:#}");
+    assert_eq!(u64_at(kept, "/failures"), 0, "{kept:#}");
+    assert_eq!(u64_at(scenario(&s, "kept"), "/connections_opened"), 2);
+    // per_iteration: the socket opened in the first iteration is closed at its end.
+    let per = step(&s, "per-iteration", "echo");
+    assert_eq!(u64_at(per, "/failures"), 2, "{per:#}");
+    assert_eq!(u64_at(per, "/failures_by_class/closed_early"), 2, "{per:#}");
+    let counts = ws.finish();
+    assert_eq!(u64_at(&counts, "/connections"), 3, "{counts}");
+    assert_eq!(u64_at(&counts, "/text"), 10 + 1, "{counts}");
+}
