@@ -26,6 +26,17 @@ impl Conv<'_> {
             return self.children(&el.children, &inner);
         }
         let steps = |c: &mut Self| c.children(&el.children, &inner);
+        // A flow step needs at least one step inside: one whose children converted to nothing
+        // is left out (its children's comments stay).
+        macro_rules! inner_steps {
+            () => {{
+                let items = steps(self);
+                if !super::has_steps(&items) {
+                    return items;
+                }
+                items
+            }};
+        }
         let seq = |items: Vec<Item>| Y::Seq(items);
         match c {
             "GenericController" | "TestFragmentController" | "RecordingController" => {
@@ -60,16 +71,18 @@ impl Conv<'_> {
                     },
                 };
                 self.entry_opt(el, &path, "→ `loop: { count }`", note);
+                let items = inner_steps!();
                 let mut l = Y::map();
                 l.set("count", count);
-                l.set("steps", seq(steps(self)));
+                l.set("steps", seq(items));
                 wrap("loop", l)
             }
             "WhileController" => {
                 let cond = el.s("WhileController.condition").trim().to_string();
-                match var_only(&cond) {
+                match var_only(&cond).filter(|v| self.runtime.contains(&sanitize(v))) {
                     Some(var) => {
                         let var = sanitize(var);
+                        let items = inner_steps!();
                         self.entry(el, &path, Status::Approximated, format!("→ `loop: {{ while: {{ var: {var}, not_equals: \"false\" }}, max: 1000 }}` (JMeter: no limit)"));
                         let mut w = Y::map();
                         w.set("var", Y::s(var));
@@ -77,7 +90,7 @@ impl Conv<'_> {
                         let mut l = Y::map();
                         l.set("while", w);
                         l.set("max", Y::Raw("1000".into()));
-                        l.set("steps", seq(steps(self)));
+                        l.set("steps", seq(items));
                         wrap("loop", l)
                     }
                     None => {
@@ -88,8 +101,9 @@ impl Conv<'_> {
             }
             "IfController" => {
                 let cond = el.s("IfController.condition").trim().to_string();
-                match if_condition(&cond) {
+                match if_condition(&cond).filter(|c| self.runtime.contains(&sanitize(&c.0))) {
                     Some((var, op, value)) => {
+                        let items = inner_steps!();
                         let mut cy = Y::map();
                         cy.set("var", Y::s(sanitize(&var)));
                         let value = self.text(el, &path, &value).text;
@@ -97,7 +111,7 @@ impl Conv<'_> {
                         self.entry(el, &path, Status::Converted, "→ `if:`");
                         let mut m = Y::map();
                         m.set("if", cy);
-                        m.set("then", seq(steps(self)));
+                        m.set("then", seq(items));
                         vec![(
                             m,
                             vec![format!("JMeter If Controller `{}`: {cond}", el.name)],
@@ -122,11 +136,16 @@ impl Conv<'_> {
                 {
                     note.push_str("; start and end indexes are not converted");
                 }
+                if !self.runtime.contains(&input) {
+                    self.entry(el, &path, Status::Approximated, format!("the input `{input}` is not a list set by an extractor here: its children run once; write `loop: {{ foreach }}` by hand"));
+                    return steps(self);
+                }
                 self.entry(el, &path, Status::Approximated, note);
+                let items = inner_steps!();
                 let mut l = Y::map();
                 l.set("foreach", Y::s(input));
                 l.set("as", Y::s(output));
-                l.set("steps", seq(steps(self)));
+                l.set("steps", seq(items));
                 wrap("loop", l)
             }
             "OnceOnlyController" => {
@@ -136,7 +155,7 @@ impl Conv<'_> {
                     Status::Converted,
                     "→ `once:` (each VU's first iteration)",
                 );
-                wrap("once", seq(steps(self)))
+                wrap("once", seq(inner_steps!()))
             }
             "TransactionController" => {
                 let mut note = None;
@@ -146,7 +165,7 @@ impl Conv<'_> {
                 self.entry_opt(el, &path, "→ `group:` (measured as a whole)", note);
                 let mut g = Y::map();
                 g.set("name", Y::s(el.name.replace("${", "$${")));
-                g.set("steps", seq(steps(self)));
+                g.set("steps", seq(inner_steps!()));
                 wrap("group", g)
             }
             "RandomController" | "InterleaveControl" => {
@@ -180,10 +199,7 @@ impl Conv<'_> {
                 let v: f64 = v.trim().parse().unwrap_or(100.0);
                 if percent {
                     self.entry(el, &path, Status::Approximated, format!("{v}% of the runs → `random:` with weights {v} / {} (chosen at random, JMeter counts)", 100.0 - v));
-                    let mut items = steps(self);
-                    if items.is_empty() {
-                        return items;
-                    }
+                    let mut items = inner_steps!();
                     let w = v.clamp(0.0, 100.0);
                     let mut a = Y::map();
                     a.set("weight", Y::Raw(format!("{}", (w * 100.0).round() as u64)));
@@ -202,7 +218,7 @@ impl Conv<'_> {
                         Status::Approximated,
                         format!("{v} executions in all → once per VU (`once:`)"),
                     );
-                    wrap("once", seq(steps(self)))
+                    wrap("once", seq(inner_steps!()))
                 }
             }
             "SwitchController" => {

@@ -86,6 +86,12 @@ impl Conv<'_> {
         };
         let port = match self.static_text(el, &parent, &port) {
             Ok(p) if p.is_empty() || p == default_port => String::new(),
+            Ok(p) if !p.contains("${") && !p.parse::<u16>().is_ok_and(|n| n > 0) => {
+                notes.push(format!(
+                    "port `{p}` is not a port number: the default port is used"
+                ));
+                String::new()
+            }
             Ok(p) => format!(":{p}"),
             Err(e) => {
                 self.entry(el, &parent, Status::NotConverted, format!("the port {e}"));
@@ -96,10 +102,13 @@ impl Conv<'_> {
         let method = el.s("HTTPSampler.method").trim().to_ascii_uppercase();
         let method = if method.is_empty() {
             "GET".to_string()
+        } else if method.contains("${") {
+            notes.push(format!("the method `{method}` is a variable: GET is used"));
+            "GET".to_string()
         } else {
             method
         };
-        let path_t = self.text(el, &parent, &path).text;
+        let path_t = encode(&self.text(el, &parent, &path).text, false);
         let mut step = Y::map();
         step.set("name", Y::s(el.name.replace("${", "$${")));
         let url = format!("{URL_MARK}{origin}{path_t}");
@@ -201,7 +210,10 @@ impl Conv<'_> {
                 }
                 step.set("query", m);
             } else {
-                let q: Vec<String> = pairs.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                let q: Vec<String> = pairs
+                    .iter()
+                    .map(|(n, v)| format!("{}={}", encode(n, true), encode(v, true)))
+                    .collect();
                 let sep = if path_t.contains('?') { '&' } else { '?' };
                 let key = if METHOD_KEYS.contains(&method.as_str()) {
                     method.to_ascii_lowercase()
@@ -339,7 +351,13 @@ impl Conv<'_> {
             self.static_text(el, &parent, &server),
             self.static_text(el, &parent, &port),
         ) {
-            (Ok(h), Ok(p)) if !h.is_empty() && !p.is_empty() => (h, p),
+            (Ok(h), Ok(p))
+                if !h.is_empty()
+                    && (p.parse::<u16>().is_ok_and(|n| n > 0)
+                        || p.starts_with("${") && !p.contains("$${")) =>
+            {
+                (h, p)
+            }
             _ => {
                 self.entry(
                     el,
@@ -459,4 +477,32 @@ fn unique_names(pairs: &[(String, String)]) -> bool {
         .iter()
         .enumerate()
         .all(|(i, (n, _))| !n.is_empty() && !pairs[..i].iter().any(|(m, _)| m == n))
+}
+
+/// Percent-encodes what a URL cannot hold as is (spaces, non-ASCII, and in a query value
+/// `&`, `=`, `+`, `#`), leaving `${...}` templates alone.
+fn encode(text: &str, query_value: bool) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        if rest.starts_with("${") {
+            let end = rest.find('}').map(|e| e + 1).unwrap_or(rest.len());
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        let c = rest.chars().next().expect("not empty");
+        let keep =
+            c.is_ascii_graphic() && !(query_value && matches!(c, '&' | '=' | '+' | '#' | '%'));
+        if keep {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }

@@ -94,9 +94,16 @@ pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
             &root,
             1,
             &mut scenarios,
-            Y::Raw("1".into()),
+            idle_load(),
             None,
         );
+    }
+    if scenarios.is_empty() {
+        c.header.push("Nothing in this JMX runs (no thread group): the plan has one scenario that only waits.".into());
+        scenarios.push((
+            scenario_y("nothing to run", idle_load(), vec![placeholder()]),
+            Vec::new(),
+        ));
     }
     c.finish(scenarios)
 }
@@ -155,6 +162,29 @@ impl Conv<'_> {
                 "`{text}` uses `${{{v}}}`, which is set at run time"
             )),
             None => Ok(t.text),
+        }
+    }
+
+    /// A text whose variables are all plan variables or properties defined so far (so that its
+    /// value is known when the plan loads, e.g. a duration); `Err` says what is not.
+    pub fn plan_text(&mut self, el: &El, parent: &str, text: &str) -> Result<String, String> {
+        let t = self.static_text(el, parent, text)?;
+        let tr = self.tr.translate(text);
+        let props: Vec<&str> = self
+            .tr
+            .properties
+            .values()
+            .map(|p| p.var.as_str())
+            .collect();
+        match tr
+            .vars
+            .iter()
+            .find(|v| !props.contains(&v.as_str()) && !self.vars.iter().any(|p| &p.0 == *v))
+        {
+            Some(v) => Err(format!(
+                "`{text}` uses `${{{v}}}`, which no user-defined variable or property sets"
+            )),
+            None => Ok(t),
         }
     }
 
@@ -268,12 +298,7 @@ impl Conv<'_> {
                     .into(),
             );
             scenarios.push((
-                scenario_y(
-                    "no thread group",
-                    Y::Raw("1".into()),
-                    Y::Raw("1".into()),
-                    vec![placeholder()],
-                ),
+                scenario_y("no thread group", idle_load(), vec![placeholder()]),
                 Vec::new(),
             ));
         }
@@ -317,6 +342,19 @@ impl Conv<'_> {
             &mut notes,
             "threads",
         );
+        if threads == Y::Raw("0".into())
+            || el
+                .prop("ThreadGroup.main_controller")
+                .is_some_and(|p| p.s("LoopController.loops").trim() == "0")
+        {
+            self.entry_tree(
+                el,
+                parent,
+                Status::Converted,
+                "0 threads or 0 loops: JMeter runs none of it, so it is left out",
+            );
+            return;
+        }
         let lc = el.prop("ThreadGroup.main_controller");
         let loops_raw = lc
             .map(|p| p.s("LoopController.loops").to_string())
@@ -423,7 +461,7 @@ impl Conv<'_> {
             steps.push(placeholder());
         }
         let unique = unique_name(name, scenarios);
-        let mut s = scenario_y(&unique, load, Y::Raw("0".into()), steps);
+        let mut s = scenario_y(&unique, load, steps);
         if let Y::Map(m) = &mut s {
             m.retain(|e| e.0 != "_");
         }
@@ -667,13 +705,25 @@ pub(crate) fn join(parent: &str, name: &str) -> String {
     }
 }
 
+fn idle_load() -> Y {
+    let mut load = Y::map();
+    load.set("vus", Y::Raw("1".into()));
+    load.set("iterations", Y::Raw("1".into()));
+    load
+}
+
+/// Whether `items` hold a step (not only comments).
+pub(crate) fn has_steps(items: &[Item]) -> bool {
+    items.iter().any(|i| i.0 != Y::Nothing)
+}
+
 fn placeholder() -> Item {
     let mut think = Y::map();
     think.set("think", Y::s("1ms"));
     (think, Vec::new())
 }
 
-fn scenario_y(name: &str, load: Y, _unused: Y, steps: Vec<Item>) -> Y {
+fn scenario_y(name: &str, load: Y, steps: Vec<Item>) -> Y {
     let mut s = Y::map();
     s.set("name", Y::s(name));
     s.set("load", load);

@@ -396,11 +396,14 @@ impl Conv<'_> {
     /// Timers → think steps before each sampler in scope; `false` when `el` is not a timer.
     pub fn timer(&mut self, el: &El, path: &str, scope: &mut Scope) -> bool {
         let ms = |s: &str| s.trim().parse::<f64>().ok().filter(|v| *v >= 0.0);
-        let delay = el.s("ConstantTimer.delay");
+        let delay = match el.s("ConstantTimer.delay").trim() {
+            "" => "0",
+            d => d,
+        };
         let think = match el.class.as_str() {
             "ConstantTimer" => match ms(delay) {
                 Some(d) => Ok((format!("{}ms", d as u64), None)),
-                None => match self.static_text(el, path, delay) {
+                None => match self.plan_text(el, path, delay) {
                     Ok(t) => Ok((format!("{t}ms"), None)),
                     Err(e) => Err(e),
                 },
