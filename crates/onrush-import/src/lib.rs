@@ -56,8 +56,10 @@ pub struct Options {
 /// JMeter names it relative to the JMX. onrush checks that these exist when the plan loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataFile {
-    /// The path written in the plan.
+    /// The path written in the plan (it may hold `${var}` of plan variables).
     pub path: String,
+    /// The path with the plan variables' default values filled in (relative to the plan).
+    pub default_path: String,
     /// For a CSV feeder: the column names the plan expects in its header line (JMeter's
     /// `variableNames`); empty for other files.
     pub columns: Vec<String>,

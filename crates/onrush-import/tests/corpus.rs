@@ -61,7 +61,7 @@ fn every_corpus_plan_imports_and_loads() {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for data in &import.data_files {
-            let path = dir.join(&data.path);
+            let path = dir.join(&data.default_path);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).unwrap();
             }

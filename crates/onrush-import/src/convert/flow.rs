@@ -79,14 +79,19 @@ impl Conv<'_> {
             }
             "WhileController" => {
                 let cond = el.s("WhileController.condition").trim().to_string();
-                match var_only(&cond).filter(|v| self.runtime.contains(&sanitize(v))) {
-                    Some(var) => {
-                        let var = sanitize(var);
+                let parsed = var_only(&cond)
+                    .map(|v| (v.to_string(), "not_equals", "false".to_string()))
+                    .or_else(|| if_condition(&cond))
+                    .filter(|c| self.runtime.contains(&sanitize(&c.0)));
+                match parsed {
+                    Some((var, op, value)) => {
                         let items = inner_steps!();
-                        self.entry(el, &path, Status::Approximated, format!("→ `loop: {{ while: {{ var: {var}, not_equals: \"false\" }}, max: 1000 }}` (JMeter: no limit)"));
+                        let var = sanitize(&var);
+                        self.entry(el, &path, Status::Approximated, format!("→ `loop: {{ while: {{ var: {var}, {op}: \"{value}\" }}, max: 1000 }}` (JMeter has no limit, and tests the condition with JMeter's rules)"));
                         let mut w = Y::map();
                         w.set("var", Y::s(var));
-                        w.set("not_equals", Y::s("false"));
+                        let value = self.text(el, &path, &value).text;
+                        w.set(op, Y::s(value));
                         let mut l = Y::map();
                         l.set("while", w);
                         l.set("max", Y::Raw("1000".into()));

@@ -337,6 +337,7 @@ impl Conv<'_> {
         if !self.data_files.iter().any(|d| d.path == path) {
             self.data_files.push(DataFile {
                 path: path.clone(),
+                default_path: path.clone(),
                 columns: Vec::new(),
             });
         }

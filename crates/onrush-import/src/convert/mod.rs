@@ -41,10 +41,15 @@ pub(crate) struct Conv<'o> {
     pub header: Vec<String>,
     /// State of the thread group being converted.
     pub scen: ScenState,
+    /// What the Test Plan's own config elements gave (feeders, cookie manager): every
+    /// scenario starts from it.
+    pub plan_scen: ScenState,
+    /// A header Manager sent `Accept-Encoding`: the plan decodes bodies as JMeter does.
+    pub decompress: bool,
 }
 
 /// What a thread group gathers besides its steps.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ScenState {
     pub feeders: Vec<Item>,
     pub cookie_manager: bool,
@@ -66,6 +71,8 @@ pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
         follow_redirects: false,
         header: Vec::new(),
         scen: ScenState::default(),
+        plan_scen: ScenState::default(),
+        decompress: false,
     };
     let mut scenarios: Vec<Item> = Vec::new();
     let root = Scope::default();
@@ -265,7 +272,9 @@ impl Conv<'_> {
             },
         );
         let path = join("", &el.name);
-        let scope = self.configs(&el.children, root, &path);
+        let mut scope = self.configs(&el.children, root, &path);
+        scope.path = path.clone();
+        self.plan_scen = std::mem::take(&mut self.scen);
         let mut n = 0;
         for child in &el.children {
             if !child.enabled {
@@ -447,7 +456,7 @@ impl Conv<'_> {
         load: Y,
         on_failure: Option<&'static str>,
     ) {
-        self.scen = ScenState::default();
+        self.scen = self.plan_scen.clone();
         let path_parent = scope.path.clone();
         let mut inner = scope.clone();
         inner.path = join(&path_parent, name);
@@ -655,10 +664,23 @@ impl Conv<'_> {
             );
             plan.set("vars", vars);
         }
+        let mut http = Y::map();
+        let mut http_notes = Vec::new();
         if self.follow_redirects {
-            let mut http = Y::map();
             http.set("redirects", Y::Raw("20".into()));
-            plan.set_c("http", http, vec!["JMeter samplers follow redirects (at most 20); onrush follows them on the same origin only".into()]);
+            http_notes.push("JMeter samplers follow redirects (at most 20); onrush follows them on the same origin only".to_string());
+        }
+        if self.decompress {
+            http.set("decompress", Y::Raw("true".into()));
+            http_notes.push("JMeter decodes gzip/deflate bodies; `decompress: true` does too and sends Accept-Encoding itself".to_string());
+        }
+        if !http.is_empty() {
+            plan.set_c("http", http, http_notes);
+        }
+        for d in &mut self.data_files {
+            for (name, value, _) in &self.vars {
+                d.default_path = d.default_path.replace(&format!("${{{name}}}"), value);
+            }
         }
         let mut scenarios = Y::Seq(scenarios);
         relativize(&mut scenarios, &target);

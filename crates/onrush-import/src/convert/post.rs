@@ -541,6 +541,7 @@ impl Conv<'_> {
         let from = format!("JMeter CSV Data Set `{}`", el.name);
         self.scen.feeders.push((f, vec![from]));
         self.data_files.push(DataFile {
+            default_path: file.clone(),
             path: file,
             columns,
         });
