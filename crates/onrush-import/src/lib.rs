@@ -50,6 +50,9 @@ pub struct Options {
     pub base_dir: PathBuf,
     /// The JMX file name, for the plan's header comment.
     pub source_name: String,
+    /// Where the plan will be written, when not beside the JMX: relative data-file paths are
+    /// then written as absolute paths into `base_dir` (JMeter resolves them against the JMX).
+    pub plan_dir: Option<PathBuf>,
 }
 
 /// A file the plan names (a CSV feeder, a request body or upload), relative to the plan as

@@ -36,6 +36,7 @@ fn every_corpus_plan_imports_and_loads() {
         let options = onrush_import::Options {
             base_dir: file.parent().unwrap().to_path_buf(),
             source_name: file.display().to_string(),
+            plan_dir: None,
         };
         let import = match std::panic::catch_unwind(|| onrush_import::import_jmx(&text, &options)) {
             Ok(Ok(import)) => import,

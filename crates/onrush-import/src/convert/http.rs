@@ -334,6 +334,7 @@ impl Conv<'_> {
         let path = self
             .static_text(el, parent, raw.trim())
             .unwrap_or_else(|_| raw.trim().to_string());
+        let path = self.data_path(&path);
         if !self.data_files.iter().any(|d| d.path == path) {
             self.data_files.push(DataFile {
                 path: path.clone(),

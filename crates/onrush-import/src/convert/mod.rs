@@ -195,6 +195,24 @@ impl Conv<'_> {
         }
     }
 
+    /// A data file's path as the plan names it: as in the JMX, or rebased when the plan is not
+    /// written beside the JMX.
+    pub fn data_path(&self, path: &str) -> String {
+        let p = std::path::Path::new(path);
+        match &self.opts.plan_dir {
+            Some(dir) if p.is_relative() && !path.starts_with("${") => {
+                let base = std::fs::canonicalize(&self.opts.base_dir).unwrap_or_else(|_| self.opts.base_dir.clone());
+                let plan = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                if base == plan {
+                    path.to_string()
+                } else {
+                    base.join(p).display().to_string()
+                }
+            }
+            _ => path.to_string(),
+        }
+    }
+
     /// Adds (or replaces) a plan variable.
     pub fn var(&mut self, name: &str, value: String, comments: Vec<String>) {
         match self.vars.iter_mut().find(|v| v.0 == name) {

@@ -469,7 +469,7 @@ impl Conv<'_> {
     pub fn csv(&mut self, el: &El, path: &str) {
         let file = el.s("filename").trim().to_string();
         let file = match self.static_text(el, path, &file) {
-            Ok(f) if !f.is_empty() => f,
+            Ok(f) if !f.is_empty() => self.data_path(&f),
             Ok(_) => {
                 self.entry(el, path, Status::NotConverted, "no file name");
                 return;
