@@ -125,6 +125,23 @@ fn props(node: roxmltree::Node) -> Vec<Prop> {
         .filter(|n| n.is_element())
         .map(|n| {
             let kind = n.tag_name().name().to_string();
+            // Old-style `<doubleProp><name>throughput</name><value>30.0</value></doubleProp>`.
+            let child = |tag: &str| {
+                n.children()
+                    .find(|c| c.is_element() && c.tag_name().name() == tag)
+                    .map(|c| c.text().unwrap_or("").to_string())
+            };
+            if n.attribute("name").is_none() {
+                if let (Some(name), Some(value)) = (child("name"), child("value")) {
+                    return Prop {
+                        name,
+                        kind,
+                        value,
+                        element_type: String::new(),
+                        children: Vec::new(),
+                    };
+                }
+            }
             let nested = matches!(kind.as_str(), "elementProp" | "collectionProp" | "objProp")
                 || n.children().any(|c| c.is_element());
             Prop {

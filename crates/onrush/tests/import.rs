@@ -138,6 +138,12 @@ fn an_imported_jmx_sends_what_jmeter_would() {
     );
     let stats = server.stats();
     assert_eq!(stats.requests, 3 * 2 * (1 + 3 + 1 + 1), "{summary:#}");
-    assert_eq!(u64_at(step(&summary, "Users", "item"), "/requests"), 3 * 2 * 3);
-    assert_eq!(u64_at(step(&summary, "Users", "from fragment"), "/requests"), 6);
+    assert_eq!(
+        u64_at(step(&summary, "Users", "item"), "/requests"),
+        3 * 2 * 3
+    );
+    assert_eq!(
+        u64_at(step(&summary, "Users", "from fragment"), "/requests"),
+        6
+    );
 }

@@ -204,8 +204,14 @@ impl Conv<'_> {
                 let v: f64 = v.trim().parse().unwrap_or(100.0);
                 if percent {
                     self.entry(el, &path, Status::Approximated, format!("{v}% of the runs → `random:` with weights {v} / {} (chosen at random, JMeter counts)", 100.0 - v));
-                    let mut items = inner_steps!();
                     let w = v.clamp(0.0, 100.0);
+                    if w <= 0.0 {
+                        return Vec::new();
+                    }
+                    let mut items = inner_steps!();
+                    if w >= 100.0 {
+                        return items;
+                    }
                     let mut a = Y::map();
                     a.set("weight", Y::Raw(format!("{}", (w * 100.0).round() as u64)));
                     a.set("steps", Y::Seq(std::mem::take(&mut items)));

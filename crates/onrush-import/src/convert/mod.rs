@@ -201,7 +201,8 @@ impl Conv<'_> {
         let p = std::path::Path::new(path);
         match &self.opts.plan_dir {
             Some(dir) if p.is_relative() && !path.starts_with("${") => {
-                let base = std::fs::canonicalize(&self.opts.base_dir).unwrap_or_else(|_| self.opts.base_dir.clone());
+                let base = std::fs::canonicalize(&self.opts.base_dir)
+                    .unwrap_or_else(|_| self.opts.base_dir.clone());
                 let plan = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
                 if base == plan {
                     path.to_string()

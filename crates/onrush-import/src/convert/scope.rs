@@ -61,7 +61,7 @@ pub(crate) fn kind(el: &El) -> Kind {
     match c {
         "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" => return Kind::ThreadGroup,
         "TestAction" | "DebugSampler" => return Kind::Sampler,
-        "TestFragmentController" | "WorkBench" => return Kind::Controller,
+        "TestFragmentController" | "WorkBench" | "RunTime" => return Kind::Controller,
         "ConfigTestElement"
         | "Arguments"
         | "ResultCollector"
@@ -182,6 +182,11 @@ impl Conv<'_> {
         for h in &list {
             let name = h.s("Header.name").trim().to_string();
             if name.is_empty() {
+                continue;
+            }
+            if name.eq_ignore_ascii_case("accept-encoding") {
+                self.decompress = true;
+                skipped.push(format!("{name} (→ `http.decompress: true`)"));
                 continue;
             }
             if name.eq_ignore_ascii_case("content-length")
