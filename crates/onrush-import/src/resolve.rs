@@ -20,7 +20,7 @@ fn walk(els: &mut [El], root: &[El], base_dir: &Path, depth: usize) {
     for el in els.iter_mut() {
         match el.class.as_str() {
             "ModuleController" => module(el, root, base_dir, depth),
-            "IncludeController" => include(el, root, base_dir, depth),
+            "IncludeController" => include(el, base_dir, depth),
             _ => walk(&mut el.children, root, base_dir, depth),
         }
     }
@@ -82,7 +82,7 @@ fn find<'a>(root: &'a [El], path: &[String]) -> Option<&'a El> {
     })
 }
 
-fn include(el: &mut El, root: &[El], base_dir: &Path, depth: usize) {
+fn include(el: &mut El, base_dir: &Path, depth: usize) {
     let file = el.s("IncludeController.includepath").trim().to_string();
     if file.is_empty() {
         el.resolution = Some(Err("no file given in the Include Controller".into()));
@@ -132,7 +132,6 @@ fn include(el: &mut El, root: &[El], base_dir: &Path, depth: usize) {
     let dir = path.parent().unwrap_or(base_dir).to_path_buf();
     let included_root = children.clone();
     walk(&mut children, &included_root, &dir, depth + 1);
-    let _ = root;
     el.resolution = Some(Ok(format!("includes `{file}`")));
     el.children = children;
 }

@@ -185,7 +185,7 @@ impl Conv<'_> {
                     "→ `random:` with equal weights"
                 };
                 self.entry(el, &path, how, note);
-                self.branches(el, &inner, None)
+                self.branches(el, &inner)
             }
             "ThroughputController" => {
                 let percent = el.s("ThroughputController.style") != "0";
@@ -298,7 +298,7 @@ impl Conv<'_> {
     }
 
     /// One `random:` branch per child that converts to steps.
-    fn branches(&mut self, el: &El, inner: &Scope, _w: Option<f64>) -> Vec<Item> {
+    fn branches(&mut self, el: &El, inner: &Scope) -> Vec<Item> {
         let scope = self.configs(&el.children, inner, &inner.path);
         let mut branches = Vec::new();
         for child in &el.children {

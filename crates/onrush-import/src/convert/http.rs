@@ -2,7 +2,7 @@
 //! TCP Sampler and HTTP Raw Request → `tcp:` steps. What the scope adds to every request
 //! (think times, extractors, checks, `on_failure`, timeout) is applied in [`Conv::request`].
 
-use super::{join, Conv, Item, Scope, URL_MARK};
+use super::{Conv, Item, Scope, URL_MARK};
 use crate::jmx::{El, Prop, Props};
 use crate::report::Status;
 use crate::yaml::Y;
@@ -469,7 +469,6 @@ impl Conv<'_> {
         step.set("send", Y::s(data));
         step.set("idle", Y::s("200ms"));
         self.entry(el, &parent, Status::Approximated, "→ a `tcp:` step sending the request as written; the reply ends after 200 ms of silence (`idle`)");
-        let _ = join;
         self.request(el, step, scope)
     }
 }

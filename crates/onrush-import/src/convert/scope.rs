@@ -2,7 +2,7 @@
 //! apply to every sampler of their parent controller and below. [`Scope`] carries what is in
 //! force; [`Conv::configs`] adds a controller's own elements to it.
 
-use super::{join, Conv, Item};
+use super::{Conv, Item};
 use crate::jmx::{El, Props};
 use crate::report::Status;
 use crate::yaml::Y;
@@ -379,9 +379,4 @@ pub(crate) fn script_text(el: &El) -> (String, Vec<String>) {
 /// Item for the steps list that holds only comments.
 pub(crate) fn comment_item(comments: Vec<String>) -> Item {
     (Y::Nothing, comments)
-}
-
-#[allow(dead_code)]
-pub(crate) fn path_of(parent: &str, el: &El) -> String {
-    join(parent, &el.name)
 }
