@@ -243,7 +243,7 @@ impl Conv<'_> {
                     .parse::<usize>()
                     .ok()
                     .or_else(|| enabled.iter().position(|e| e.name == value))
-                    .or_else(|| if value.is_empty() { Some(0) } else { None });
+                    .or(if value.is_empty() { Some(0) } else { None });
                 match chosen {
                     Some(i) if i < enabled.len() => {
                         self.entry(

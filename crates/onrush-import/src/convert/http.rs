@@ -378,7 +378,7 @@ impl Conv<'_> {
         let mut notes = Vec::new();
         if class.contains("LengthPrefixed") {
             let hex: String = request.chars().filter(|c| !c.is_whitespace()).collect();
-            if hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            if !hex.len().is_multiple_of(2) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
                 self.entry(
                     el,
                     &parent,
