@@ -653,3 +653,22 @@ fn the_report_as_json() {
     assert!(a["at"].as_str().unwrap().contains(':'));
     assert!(out.report.to_text().contains("0 not converted"));
 }
+
+#[test]
+fn tcp_sampler_config_applies_to_the_tcp_samplers_in_scope() {
+    let plan = r#"<ConfigTestElement guiclass="TCPConfigGui" testclass="ConfigTestElement" testname="TCP Sampler Config">
+  <stringProp name="TCPSampler.server">127.0.0.1</stringProp><stringProp name="TCPSampler.port">${__P(port,2222)}</stringProp>
+  <stringProp name="TCPSampler.EolByte">10</stringProp><boolProp name="TCPSampler.closeConnection">true</boolProp>
+</ConfigTestElement><hashTree/>"#;
+    let body = r#"<TCPSampler testclass="TCPSampler" testname="hello"><stringProp name="TCPSampler.request">hello</stringProp></TCPSampler><hashTree/>
+<TCPSampler testclass="TCPSampler" testname="bin"><stringProp name="TCPSampler.classname">LengthPrefixedBinaryTCPClientImpl</stringProp><stringProp name="TCPSampler.request">0102</stringProp></TCPSampler><hashTree/>"#;
+    let out = import(&jmx(plan, body));
+    has(
+        &out,
+        "tcp: \"127.0.0.1:${port}\"\n        send: \"hello\"\n        until: \"\\n\"",
+    );
+    has(&out, "send_hex: \"00020102\"\n        length_prefix: 2");
+    let (s, note) = status_of(&out, "Users / hello");
+    assert_eq!(s, Status::Approximated);
+    assert!(note.contains("closes the connection"), "{note}");
+}

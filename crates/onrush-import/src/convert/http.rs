@@ -347,8 +347,27 @@ impl Conv<'_> {
 
     pub fn tcp(&mut self, el: &El, scope: &Scope) -> Vec<Item> {
         let parent = scope.path.clone();
-        let server = el.s("TCPSampler.server").trim().to_string();
-        let port = el.s("TCPSampler.port").trim().to_string();
+        // The sampler's own value, else the TCP Sampler Config's in scope.
+        let get = |name: &str| -> String {
+            let own = el.s(name).trim();
+            if !own.is_empty() {
+                return own.to_string();
+            }
+            scope
+                .tcp
+                .iter()
+                .rev()
+                .find(|p| p.name == name)
+                .map(|p| p.value.trim().to_string())
+                .unwrap_or_default()
+        };
+        let flag = |name: &str, default: bool| match get(name).as_str() {
+            "true" => true,
+            "false" => false,
+            _ => default,
+        };
+        let server = get("TCPSampler.server");
+        let port = get("TCPSampler.port");
         let (host, port) = match (
             self.static_text(el, &parent, &server),
             self.static_text(el, &parent, &port),
@@ -370,7 +389,7 @@ impl Conv<'_> {
                 return Vec::new();
             }
         };
-        let class = el.s("TCPSampler.classname");
+        let class = get("TCPSampler.classname");
         let request = el.s("TCPSampler.request");
         let mut step = Y::map();
         step.set("name", Y::s(el.name.replace("${", "$${")));
@@ -397,7 +416,7 @@ impl Conv<'_> {
         } else {
             let text = self.text(el, &parent, request).text;
             step.set("send", Y::s(text));
-            match el.s("TCPSampler.EolByte").trim().parse::<i32>() {
+            match get("TCPSampler.EolByte").parse::<i32>() {
                 Ok(b) if (0..=127).contains(&b) => {
                     step.set("until", Y::s((b as u8 as char).to_string()))
                 }
@@ -410,12 +429,12 @@ impl Conv<'_> {
                 }
             }
         }
-        if let Ok(ms) = el.s("TCPSampler.timeout").trim().parse::<u64>() {
+        if let Ok(ms) = get("TCPSampler.timeout").parse::<u64>() {
             if ms > 0 {
                 step.set("timeout", Y::s(format!("{ms}ms")));
             }
         }
-        if !el.b("TCPSampler.reUseConnection", true) || el.b("TCPSampler.closeConnection", false) {
+        if !flag("TCPSampler.reUseConnection", true) || flag("TCPSampler.closeConnection", false) {
             notes.push("JMeter closes the connection after each sample; onrush keeps it per VU (set `http.connections: per_request` for the scenario)".into());
         }
         let status = if notes.is_empty() {

@@ -25,6 +25,8 @@ pub(crate) struct Scope {
     /// `check:` items.
     pub checks: Vec<Y>,
     pub on_failure: Option<&'static str>,
+    /// TCP Sampler Config properties, outer first.
+    pub tcp: Vec<crate::jmx::Prop>,
     /// A request timeout (Sample Timeout).
     pub timeout: Option<String>,
     /// Comments for the steps list (scripts that did not convert).
@@ -217,6 +219,22 @@ impl Conv<'_> {
     }
 
     fn defaults(&mut self, el: &El, path: &str, scope: &mut Scope) {
+        if el.props.iter().any(|p| p.name.starts_with("TCPSampler.")) {
+            let set: Vec<_> = el
+                .props
+                .iter()
+                .filter(|p| !p.value.trim().is_empty())
+                .cloned()
+                .collect();
+            scope.tcp.extend(set);
+            self.entry(
+                el,
+                path,
+                Status::Converted,
+                "TCP Sampler Config → applied to each TCP sampler in scope",
+            );
+            return;
+        }
         let d = &mut scope.defaults;
         let set = |field: &mut String, value: &str| {
             if !value.trim().is_empty() {
