@@ -241,7 +241,7 @@ fn unknown_plugin_elements_are_reported_not_fatal() {
         http("in controller", "GET", "/b", "")
     );
     let text = jmx(
-        r#"<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="ctg"/><hashTree/>"#,
+        r#"<kg.apc.jmeter.threads.UltimateThreadGroup testclass="kg.apc.jmeter.threads.UltimateThreadGroup" testname="ctg"/><hashTree/>"#,
         &body,
     );
     let out = import(&text);
@@ -671,4 +671,31 @@ fn tcp_sampler_config_applies_to_the_tcp_samplers_in_scope() {
     let (s, note) = status_of(&out, "Users / hello");
     assert_eq!(s, Status::Approximated);
     assert!(note.contains("closes the connection"), "{note}");
+}
+
+#[test]
+fn concurrency_and_arrivals_thread_groups_become_stages() {
+    let text = format!(
+        r#"<jmeterTestPlan><hashTree><TestPlan testclass="TestPlan" testname="Plan"/><hashTree>
+<com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup testclass="com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup" testname="ctg">
+  <stringProp name="TargetLevel">${{__P(users,20)}}</stringProp><stringProp name="RampUp">2</stringProp>
+  <stringProp name="Steps">4</stringProp><stringProp name="Hold">5</stringProp><stringProp name="Unit">M</stringProp>
+</com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup>
+<hashTree>{}<hashTree/></hashTree>
+<com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup testclass="com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup" testname="atg">
+  <stringProp name="TargetLevel">50</stringProp><stringProp name="RampUp">30</stringProp><stringProp name="Hold">60</stringProp>
+  <stringProp name="Unit">S</stringProp><stringProp name="ConcurrencyLimit">200</stringProp>
+</com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup>
+<hashTree>{}<hashTree/></hashTree>
+</hashTree></hashTree></jmeterTestPlan>"#,
+        http("a", "GET", "/a", ""),
+        http("b", "GET", "/b", "")
+    );
+    let out = import(&text);
+    has(&out, "stages:
+        - vus: \"${users}\"\n          over: \"2m\"\n        - vus: \"${users}\"\n          over: \"5m\"");
+    has(&out, "stages:
+        - rate: \"50/s\"\n          over: \"30s\"\n        - rate: \"50/s\"\n          over: \"60s\"\n      max_vus: 200");
+    assert_eq!(status_of(&out, "Plan / ctg").0, Status::Approximated);
+    assert_eq!(status_of(&out, "Plan / atg").0, Status::Converted);
 }

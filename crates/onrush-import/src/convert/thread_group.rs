@@ -6,6 +6,9 @@ use crate::jmx::{El, Props};
 use crate::report::Status;
 use crate::yaml::Y;
 
+const CONCURRENCY: &str = "com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup";
+const ARRIVALS: &str = "com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup";
+
 impl Conv<'_> {
     pub(super) fn thread_group(
         &mut self,
@@ -26,6 +29,10 @@ impl Conv<'_> {
                     "a {which} Thread Group: onrush has no {which} phase yet (issue 14, a later slice); run its requests as a separate plan {}",
                     if which == "setUp" { "before this one" } else { "after this one" }
                 ));
+                return;
+            }
+            CONCURRENCY | ARRIVALS => {
+                self.plugin_group(el, scope, parent, scenarios);
                 return;
             }
             _ => {
@@ -189,6 +196,113 @@ impl Conv<'_> {
             http_set(&mut s, "cookies", Y::s("per_iteration"));
         }
         scenarios.push((s, comments));
+    }
+
+    /// The plugins' Concurrency Thread Group (→ closed `stages`) and Arrivals Thread Group
+    /// (→ open `stages` of rates): a ramp to the target level, then a hold.
+    fn plugin_group(&mut self, el: &El, scope: &Scope, parent: &str, scenarios: &mut Vec<Item>) {
+        let arrivals = el.class == ARRIVALS;
+        let unit = if el.s("Unit").trim().eq_ignore_ascii_case("M") {
+            "m"
+        } else {
+            "s"
+        };
+        let mut notes = Vec::new();
+        let value = |c: &mut Self, name: &str, default: &str, notes: &mut Vec<String>| -> String {
+            let raw = el.s(name).trim();
+            if raw.is_empty() {
+                return default.to_string();
+            }
+            match c.plan_text(el, parent, raw) {
+                Ok(t) if !t.contains("$${") => t,
+                _ => {
+                    notes.push(format!(
+                        "{name} `{raw}` is not known when the plan loads: {default} used"
+                    ));
+                    default.to_string()
+                }
+            }
+        };
+        let target = value(self, "TargetLevel", "1", &mut notes);
+        let ramp = value(self, "RampUp", "0", &mut notes);
+        let hold = value(self, "Hold", "0", &mut notes);
+        let steps = value(self, "Steps", "0", &mut notes);
+        let level = |t: &str| {
+            if arrivals {
+                Y::s(format!("{t}/{unit}"))
+            } else if t.parse::<u64>().is_ok() {
+                Y::Raw(t.into())
+            } else {
+                Y::s(t)
+            }
+        };
+        let key = if arrivals { "rate" } else { "vus" };
+        let mut stages = Vec::new();
+        let mut load = Y::map();
+        if ramp != "0" {
+            let mut st = Y::map();
+            st.set(key, level(&target));
+            st.set("over", Y::s(format!("{ramp}{unit}")));
+            stages.push((st, vec![]));
+            if steps != "0" && !steps.is_empty() {
+                notes.push(format!(
+                    "the ramp-up in {steps} steps becomes a linear ramp"
+                ));
+            }
+        } else if arrivals {
+            load.set("start_rate", level(&target));
+        } else {
+            load.set("start_vus", level(&target));
+        }
+        if hold != "0" || stages.is_empty() {
+            let hold = if hold == "0" {
+                notes.push("no hold time: the level is held 10m; change it".into());
+                "10m".to_string()
+            } else {
+                format!("{hold}{unit}")
+            };
+            let mut st = Y::map();
+            st.set(key, level(&target));
+            st.set("over", Y::s(hold));
+            stages.push((st, vec![]));
+        }
+        load.set("stages", Y::Seq(stages));
+        if arrivals {
+            let limit = value(self, "ConcurrencyLimit", "", &mut notes);
+            let max = if limit.is_empty() {
+                notes.push("no concurrency limit: `max_vus: 1000`".into());
+                "1000".to_string()
+            } else {
+                limit
+            };
+            load.set(
+                "max_vus",
+                if max.parse::<u64>().is_ok() {
+                    Y::Raw(max)
+                } else {
+                    Y::s(max)
+                },
+            );
+        }
+        if !el.s("Iterations").trim().is_empty() {
+            notes.push("the per-thread iterations limit is not converted".into());
+        }
+        let how = if arrivals {
+            "→ an open model: `stages` of arrival rates"
+        } else {
+            "→ closed `stages` of VUs"
+        };
+        if notes.is_empty() {
+            self.entry(el, parent, Status::Converted, how);
+        } else {
+            self.entry(
+                el,
+                parent,
+                Status::Approximated,
+                format!("{how}; {}", notes.join("; ")),
+            );
+        }
+        self.scenario_from(&el.name, &el.children, scope, scenarios, load, None);
     }
 
     /// A load value (`vus`, `iterations`): a number, or a plan-variable template.
