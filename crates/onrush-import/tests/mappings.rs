@@ -699,3 +699,12 @@ fn concurrency_and_arrivals_thread_groups_become_stages() {
     assert_eq!(status_of(&out, "Plan / ctg").0, Status::Approximated);
     assert_eq!(status_of(&out, "Plan / atg").0, Status::Converted);
 }
+
+#[test]
+fn a_server_named_by_a_variable_nothing_sets_still_loads() {
+    let s = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="a"><stringProp name="HTTPSampler.domain">${server}</stringProp><stringProp name="HTTPSampler.path">/abcdeü x</stringProp></HTTPSamplerProxy><hashTree/>"#;
+    let out = import(&jmx("", s));
+    has(&out, "server: \"localhost\"");
+    // (a byte slice at 7 would cut `ü` in two)
+    has(&out, "get: \"/abcde%C3%BC%20x\"");
+}

@@ -28,7 +28,11 @@ impl Conv<'_> {
         let mut path = el.s("HTTPSampler.path").trim().to_string();
         // A full URL in the path field.
         for scheme in ["http://", "https://"] {
-            if path.len() > scheme.len() && path[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            if path.len() > scheme.len()
+                && path
+                    .get(..scheme.len())
+                    .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+            {
                 let rest = &path[scheme.len()..];
                 let (authority, p) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
                 protocol = scheme.trim_end_matches("://").to_string();

@@ -74,7 +74,13 @@ impl Conv<'_> {
                 || r == "vu"
                 || r == "iteration";
             if !known {
-                self.vars.push((r.clone(), String::new(), vec![format!("`${{{r}}}` is set by nothing that converted (a script? a plugin?): set it with -D {r}=...")]));
+                // In a server name an empty value would not load: `localhost` until set.
+                let in_host = self
+                    .origins
+                    .iter()
+                    .any(|o| o.contains(&format!("${{{r}}}")));
+                let value = if in_host { "localhost" } else { "" };
+                self.vars.push((r.clone(), value.to_string(), vec![format!("`${{{r}}}` is set by nothing that converted (a script? a plugin?): set it with -D {r}=...")]));
             }
         }
         if !self.vars.is_empty() {
