@@ -98,3 +98,26 @@ fn every_corpus_plan_imports_and_loads() {
         failures.join("\n\n")
     );
 }
+
+/// The same files with every disabled element enabled (more of each tree walked): no panic, no
+/// error.
+#[test]
+fn every_corpus_plan_with_everything_enabled_imports() {
+    let mut files = Vec::new();
+    jmx_files(Path::new(CORPUS), &mut files);
+    for file in &files {
+        let text = std::fs::read_to_string(file)
+            .unwrap()
+            .replace("enabled=\"false\"", "enabled=\"true\"");
+        let options = onrush_import::Options {
+            base_dir: file.parent().unwrap().to_path_buf(),
+            ..Default::default()
+        };
+        let result = std::panic::catch_unwind(|| onrush_import::import_jmx(&text, &options));
+        match result {
+            Ok(Ok(import)) => assert!(import.yaml.contains("scenarios:"), "{}", file.display()),
+            Ok(Err(e)) => panic!("{}: {e}", file.display()),
+            Err(_) => panic!("{}: panicked", file.display()),
+        }
+    }
+}
