@@ -25,6 +25,9 @@ use thread_group::{idle_load, placeholder, scenario_y};
 /// A step of the plan with the comment lines above it.
 pub(crate) type Item = (Y, Vec<String>);
 
+/// How onrush's connection defaults differ from JMeter's (said in the report and the plan).
+const CONNECTIONS: &str = "connections and TLS sessions are kept per VU across iterations (`http.connections: per_vu`, `tls.session: resume`); JMeter 5 resets both at every iteration by default (httpclient.reset_state_on_thread_group_iteration=true): to measure that, set `http.connections: per_iteration` (and `tls.session: full` for new TLS handshakes)";
+
 /// Marks a request URL until the target is chosen (see [`Conv::finish`]).
 const URL_MARK: &str = "\u{1}URL:";
 
@@ -281,7 +284,7 @@ impl Conv<'_> {
             "",
             status,
             if note.is_empty() {
-                "user-defined variables → `vars`".to_string()
+                format!("user-defined variables → `vars`; {CONNECTIONS}")
             } else {
                 note
             },

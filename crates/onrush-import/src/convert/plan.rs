@@ -125,6 +125,7 @@ impl Conv<'_> {
         text.push_str(
             "# What converted, what is approximated and what is not: see the import report.\n",
         );
+        text.push_str(&format!("# Note: {}.\n", super::CONNECTIONS));
         for h in &self.header {
             text.push_str(&format!("# {h}\n"));
         }
