@@ -10,6 +10,8 @@ mod failures;
 mod generator;
 #[path = "http2.rs"]
 mod http2;
+#[path = "import.rs"]
+mod import;
 #[path = "lost_results.rs"]
 mod lost_results;
 #[path = "merge.rs"]

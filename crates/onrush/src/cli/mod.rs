@@ -4,6 +4,7 @@
 mod bench;
 mod doctor;
 mod export;
+mod import;
 mod merge;
 mod needs;
 mod quick;
@@ -65,6 +66,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Write the HTML report of saved results (also written at the end of every run).
     Report(report::ReportArgs),
+    /// Convert a plan of another tool into an onrush plan (`onrush import jmx PLAN.jmx`).
+    Import(import::ImportArgs),
     /// Measure onrush's own CPU and memory cost on this host with a fixed suite of cases
     /// against the built-in server (optionally beside wrk).
     Bench(bench::BenchArgs),
@@ -175,5 +178,6 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Export(args) => export::run(args),
         Command::Report(args) => report::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Import(args) => import::run(args),
     }
 }
