@@ -47,6 +47,16 @@ fn worker_threads_beyond_what_onrush_starts_are_refused() {
         "{stderr}"
     );
     assert!(stderr.contains("-t "), "the fix names the flag: {stderr}");
+    // Not even with --no-preflight: such a thread would die setting up its stack.
+    let output = onrush()
+        .args(["quick", "http://127.0.0.1:9/", "-n", "1", "-t", "100000", "--no-preflight"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("runs it anyway"), "{stderr}");
 }
 
 #[test]

@@ -95,8 +95,8 @@ pub struct CommonRunArgs {
     /// Worker threads [default: one per core].
     #[arg(long, short = 't', value_name = "N")]
     threads: Option<usize>,
-    /// Start even when the pre-flight check finds this host cannot carry the plan (memory for
-    /// its VUs, worker threads); it then runs until the host stops it.
+    /// Start even when the pre-flight check finds this host's memory too small for the plan's
+    /// VUs; it then runs until the host stops it.
     #[arg(long)]
     no_preflight: bool,
     /// Write the thresholds' results as JUnit XML to FILE (for CI systems).
@@ -149,7 +149,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
             Ok(plan) => {
                 // Warnings only: the run's own check refuses what would kill it.
-                needs::preflight(&plan, serve::default_threads(), false);
+                needs::preflight(&plan, serve::default_threads(), false, false);
                 println!(
                     "{}: ok ({} scenario{})",
                     args.plan.display(),

@@ -114,27 +114,33 @@ fn reads_bodies(steps: &[Step]) -> bool {
 }
 
 /// Checks what the plan asks against what this host can give, before anything starts (the
-/// findings of `onrush_doctor::preflight`). Prints each finding that is not fine; returns false
-/// when the run would die (not enough memory for its VUs, more threads than onrush starts) and
-/// `refuse` is set: the caller then exits with a usage error instead of being killed mid-run.
-pub fn preflight(plan: &Plan, threads: usize, refuse: bool) -> bool {
+/// findings of `onrush_doctor::preflight`). Prints each finding that is not fine. For a `run`,
+/// returns false when the run would die: more threads than onrush starts, always; not enough
+/// memory for its VUs, when `refuse` is set (`--no-preflight` clears it). The caller then exits
+/// with a usage error instead of being killed mid-run.
+pub fn preflight(plan: &Plan, threads: usize, refuse: bool, run: bool) -> bool {
     let needs = plan_needs(plan, threads);
     let report = onrush_doctor::preflight(&onrush_doctor::Host::live(), &needs);
     let mut go = true;
+    let mut overridable = false;
     for f in &report.findings {
         // A check that could not read the host says nothing about the plan.
         if f.status == Status::Ok || f.fix.is_none() {
             continue;
         }
-        let fatal = refuse && f.status == Status::Bad && f.check != "nofile";
+        // More threads than onrush starts is refused even with --no-preflight: such a thread
+        // dies setting up its stack guard, whatever the host has.
+        let always = run && f.check == "threads";
+        let fatal = f.status == Status::Bad && (always || (refuse && f.check != "nofile"));
         go &= !fatal;
+        overridable |= fatal && !always;
         let word = if fatal { "error" } else { "warning" };
         eprintln!("{word}: {} ({}): {}", f.check, f.observed, f.detail);
         for line in f.fix.iter().flat_map(|fix| fix.lines()) {
             eprintln!("  {line}");
         }
     }
-    if !go {
+    if overridable {
         eprintln!(
             "  (onrush refused to start a run this host cannot carry; --no-preflight runs it anyway)"
         );

@@ -35,7 +35,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         .threads
         .unwrap_or_else(super::serve::default_threads)
         .max(1);
-    if !super::needs::preflight(plan, threads, !common.no_preflight) {
+    if !super::needs::preflight(plan, threads, !common.no_preflight, true) {
         return exit::USAGE;
     }
 
