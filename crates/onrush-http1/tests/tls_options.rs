@@ -26,7 +26,7 @@ const PASSWORD: &str = "s3cret pass";
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "onrush-http1-tls-options-{}-{test}",
-        std::process::id()
+        format!("{}-{:?}", std::process::id(), std::thread::current().id())
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -64,7 +64,7 @@ fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
     let out = import_jmx(text, &Options::default()).expect("the JMX imports");
     let dir = std::env::temp_dir().join(format!(
         "onrush-import-test-{}-{:x}",
-        std::process::id(),
+        format!("{}-{:?}", std::process::id(), std::thread::current().id()),
         text.len() as u64 * 31 + out.yaml.len() as u64
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -595,7 +595,10 @@ log.info("hi")</stringProp>
 
 #[test]
 fn include_controllers_read_the_file_beside_the_jmx() {
-    let dir = std::env::temp_dir().join(format!("onrush-import-include-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "onrush-import-include-{}",
+        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let included = format!(
         r#"<jmeterTestPlan><hashTree><TestPlan testclass="TestPlan" testname="lib"/><hashTree>

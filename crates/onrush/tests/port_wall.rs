@@ -19,7 +19,10 @@ struct Namespace(String);
 
 impl Namespace {
     fn create() -> Result<Self, String> {
-        let name = format!("onrush-wall-{}", std::process::id());
+        let name = format!(
+            "onrush-wall-{}",
+            format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        );
         let ok = |c: &mut Command| c.status().map(|s| s.success()).unwrap_or(false);
         if !ok(Command::new("ip")
             .args(["netns", "add", &name])

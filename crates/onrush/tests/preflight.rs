@@ -49,7 +49,15 @@ fn worker_threads_beyond_what_onrush_starts_are_refused() {
     assert!(stderr.contains("-t "), "the fix names the flag: {stderr}");
     // Not even with --no-preflight: such a thread would die setting up its stack.
     let output = onrush()
-        .args(["quick", "http://127.0.0.1:9/", "-n", "1", "-t", "100000", "--no-preflight"])
+        .args([
+            "quick",
+            "http://127.0.0.1:9/",
+            "-n",
+            "1",
+            "-t",
+            "100000",
+            "--no-preflight",
+        ])
         .arg("--out")
         .arg(&out)
         .output()
