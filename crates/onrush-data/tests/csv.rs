@@ -265,8 +265,9 @@ fn invalid_utf8_and_invalid_delimiter() {
 #[test]
 fn load_reads_a_file_and_reports_a_missing_one() {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-data-test-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-data-test-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("users.csv");

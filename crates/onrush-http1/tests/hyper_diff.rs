@@ -227,8 +227,9 @@ async fn against_hyper_server_on_one_connection() {
     let (_, got) = fetch(&mut conn, "POST", "/echo", b"", RequestBody::Empty).await;
     assert!(got.is_empty());
     let path = std::env::temp_dir().join(format!(
-        "onrush-http1-hyper-{}.bin",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-hyper-{}-{:?}.bin",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::write(&path, &data).unwrap();
     let echoed = fetch(&mut conn, "PUT", "/echo", b"", RequestBody::File(&path)).await;

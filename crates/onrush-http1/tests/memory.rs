@@ -62,8 +62,9 @@ async fn hundred_mib_bodies_and_file_upload_in_constant_memory() {
     const BODY: usize = 100 * MIB;
     const FILE: usize = 32 * MIB;
     let path = std::env::temp_dir().join(format!(
-        "onrush-http1-mem-{}.bin",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-mem-{}-{:?}.bin",
+        std::process::id(),
+        std::thread::current().id()
     ));
     {
         let block: Vec<u8> = (0..MIB).map(|i| (i % 253) as u8).collect();
@@ -234,8 +235,9 @@ async fn decompression_and_multipart_in_constant_memory() {
     };
     const FILE: usize = 32 * MIB;
     let path = std::env::temp_dir().join(format!(
-        "onrush-http1-mem-mp-{}.bin",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-mem-mp-{}-{:?}.bin",
+        std::process::id(),
+        std::thread::current().id()
     ));
     {
         let mut f = std::fs::File::create(&path).unwrap();

@@ -180,8 +180,9 @@ async fn file_and_bytes_bodies_arrive_with_the_right_length() {
     });
     let content: Vec<u8> = (0..200_003u32).map(|i| (i % 251) as u8).collect();
     let path = std::env::temp_dir().join(format!(
-        "onrush-http1-it-{}.bin",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-it-{}-{:?}.bin",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::write(&path, &content).unwrap();
     let host = addr.to_string();

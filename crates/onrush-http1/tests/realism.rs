@@ -309,8 +309,9 @@ fn multipart_parts(file: &std::path::Path) -> Vec<Part> {
 #[tokio::test]
 async fn multipart_upload_parsed_by_multer() {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-http1-mp-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-mp-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("data.bin");

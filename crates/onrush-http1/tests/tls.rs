@@ -13,8 +13,9 @@ use onrush_server::{ServerConfig, ServerHandle, ServerTls, TlsStats};
 /// A fresh directory for this test's PEM files.
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-http1-tls-{}-{test}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-tls-{}-{:?}-{test}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -25,8 +25,9 @@ const PASSWORD: &str = "s3cret pass";
 /// A fresh directory for this test's files.
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-http1-tls-options-{}-{test}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-http1-tls-options-{}-{:?}-{test}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

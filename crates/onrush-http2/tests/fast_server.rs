@@ -280,8 +280,9 @@ fn a_big_file_upload_honours_flow_control() {
         .unwrap();
         let addr = server.local_addr();
         let dir = std::env::temp_dir().join(format!(
-            "onrush-h2-fast-{}",
-            format!("{}-{:?}", std::process::id(), std::thread::current().id())
+            "onrush-h2-fast-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("body.bin");

@@ -58,8 +58,9 @@ fn every_corpus_plan_imports_and_loads() {
         totals[1] += import.report.count(onrush_import::Status::Approximated);
         totals[2] += import.report.count(onrush_import::Status::NotConverted);
         let dir = std::env::temp_dir().join(format!(
-            "onrush-import-corpus-{}-{i}",
-            format!("{}-{:?}", std::process::id(), std::thread::current().id())
+            "onrush-import-corpus-{}-{:?}-{i}",
+            std::process::id(),
+            std::thread::current().id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

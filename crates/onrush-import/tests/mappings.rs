@@ -63,8 +63,9 @@ fn import(text: &str) -> Import {
 fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
     let out = import_jmx(text, &Options::default()).expect("the JMX imports");
     let dir = std::env::temp_dir().join(format!(
-        "onrush-import-test-{}-{:x}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id()),
+        "onrush-import-test-{}-{:?}-{:x}",
+        std::process::id(),
+        std::thread::current().id(),
         text.len() as u64 * 31 + out.yaml.len() as u64
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -596,8 +597,9 @@ log.info("hi")</stringProp>
 #[test]
 fn include_controllers_read_the_file_beside_the_jmx() {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-import-include-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-import-include-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let included = format!(

@@ -95,8 +95,9 @@ impl Load {
 
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-memory-{name}-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-memory-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     dir

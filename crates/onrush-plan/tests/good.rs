@@ -618,8 +618,9 @@ fn builtin_and_https_targets() {
 #[test]
 fn load_from_a_path_resolves_body_files_next_to_the_plan() {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-plan-test-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-plan-test-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::create_dir_all(dir.join("bodies")).unwrap();
     std::fs::write(dir.join("bodies/order.json"), "{}").unwrap();

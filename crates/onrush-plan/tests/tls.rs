@@ -268,8 +268,9 @@ fn fixture(name: &str) -> std::path::PathBuf {
 /// A fresh, empty directory for one test.
 fn temp_dir(test: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!(
-        "onrush-plan-tls-{}-{test}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-plan-tls-{}-{:?}-{test}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();

@@ -118,8 +118,9 @@ fn plain_server_has_no_tls() {
 #[test]
 fn given_certificate_files_are_used_and_errors_name_them() {
     let dir = std::env::temp_dir().join(format!(
-        "onrush-server-tls-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-server-tls-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let missing = (dir.join("missing.pem"), dir.join("missing.key"));
@@ -243,8 +244,9 @@ fn client_pki(dir: &std::path::Path, subjects: &[&[(rcgen::DnType, &str)]]) -> C
 async fn client_certificates_are_shown_by_tls_and_counted_per_name() {
     use rcgen::DnType::{CommonName, OrganizationName, OrganizationalUnitName};
     let dir = std::env::temp_dir().join(format!(
-        "onrush-server-mtls-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-server-mtls-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let pki = client_pki(
         &dir,

@@ -102,8 +102,9 @@ fn run() -> Run {
     }
     c.set_duration(Duration::from_secs(3));
     let dir = std::env::temp_dir().join(format!(
-        "onrush-sla-gc-{}",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-sla-gc-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     c.write_results(&dir).unwrap();

@@ -47,8 +47,9 @@ fn xmllint() -> Option<PathBuf> {
 /// Runs `xmllint --noout --schema junit.xsd` on `xml`: Ok, or Err(xmllint's complaint).
 fn validate(xmllint: &Path, xml: &str, name: &str) -> Result<(), String> {
     let file = std::env::temp_dir().join(format!(
-        "onrush-junit-{name}-{}.xml",
-        format!("{}-{:?}", std::process::id(), std::thread::current().id())
+        "onrush-junit-{name}-{}-{:?}.xml",
+        std::process::id(),
+        std::thread::current().id()
     ));
     std::fs::write(&file, xml).unwrap();
     let out = Command::new(xmllint)

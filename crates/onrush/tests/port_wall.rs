@@ -20,8 +20,9 @@ struct Namespace(String);
 impl Namespace {
     fn create() -> Result<Self, String> {
         let name = format!(
-            "onrush-wall-{}",
-            format!("{}-{:?}", std::process::id(), std::thread::current().id())
+            "onrush-wall-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
         );
         let ok = |c: &mut Command| c.status().map(|s| s.success()).unwrap_or(false);
         if !ok(Command::new("ip")
