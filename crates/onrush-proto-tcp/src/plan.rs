@@ -1,17 +1,16 @@
 //! What TCP resolves once per run: each target's address, each step's settings.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use anyhow::Context;
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
-use onrush_protocol::StepSpec;
+use onrush_protocol::{StepSpec, Targets};
 
 /// The TCP part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
 pub struct TcpPlan {
     /// Distinct `host:port` targets and their addresses; a VU keeps one connection per target.
-    targets: Vec<(String, SocketAddr)>,
+    targets: Targets,
     /// Per scenario: how long connections live (`http.connections`; `shared` is kept per VU).
     pub(crate) scopes: Vec<ConnectionScope>,
     /// Per scenario: the default timeout of a step (`http.timeout`).
@@ -32,7 +31,7 @@ pub struct TcpStep {
 impl TcpPlan {
     pub fn new(plan: &Plan) -> Self {
         TcpPlan {
-            targets: Vec::new(),
+            targets: Targets::default(),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
         }
@@ -45,35 +44,19 @@ impl TcpPlan {
         scenario: usize,
         step: &onrush_plan::TcpStep,
     ) -> anyhow::Result<TcpStep> {
-        let label = if step.host.contains(':') {
-            format!("[{}]:{}", step.host, step.port)
-        } else {
-            format!("{}:{}", step.host, step.port)
-        };
-        let slot = match self.targets.iter().position(|(l, _)| *l == label) {
-            Some(slot) => slot,
-            None => {
-                let addr = (step.host.as_str(), step.port)
-                    .to_socket_addrs()
-                    .with_context(|| format!("cannot resolve tcp target host {:?}", step.host))?
-                    .next()
-                    .with_context(|| format!("tcp target host {:?} has no address", step.host))?;
-                self.targets.push((label.clone(), addr));
-                self.targets.len() - 1
-            }
-        };
+        let target = self.targets.resolve("tcp", &step.host, step.port)?;
         Ok(TcpStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
-            addr: self.targets[slot].1,
+            addr: target.addr,
             plan: step.clone(),
-            slot,
-            label: label.into_bytes(),
+            slot: target.slot,
+            label: target.label.into_bytes(),
         })
     }
 
     /// The addresses of the targets, in slot order.
     pub fn addresses(&self) -> Vec<SocketAddr> {
-        self.targets.iter().map(|(_, a)| *a).collect()
+        self.targets.addresses()
     }
 
     /// How many distinct targets the plan's TCP steps talk to.

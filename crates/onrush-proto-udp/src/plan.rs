@@ -1,17 +1,16 @@
 //! What UDP resolves once per run: each target's address, each step's settings.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use anyhow::Context;
 use onrush_plan::{Check, Extract, OnFailure, Plan};
-use onrush_protocol::StepSpec;
+use onrush_protocol::{StepSpec, Targets};
 
 /// The UDP part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
 pub struct UdpPlan {
     /// Distinct `host:port` targets and their addresses; a VU keeps one socket per target.
-    targets: Vec<(String, SocketAddr)>,
+    targets: Targets,
     /// Per scenario: the default timeout of a step (`http.timeout`).
     timeouts: Vec<Duration>,
 }
@@ -31,7 +30,7 @@ pub struct UdpStep {
 impl UdpPlan {
     pub fn new(plan: &Plan) -> Self {
         UdpPlan {
-            targets: Vec::new(),
+            targets: Targets::default(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
         }
     }
@@ -43,35 +42,19 @@ impl UdpPlan {
         scenario: usize,
         step: &onrush_plan::UdpStep,
     ) -> anyhow::Result<UdpStep> {
-        let label = if step.host.contains(':') {
-            format!("[{}]:{}", step.host, step.port)
-        } else {
-            format!("{}:{}", step.host, step.port)
-        };
-        let slot = match self.targets.iter().position(|(l, _)| *l == label) {
-            Some(slot) => slot,
-            None => {
-                let addr = (step.host.as_str(), step.port)
-                    .to_socket_addrs()
-                    .with_context(|| format!("cannot resolve udp target host {:?}", step.host))?
-                    .next()
-                    .with_context(|| format!("udp target host {:?} has no address", step.host))?;
-                self.targets.push((label.clone(), addr));
-                self.targets.len() - 1
-            }
-        };
+        let target = self.targets.resolve("udp", &step.host, step.port)?;
         Ok(UdpStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
-            addr: self.targets[slot].1,
+            addr: target.addr,
             plan: step.clone(),
-            slot,
-            label: label.into_bytes(),
+            slot: target.slot,
+            label: target.label.into_bytes(),
         })
     }
 
     /// The addresses of the targets, in slot order.
     pub fn addresses(&self) -> Vec<SocketAddr> {
-        self.targets.iter().map(|(_, a)| *a).collect()
+        self.targets.addresses()
     }
 
     /// How many distinct targets the plan's UDP steps talk to.

@@ -22,7 +22,10 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
+
+mod targets;
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
+pub use targets::{Target, Targets};
 
 /// The result of executing one request step.
 pub struct Exchange {
