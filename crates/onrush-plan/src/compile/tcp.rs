@@ -34,21 +34,7 @@ const MAX_MAX_REPLY: u64 = 64 * 1024 * 1024;
 impl Ctx<'_> {
     pub(super) fn tcp(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
         let f = self.map(node, path, &TCP_KEYS)?;
-        let addr_node = f.get("tcp").expect("present");
-        let addr_field = f.child("tcp");
-        let addr = self.string(addr_node, &addr_field)?;
-        let (host, port) = split_host_port(&addr).ok_or_else(|| {
-            self.err(
-                addr_node,
-                &addr_field,
-                format!("expected HOST:PORT, found {addr:?}"),
-            )
-            .with_hint(EXAMPLE)
-        })?;
-        let name = match f.get("name") {
-            Some(n) => self.string(n, &f.child("name"))?,
-            None => format!("tcp {addr}"),
-        };
+        let (host, port, name) = self.endpoint(&f, "tcp", EXAMPLE)?;
         let send = self.payload(&f, true)?;
         let reply = self.tcp_reply(&f)?;
         let max_reply = match f.get("max_reply") {
@@ -275,6 +261,30 @@ const REPLY_KEYS: [&str; 6] = [
     "until_close",
     "reply",
 ];
+
+impl Ctx<'_> {
+    /// The `HOST:PORT` of a raw step's `key` (`tcp`, `udp`), and its metric name: `name:`, or
+    /// `KEY HOST:PORT`.
+    pub(super) fn endpoint(
+        &self,
+        f: &Fields,
+        key: &str,
+        example: &str,
+    ) -> Result<(String, u16, String), PlanError> {
+        let node = f.get(key).expect("present");
+        let field = f.child(key);
+        let addr = self.string(node, &field)?;
+        let (host, port) = split_host_port(&addr).ok_or_else(|| {
+            self.err(node, &field, format!("expected HOST:PORT, found {addr:?}"))
+                .with_hint(example)
+        })?;
+        let name = match f.get("name") {
+            Some(n) => self.string(n, &f.child("name"))?,
+            None => format!("{key} {addr}"),
+        };
+        Ok((host, port, name))
+    }
+}
 
 /// `host:port` or `[v6]:port`.
 pub(super) fn split_host_port(text: &str) -> Option<(String, u16)> {

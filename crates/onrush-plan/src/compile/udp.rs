@@ -2,7 +2,6 @@
 //! (optionally) received.
 
 use super::steps::Build;
-use super::tcp::split_host_port;
 use super::Ctx;
 use crate::error::PlanError;
 use crate::yaml::Node;
@@ -31,21 +30,7 @@ const MAX_DATAGRAM: u64 = 65_527;
 impl Ctx<'_> {
     pub(super) fn udp(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
         let f = self.map(node, path, &UDP_KEYS)?;
-        let addr_node = f.get("udp").expect("present");
-        let addr_field = f.child("udp");
-        let addr = self.string(addr_node, &addr_field)?;
-        let (host, port) = split_host_port(&addr).ok_or_else(|| {
-            self.err(
-                addr_node,
-                &addr_field,
-                format!("expected HOST:PORT, found {addr:?}"),
-            )
-            .with_hint(EXAMPLE)
-        })?;
-        let name = match f.get("name") {
-            Some(n) => self.string(n, &f.child("name"))?,
-            None => format!("udp {addr}"),
-        };
+        let (host, port, name) = self.endpoint(&f, "udp", EXAMPLE)?;
         let send = self.payload(&f, false)?;
         let wait_reply = match f.get("reply") {
             None => true,
