@@ -32,7 +32,7 @@ mod worker;
 
 pub use finish::{finish, FinishError, FinishOptions, Finished};
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
-pub use run::{run, RunOptions, RunOutcome};
+pub use run::{run, RunOptions, RunOutcome, Segment};
 
 #[cfg(test)]
 mod tests;

@@ -296,17 +296,20 @@ impl<P: Protocol> ScenarioRun<P> {
         }
     }
 
-    /// Closed models: how many VUs the plan asks to run (see [`ScenarioRun::vu_expected`]).
-    pub fn vus_expected(&self) -> u64 {
-        match &self.load {
+    /// Closed models: how many of the VUs `segment` runs the plan asks to run (see
+    /// [`ScenarioRun::vu_expected`]).
+    pub fn vus_expected(&self, segment: &crate::Segment) -> u64 {
+        let max = match &self.load {
             LoadModel::ClosedIterations { vus, .. } | LoadModel::SharedIterations { vus, .. } => {
-                u64::from(*vus)
+                *vus
             }
             LoadModel::ClosedStages { start_vus, stages } => {
-                let max = crate::schedule::VuRamp::new(*start_vus, stages).max_vus();
-                (0..max).filter(|&k| self.vu_expected(k)).count() as u64
+                crate::schedule::VuRamp::new(*start_vus, stages).max_vus()
             }
             LoadModel::Open { .. } => 0,
-        }
+        };
+        (0..max)
+            .filter(|&k| segment.owns_vu(k) && self.vu_expected(k))
+            .count() as u64
     }
 }

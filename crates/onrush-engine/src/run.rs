@@ -39,6 +39,41 @@ pub struct RunOptions {
     /// it had measured. `None`: nothing is written (the collector keeps the intervals in
     /// memory); [`finish`](crate::finish) needs it.
     pub out_dir: Option<PathBuf>,
+    /// This process's share of the load in a distributed run (`None`: all of it).
+    pub segment: Option<Segment>,
+    /// When the workers start (an agent of a distributed run starts when its controller says);
+    /// `None`: 50 ms from now.
+    pub start_at: Option<Instant>,
+}
+
+/// The share of a plan's load one process runs, when several run it together: the plan's load
+/// is split between `total_workers` workers, as one process splits it between its threads (VU
+/// k and arrival i belong to worker k mod W and i mod W, shared iterations are divided, see
+/// worker.rs), and this process runs workers `first_worker..first_worker + threads`. The
+/// totals over every process are the plan's exactly, for any number of processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub first_worker: usize,
+    pub total_workers: usize,
+    /// This process's workers (its threads).
+    pub workers: usize,
+}
+
+impl Segment {
+    /// A whole run on `threads` workers.
+    pub fn whole(threads: usize) -> Segment {
+        Segment {
+            first_worker: 0,
+            total_workers: threads.max(1),
+            workers: threads.max(1),
+        }
+    }
+
+    /// Whether closed-model VU `k` (from 0) is run by this segment.
+    pub fn owns_vu(&self, k: u32) -> bool {
+        let w = k as usize % self.total_workers;
+        (self.first_worker..self.first_worker + self.workers).contains(&w)
+    }
 }
 
 impl RunOptions {
@@ -56,6 +91,8 @@ impl RunOptions {
             abort_thresholds: Vec::new(),
             exporters: Vec::new(),
             out_dir: None,
+            segment: None,
+            start_at: None,
         }
     }
 }
@@ -98,6 +135,11 @@ pub fn run<P: Protocol>(
 ) -> Result<RunOutcome, FinishError> {
     let prepared = Arc::new(prepared);
     let workers = options.threads.max(1);
+    let segment = options.segment.unwrap_or(Segment::whole(workers));
+    assert_eq!(
+        segment.workers, workers,
+        "a segment has one worker per thread"
+    );
     let at = |path: PathBuf| move |error| FinishError { path, error };
     let (mut collector, mut generator_out) = match &options.out_dir {
         Some(dir) => (
@@ -128,12 +170,15 @@ pub fn run<P: Protocol>(
     );
     // Workers start their clocks at the same instant, a little ahead, so that thread start-up
     // is not counted as schedule lag.
-    let start = Instant::now() + Duration::from_millis(50);
+    let start = options
+        .start_at
+        .unwrap_or_else(|| Instant::now() + Duration::from_millis(50));
     let handles: Vec<_> = (0..workers)
         .map(|index| {
             let worker = Worker {
-                index,
-                count: workers,
+                index: segment.first_worker + index,
+                local_index: index,
+                count: segment.total_workers,
                 start,
                 prepared: prepared.clone(),
                 messages: tx.clone(),
@@ -249,7 +294,7 @@ pub fn run<P: Protocol>(
         || aborted_by.is_some()
         || stop_test_seen
         || prepared.stops.notes.lock().is_ok_and(|n| !n.is_empty());
-    let vus_not_started = vus_not_started(&prepared, stopped_early);
+    let vus_not_started = vus_not_started(&prepared, &segment, stopped_early);
     if let Some(cause) = not_started_cause(&vus_not_started) {
         status.note(&format!("warning: {}. Fix: {}", cause.detail, cause.fix));
         monitor.add_cause(cause);
@@ -310,12 +355,16 @@ fn write_generator_second(
 }
 
 /// Closed-model scenarios some of whose expected VUs never started, and why.
-fn vus_not_started<P: Protocol>(prepared: &Prepared<P>, stopped_early: bool) -> Vec<VusNotStarted> {
+fn vus_not_started<P: Protocol>(
+    prepared: &Prepared<P>,
+    segment: &Segment,
+    stopped_early: bool,
+) -> Vec<VusNotStarted> {
     prepared
         .scenarios
         .iter()
         .filter_map(|s| {
-            let planned = s.vus_expected();
+            let planned = s.vus_expected(segment);
             let started = s
                 .vus_started
                 .load(std::sync::atomic::Ordering::Relaxed)

@@ -37,3 +37,9 @@ pub fn install() {
 pub fn interrupted() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
 }
+
+/// Asks the run to stop as Ctrl-C does, from inside the process (an agent whose controller
+/// said stop, or went away).
+pub fn request_stop() {
+    let _ = SIGNALS.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst);
+}

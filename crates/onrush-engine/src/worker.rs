@@ -32,7 +32,12 @@ pub struct Message {
 }
 
 pub struct Worker<P: Protocol> {
+    /// This worker among every worker of the run (of every process of a distributed run):
+    /// which VUs and arrivals are its.
     pub index: usize,
+    /// This worker among this process's workers (its messages, its thread id slot).
+    pub local_index: usize,
+    /// Every worker of the run.
     pub count: usize,
     pub start: Instant,
     pub prepared: Arc<Prepared<P>>,
@@ -63,7 +68,7 @@ impl<P: Protocol> Shared<P> {
 
 impl<P: Protocol> Worker<P> {
     pub fn run(mut self) {
-        self.tids[self.index].store(current_tid(), std::sync::atomic::Ordering::Relaxed);
+        self.tids[self.local_index].store(current_tid(), std::sync::atomic::Ordering::Relaxed);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -84,7 +89,7 @@ impl<P: Protocol> Worker<P> {
         local.block_on(&runtime, async {
             sleep_until(self.start.into()).await;
             let ticker = spawn_local(ticker(
-                self.index,
+                self.local_index,
                 self.start,
                 metrics.clone(),
                 next_second.clone(),
@@ -111,7 +116,7 @@ impl<P: Protocol> Worker<P> {
         drop(local);
         let snapshot = metrics.borrow_mut().take_snapshot();
         let _ = self.messages.send(Message {
-            worker: self.index,
+            worker: self.local_index,
             second: next_second.get(),
             snapshot,
             last: true,

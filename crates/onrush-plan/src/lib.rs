@@ -111,6 +111,10 @@ pub struct Plan {
     /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
     /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
     pub thresholds: Vec<Threshold>,
+    /// Every file the plan refers to (feeders, bodies, templates, certificates, secret files),
+    /// resolved against the plan's directory, without the plan itself: what a distributed run
+    /// sends to its agents.
+    pub files: Vec<PathBuf>,
 }
 
 /// What a secret's value is shown as.

@@ -74,6 +74,7 @@ pub(crate) fn compile(
         counters: RefCell::new(Vec::new()),
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
+        files: RefCell::new(std::collections::BTreeSet::new()),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -288,6 +289,7 @@ pub(crate) fn compile(
         vars: cx.vars,
         secrets: secret_names,
         thresholds,
+        files: cx.files.into_inner().into_iter().collect(),
     };
     plan.mask_names();
     Ok(plan)
@@ -308,6 +310,8 @@ pub(crate) struct Ctx<'a> {
     globals: RefCell<BTreeMap<String, GlobalCounter>>,
     /// The scenario's `on_failure`, for steps without their own.
     on_failure_default: Cell<OnFailure>,
+    /// Every file the plan refers to, as resolved ([`Plan::files`]).
+    pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.
@@ -374,6 +378,14 @@ impl<'a> Ctx<'a> {
 
     pub fn base_dir(&self) -> &Path {
         self.base_dir
+    }
+
+    /// `rel` resolved against the plan's directory, and remembered as a file the plan needs
+    /// (a distributed run sends these to its agents).
+    pub fn plan_path(&self, rel: &str) -> PathBuf {
+        let path = self.base_dir.join(rel);
+        self.files.borrow_mut().insert(path.clone());
+        path
     }
 
     /// Checks that `node` is a mapping (null counts as empty) whose keys are all in `allowed`.

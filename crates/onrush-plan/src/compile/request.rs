@@ -97,7 +97,7 @@ impl Ctx<'_> {
         what: &str,
     ) -> Result<PathBuf, PlanError> {
         let rel = self.string(node, field)?;
-        let resolved = self.base_dir().join(rel.trim());
+        let resolved = self.plan_path(rel.trim());
         if !resolved.is_file() {
             let how = if resolved.exists() {
                 "is not a file"
@@ -150,11 +150,13 @@ impl Ctx<'_> {
             counters: RefCell::new(self.counters.borrow().clone()),
             globals: RefCell::new(self.globals.borrow().clone()),
             on_failure_default: Cell::new(self.on_failure_default.get()),
+            files: RefCell::new(std::collections::BTreeSet::new()),
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
         *self.counters.borrow_mut() = sub.counters.into_inner();
         *self.globals.borrow_mut() = sub.globals.into_inner();
+        self.files.borrow_mut().extend(sub.files.into_inner());
         Ok(t)
     }
 

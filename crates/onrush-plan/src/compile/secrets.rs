@@ -98,7 +98,7 @@ impl Ctx<'_> {
                 }
                 (None, Some(file)) => {
                     let rel = self.string(file, &f.child("file"))?;
-                    let path = self.base_dir().join(&rel);
+                    let path = self.plan_path(&rel);
                     let text = std::fs::read_to_string(&path).map_err(|e| {
                         self.err(
                             file,

@@ -323,6 +323,7 @@ impl Ctx<'_> {
             }
         };
         files.sort();
+        self.files.borrow_mut().extend(files.iter().cloned());
         let ext = |p: &Path| {
             p.extension()
                 .and_then(|e| e.to_str())
@@ -519,7 +520,7 @@ impl Ctx<'_> {
                 .err(node, path, format!("empty file name; expected {what}"))
                 .with_hint("e.g. `ca_file: ca.pem`"));
         }
-        let resolved = self.base_dir().join(rel.trim());
+        let resolved = self.plan_path(rel.trim());
         if !resolved.is_file() {
             let state = if resolved.exists() {
                 "is not a file"

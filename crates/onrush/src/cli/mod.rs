@@ -2,6 +2,7 @@
 //! only wires flags to the libraries.
 
 mod bench;
+mod distributed;
 mod doctor;
 mod export;
 mod import;
@@ -52,6 +53,8 @@ enum Command {
     Run(RunArgs),
     /// Check a plan file without running it.
     Validate(ValidateArgs),
+    /// Generate load for a controller (`onrush run PLAN --agents N` on another machine).
+    Agent(distributed::AgentArgs),
     /// Print the JSON Schema of the plan format (for editor completion).
     Schema,
     /// Run an ad-hoc test against one URL, without a plan file (like wrk, hey or oha).
@@ -82,6 +85,8 @@ pub struct RunArgs {
     define: Vec<(String, String)>,
     #[command(flatten)]
     common: CommonRunArgs,
+    #[command(flatten)]
+    distributed: distributed::ControllerArgs,
 }
 
 #[derive(Args)]
@@ -145,7 +150,19 @@ pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
 
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
-        Command::Run(args) => run::run_plan_file(&args.plan, &args.define, &args.common),
+        Command::Run(args) => match args.distributed.agents {
+            Some(n) => match onrush_plan::load(&args.plan, &args.define) {
+                Ok(plan) => {
+                    distributed::controller(&plan, &args.define, &args.distributed, n, &args.common)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    exit::USAGE
+                }
+            },
+            None => run::run_plan_file(&args.plan, &args.define, &args.common),
+        },
+        Command::Agent(args) => distributed::agent(args),
         Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
             Ok(plan) => {
                 // Warnings only: the run's own check refuses what would kill it.

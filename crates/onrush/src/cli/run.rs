@@ -29,6 +29,24 @@ pub enum Output {
 }
 
 pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
+    run_plan_as(plan, common, output, None)
+}
+
+/// What an agent of a distributed run adds to a run: its share of the load, a hook called
+/// once the plan is prepared (it tells the controller and waits for the start: the instant
+/// and its Unix time in ms), and the exporter that streams the results to the controller.
+pub struct AgentShare<'a> {
+    pub segment: onrush_engine::Segment,
+    pub ready: &'a mut dyn FnMut() -> Result<(std::time::Instant, u64), String>,
+    pub exporter: Box<dyn onrush_export::Exporter>,
+}
+
+pub fn run_plan_as(
+    plan: &Plan,
+    common: &CommonRunArgs,
+    output: Output,
+    agent: Option<AgentShare<'_>>,
+) -> i32 {
     onrush_engine::signals::install();
     let nofile = crate::sys::raise_nofile_limit();
     let threads = common
@@ -80,7 +98,7 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
             }
         };
 
-    let exporters = match exporters(common) {
+    let mut exporters = match exporters(common) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
@@ -88,7 +106,22 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
         }
     };
     let thresholds = plan.all_thresholds();
-    let run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
+    let mut run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
+    let (mut segment, mut start_at) = (None, None);
+    if let Some(agent) = agent {
+        match (agent.ready)() {
+            Ok((at, unix_ms)) => {
+                start_at = Some(at);
+                run_info.start_unix_ms = unix_ms;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::RUNTIME;
+            }
+        }
+        segment = Some(agent.segment);
+        exporters.push(agent.exporter);
+    }
     let start_unix_ms = run_info.start_unix_ms;
     let outcome = match onrush_engine::run(
         prepared,
@@ -106,6 +139,8 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
                 .collect(),
             exporters,
             out_dir: Some(out_dir.clone()),
+            segment,
+            start_at,
         },
     ) {
         Ok(outcome) => outcome,

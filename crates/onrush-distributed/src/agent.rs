@@ -1,0 +1,438 @@
+//! The agent's side of the control connection: dial the controller, prove the token and
+//! check the controller's proof, receive the plan's bundle and its share of the load, start
+//! when told, stream `intervals.jsonl` as it grows, and hand the results over at the end.
+//! An agent that hears nothing from its controller for [`LOSS_AFTER`] stops its load by
+//! itself: no orphaned generator keeps hammering a target after the test.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_rustls::client::TlsStream;
+
+use crate::auth::{self, Role};
+use crate::bundle;
+use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
+use crate::{HEARTBEAT, LOSS_AFTER, RESULTS_FORMAT};
+
+/// How an agent dials.
+pub struct AgentOptions {
+    /// `HOST:PORT` of the controller.
+    pub connect: String,
+    pub token: String,
+    pub name: String,
+    /// This agent's worker threads.
+    pub threads: usize,
+    /// Where the bundle and the results go.
+    pub work_dir: PathBuf,
+    /// How long to keep dialing a controller that is not listening yet.
+    pub wait: Duration,
+}
+
+/// What the controller gave this agent to run.
+pub struct Assignment {
+    /// The plan, as written under the work dir.
+    pub plan: PathBuf,
+    pub overrides: Vec<(String, String)>,
+    pub segment: SegmentMsg,
+    pub run_name: String,
+}
+
+/// What the writer task sends.
+enum Out {
+    Msg(Msg),
+    /// A message and the data frames that belong to it.
+    WithData(Msg, Vec<u8>),
+    /// Bare data frames (a results file's bytes, after its `Results` message).
+    Data(Vec<u8>),
+    /// Flush and end; `done` is told when everything queued before is written.
+    Close(std_mpsc::Sender<()>),
+}
+
+enum Event {
+    Plan(Result<Assignment, String>),
+    Start(f64),
+    Stop,
+    Lost(String),
+}
+
+type Stream = TlsStream<TcpStream>;
+
+/// A connected, authenticated agent.
+pub struct AgentLink {
+    runtime: tokio::runtime::Runtime,
+    out: mpsc::UnboundedSender<Out>,
+    events: std_mpsc::Receiver<Event>,
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+impl AgentLink {
+    /// Dials, authenticates both ways and starts answering the controller. `on_stop` is
+    /// called (from another thread) when the controller says stop or is lost.
+    pub fn connect(
+        options: &AgentOptions,
+        on_stop: Arc<dyn Fn() + Send + Sync>,
+    ) -> Result<AgentLink, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("onrush-agent-link")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the agent's I/O thread: {e}"))?;
+        let stream = runtime.block_on(dial(options))?;
+        let (reader, writer) = tokio::io::split(stream);
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (ev_tx, events) = std_mpsc::channel();
+        runtime.spawn(write_loop(writer, out_rx));
+        runtime.spawn(read_loop(
+            reader,
+            out_tx.clone(),
+            ev_tx,
+            options.work_dir.join("bundle"),
+            on_stop,
+        ));
+        Ok(AgentLink {
+            runtime,
+            out: out_tx,
+            events,
+        })
+    }
+
+    /// Waits for the plan (the controller sends it once every agent has joined).
+    pub fn assignment(&self) -> Result<Assignment, String> {
+        match self.events.recv() {
+            Ok(Event::Plan(a)) => a,
+            Ok(Event::Lost(why)) => Err(why),
+            Ok(Event::Stop) => Err("the controller stopped the run before it started".into()),
+            Ok(Event::Start(_)) => Err("the controller said start before sending a plan".into()),
+            Err(_) => Err("the controller closed the connection".into()),
+        }
+    }
+
+    /// The plan is loaded: ready to start.
+    pub fn ready(&self) {
+        let _ = self.out.send(Out::Msg(Msg::Ready));
+    }
+
+    /// The plan cannot run here; the controller is told why.
+    pub fn failed(&self, error: &str) {
+        let _ = self.out.send(Out::Msg(Msg::Failed {
+            error: error.to_string(),
+        }));
+        self.flush();
+    }
+
+    /// Waits for the start signal: the instant to start at, on this machine's clock.
+    pub fn wait_start(&self) -> Result<(Instant, u64), String> {
+        loop {
+            match self.events.recv() {
+                Ok(Event::Start(at_ms)) => {
+                    let now = now_ms();
+                    let ahead = Duration::from_secs_f64(((at_ms - now) / 1000.0).max(0.0));
+                    return Ok((Instant::now() + ahead, at_ms.round() as u64));
+                }
+                Ok(Event::Plan(_)) => continue,
+                Ok(Event::Lost(why)) => return Err(why),
+                Ok(Event::Stop) => return Err("the controller stopped the run".into()),
+                Err(_) => return Err("the controller closed the connection".into()),
+            }
+        }
+    }
+
+    /// An exporter that sends the new lines of `results_dir/intervals.jsonl` each second.
+    pub fn streamer(&self, results_dir: &Path) -> IntervalsStreamer {
+        IntervalsStreamer {
+            path: results_dir.join(onrush_results::INTERVALS_FILE),
+            offset: 0,
+            out: self.out.clone(),
+        }
+    }
+
+    /// Sends the result files of `results_dir` (those that exist of `names`) and waits until
+    /// they are written out.
+    pub fn send_results(self, results_dir: &Path, names: &[&str]) -> Result<(), String> {
+        let mut files = Vec::new();
+        for name in names {
+            if let Ok(bytes) = std::fs::read(results_dir.join(name)) {
+                files.push((name.to_string(), bytes));
+            }
+        }
+        let metas = files
+            .iter()
+            .map(|(name, bytes)| FileMeta {
+                path: name.clone(),
+                len: bytes.len() as u64,
+                sha256: String::new(),
+            })
+            .collect();
+        self.out
+            .send(Out::Msg(Msg::Results { files: metas }))
+            .map_err(|_| "the connection to the controller is gone".to_string())?;
+        for (_, bytes) in files {
+            let _ = self.out.send(Out::Data(bytes));
+        }
+        if !self.flush() {
+            return Err("the results could not be sent to the controller in time".into());
+        }
+        self.runtime.shutdown_timeout(Duration::from_secs(1));
+        Ok(())
+    }
+
+    /// Waits (up to a minute) until everything queued is written.
+    fn flush(&self) -> bool {
+        let (done_tx, done_rx) = std_mpsc::channel();
+        self.out.send(Out::Close(done_tx)).is_ok()
+            && done_rx.recv_timeout(Duration::from_secs(60)).is_ok()
+    }
+}
+
+/// Feeds the controller: each closed second, the bytes `intervals.jsonl` grew by (whole
+/// lines only; the collector writes a second's lines in one write before the exporters run).
+pub struct IntervalsStreamer {
+    path: PathBuf,
+    offset: u64,
+    out: mpsc::UnboundedSender<Out>,
+}
+
+impl IntervalsStreamer {
+    fn send_new(&mut self) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut buf = Vec::new();
+        if f.read_to_end(&mut buf).is_err() {
+            return;
+        }
+        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        buf.truncate(end + 1);
+        self.offset += buf.len() as u64;
+        let _ = self.out.send(Out::WithData(Msg::Intervals, buf));
+    }
+}
+
+impl onrush_export::Exporter for IntervalsStreamer {
+    fn second(&mut self, _data: &onrush_export::SecondData) {
+        self.send_new();
+    }
+    fn finish(&mut self) {
+        self.send_new();
+    }
+}
+
+async fn dial(options: &AgentOptions) -> Result<Stream, String> {
+    let deadline = Instant::now() + options.wait;
+    let tcp = loop {
+        match TcpStream::connect(&options.connect).await {
+            Ok(s) => break s,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot reach the controller at {}: {e} (tried for {:?}; is `onrush run \
+                     --agents` listening there?)",
+                    options.connect, options.wait
+                ))
+            }
+        }
+    };
+    let _ = tcp.set_nodelay(true);
+    let connector = tokio_rustls::TlsConnector::from(crate::tls::client_config());
+    let name = rustls::pki_types::ServerName::try_from("onrush-controller")
+        .expect("a valid name")
+        .to_owned();
+    let mut stream = connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with the controller at {} failed: {e}", options.connect))?;
+    let binding = binding(stream.get_ref().1)?;
+    let nonce = auth::nonce();
+    let io = |e: wire::WireError| format!("the controller at {}: {e}", options.connect);
+    wire::write_msg(
+        &mut stream,
+        &Msg::Hello {
+            onrush: crate::VERSION.to_string(),
+            results_format: RESULTS_FORMAT,
+            name: options.name.clone(),
+            threads: options.threads,
+            nonce: nonce.clone(),
+        },
+    )
+    .await
+    .map_err(io)?;
+    let (controller_nonce, proof) = match wire::read_frame(&mut stream).await.map_err(io)? {
+        Frame::Msg(Msg::Challenge { nonce, proof }) => (nonce, proof),
+        Frame::Msg(Msg::Refused { reason }) => {
+            return Err(format!("the controller refused this agent: {reason}"))
+        }
+        other => {
+            return Err(format!(
+                "the controller sent {other:?} instead of a challenge"
+            ))
+        }
+    };
+    if !auth::verify(
+        &options.token,
+        Role::Controller,
+        &binding,
+        &nonce,
+        &controller_nonce,
+        &proof,
+    ) {
+        let _ = wire::write_msg(
+            &mut stream,
+            &Msg::Refused {
+                reason: "the controller's proof does not match this agent's token".into(),
+            },
+        )
+        .await;
+        return Err(format!(
+            "refused the controller at {}: it does not know this agent's token (another \
+             token file, or not the controller you meant); no load was generated",
+            options.connect
+        ));
+    }
+    let mine = auth::proof(
+        &options.token,
+        Role::Agent,
+        &binding,
+        &nonce,
+        &controller_nonce,
+    );
+    wire::write_msg(&mut stream, &Msg::Proof { proof: mine })
+        .await
+        .map_err(io)?;
+    match wire::read_frame(&mut stream).await.map_err(io)? {
+        Frame::Msg(Msg::Welcome) => Ok(stream),
+        Frame::Msg(Msg::Refused { reason }) => {
+            Err(format!("the controller refused this agent: {reason}"))
+        }
+        other => Err(format!(
+            "the controller sent {other:?} instead of a welcome"
+        )),
+    }
+}
+
+/// The TLS session's exported value both proofs are bound to.
+pub(crate) fn binding<D>(conn: &rustls::ConnectionCommon<D>) -> Result<Vec<u8>, String> {
+    let mut out = [0u8; 32];
+    conn.export_keying_material(&mut out, crate::auth::EXPORTER_LABEL, None)
+        .map_err(|e| format!("TLS keying material: {e}"))?;
+    Ok(out.to_vec())
+}
+
+async fn write_loop(mut w: WriteHalf<Stream>, mut rx: mpsc::UnboundedReceiver<Out>) {
+    let mut beat = tokio::time::interval(HEARTBEAT);
+    loop {
+        tokio::select! {
+            next = rx.recv() => {
+                let ok = match next {
+                    None => break,
+                    Some(Out::Msg(m)) => wire::write_msg(&mut w, &m).await.is_ok(),
+                    Some(Out::WithData(m, d)) => wire::write_msg(&mut w, &m).await.is_ok()
+                        && wire::write_data(&mut w, &d).await.is_ok(),
+                    Some(Out::Data(d)) => wire::write_data(&mut w, &d).await.is_ok(),
+                    Some(Out::Close(done)) => {
+                        let _ = tokio::io::AsyncWriteExt::shutdown(&mut w).await;
+                        let _ = done.send(());
+                        return;
+                    }
+                };
+                if !ok {
+                    break;
+                }
+            }
+            _ = beat.tick() => {
+                if wire::write_msg(&mut w, &Msg::Heartbeat).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = tokio::io::AsyncWriteExt::shutdown(&mut w).await;
+}
+
+async fn read_loop(
+    mut r: ReadHalf<Stream>,
+    out: mpsc::UnboundedSender<Out>,
+    events: std_mpsc::Sender<Event>,
+    bundle_root: PathBuf,
+    on_stop: Arc<dyn Fn() + Send + Sync>,
+) {
+    let lost = |why: String| {
+        on_stop();
+        let _ = events.send(Event::Lost(why));
+    };
+    loop {
+        let frame = match tokio::time::timeout(LOSS_AFTER, wire::read_frame(&mut r)).await {
+            Err(_) => {
+                return lost(format!(
+                    "no word from the controller for {LOSS_AFTER:?}: stopping the load"
+                ))
+            }
+            Ok(Err(e)) => return lost(format!("the connection to the controller ended: {e}")),
+            Ok(Ok(f)) => f,
+        };
+        match frame {
+            Frame::Msg(Msg::Ping { t0 }) => {
+                let _ = out.send(Out::Msg(Msg::Pong { t0, t1: now_ms() }));
+            }
+            Frame::Msg(Msg::Plan {
+                plan,
+                files,
+                overrides,
+                segment,
+                run_name,
+            }) => {
+                let mut result = Ok(());
+                let mut plan_at = None;
+                for meta in &files {
+                    let bytes = match wire::read_file(&mut r, meta.len).await {
+                        Ok(b) => b,
+                        Err(e) => return lost(format!("receiving the plan's files: {e}")),
+                    };
+                    if result.is_ok() {
+                        match bundle::write(&bundle_root, meta, &bytes) {
+                            Ok(at) if meta.path == plan => plan_at = Some(at),
+                            Ok(_) => {}
+                            Err(e) => result = Err(e),
+                        }
+                    }
+                }
+                let assignment = result.and_then(|()| {
+                    Ok(Assignment {
+                        plan: plan_at.ok_or("the bundle did not hold the plan")?,
+                        overrides,
+                        segment,
+                        run_name,
+                    })
+                });
+                let _ = events.send(Event::Plan(assignment));
+            }
+            Frame::Msg(Msg::Start { at_unix_ms }) => {
+                let _ = events.send(Event::Start(at_unix_ms));
+            }
+            Frame::Msg(Msg::Stop) => {
+                on_stop();
+                let _ = events.send(Event::Stop);
+            }
+            Frame::Msg(_) | Frame::Data(_) => {}
+        }
+    }
+}

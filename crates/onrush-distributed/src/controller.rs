@@ -1,0 +1,744 @@
+//! The controller's side: listen, admit exactly the agents asked for (token proofs both ways,
+//! same version), measure their clocks, hand each the bundle and its segment, start them at
+//! one instant, gather their streamed seconds and heartbeats, notice a lost agent, and keep
+//! each agent's results under `agents/<name>/` for the merge.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_rustls::server::TlsStream;
+
+use crate::auth::{self, Role};
+use crate::bundle::Bundle;
+use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
+use crate::{HEARTBEAT, LOSS_AFTER, RESULTS_FORMAT, VERSION};
+
+type Stream = TlsStream<TcpStream>;
+
+/// How the controller listens and whom it waits for.
+pub struct ControllerOptions {
+    pub listen: SocketAddr,
+    pub token: String,
+    pub agents: usize,
+    /// How long to wait for all agents to join.
+    pub wait: Duration,
+    pub quiet: bool,
+}
+
+/// One agent as the controller knows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AgentReport {
+    pub name: String,
+    pub address: String,
+    pub threads: usize,
+    pub segment: Option<SegmentMsg>,
+    /// The agent's clock minus the controller's, in ms (from the probe with the shortest
+    /// round trip).
+    pub clock_offset_ms: f64,
+    /// That probe's round trip: the offset is known to within half of it.
+    pub clock_rtt_ms: f64,
+    /// Seconds from the start when the agent was found lost (no word for 3 s), if it was.
+    pub lost_at_s: Option<f64>,
+    pub lost_reason: Option<String>,
+    /// Whether it handed its result files over at the end.
+    pub results_received: bool,
+    /// Bytes of `intervals.jsonl` it streamed during the run.
+    pub streamed_bytes: u64,
+}
+
+/// An admitted agent: its connection already has its reader and writer (heartbeats start at
+/// once, so an agent that waits for the others is not taken for lost).
+struct Joined {
+    report: AgentReport,
+    id: u64,
+    out: mpsc::UnboundedSender<Out>,
+}
+
+/// An admitted agent's connection: it is heard from, and written to, from the moment it
+/// joins.
+struct Admitted {
+    report: AgentReport,
+    stream: Stream,
+}
+
+/// A listening controller.
+pub struct Controller {
+    runtime: tokio::runtime::Runtime,
+    addr: SocketAddr,
+    joined: mpsc::UnboundedReceiver<Joined>,
+    events: std_mpsc::Receiver<(u64, Event)>,
+    options: ControllerOptions,
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+impl Controller {
+    /// Listens on `options.listen` and starts admitting agents.
+    pub fn bind(options: ControllerOptions) -> Result<Controller, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("onrush-controller")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the controller's I/O thread: {e}"))?;
+        let listener = runtime
+            .block_on(TcpListener::bind(options.listen))
+            .map_err(|e| format!("--listen {}: cannot listen: {e}", options.listen))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("--listen {}: {e}", options.listen))?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(crate::tls::server_config()?);
+        let (tx, joined) = mpsc::unbounded_channel();
+        let (ev_tx, events) = std_mpsc::channel();
+        let token = Arc::new(options.token.clone());
+        let quiet = options.quiet;
+        runtime.spawn(async move {
+            let mut next_id = 0u64;
+            loop {
+                let Ok((tcp, peer)) = listener.accept().await else {
+                    continue;
+                };
+                next_id += 1;
+                let id = next_id;
+                let (acceptor, token, tx, ev_tx) =
+                    (acceptor.clone(), token.clone(), tx.clone(), ev_tx.clone());
+                tokio::spawn(async move {
+                    let _ = tcp.set_nodelay(true);
+                    match admit(acceptor, tcp, peer, &token).await {
+                        Ok(a) => {
+                            let (r, w) = tokio::io::split(a.stream);
+                            let (out, out_rx) = mpsc::unbounded_channel();
+                            tokio::spawn(write_loop(w, out_rx));
+                            tokio::spawn(read_loop(r, id, ev_tx));
+                            let _ = tx.send(Joined {
+                                report: a.report,
+                                id,
+                                out,
+                            });
+                        }
+                        Err(e) if !quiet => eprintln!("agent from {peer} refused: {e}"),
+                        Err(_) => {}
+                    }
+                });
+            }
+        });
+        Ok(Controller {
+            runtime,
+            addr,
+            joined,
+            events,
+            options,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits for the agents, sends them the plan, starts them together and gathers their
+    /// results under `out_dir/agents/<name>/`. `interrupted` is polled: when it says so,
+    /// every agent is told to stop (and still sends its results).
+    pub fn run(
+        mut self,
+        bundle: &Bundle,
+        overrides: &[(String, String)],
+        run_name: &str,
+        out_dir: &Path,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<AgentReport>, String> {
+        let n = self.options.agents;
+        let quiet = self.options.quiet;
+        let deadline = Instant::now() + self.options.wait;
+        let mut agents: Vec<Joined> = Vec::new();
+        while agents.len() < n {
+            if interrupted() {
+                return Err("interrupted while waiting for agents".into());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let names: Vec<String> = agents
+                    .iter()
+                    .map(|a| format!("{} ({})", a.report.name, a.report.address))
+                    .collect();
+                return Err(format!(
+                    "{} of {n} agents joined in {:?}: {}; still missing {}. Start them with \
+                     `onrush agent --connect {} --token-file FILE`, or give more time with \
+                     --agents-wait",
+                    agents.len(),
+                    self.options.wait,
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    },
+                    n - agents.len(),
+                    self.addr
+                ));
+            }
+            let next = self.runtime.block_on(async {
+                tokio::time::timeout(left.min(Duration::from_millis(200)), self.joined.recv()).await
+            });
+            if let Ok(Some(mut j)) = next {
+                let taken = |name: &str| agents.iter().any(|a| a.report.name == name);
+                if taken(&j.report.name) {
+                    let base = j.report.name.clone();
+                    let mut k = 2;
+                    while taken(&format!("{base}-{k}")) {
+                        k += 1;
+                    }
+                    j.report.name = format!("{base}-{k}");
+                }
+                if !quiet {
+                    eprintln!(
+                        "agent {} joined from {} ({} threads, clock offset {:+.1} ms ± {:.1}) [{}/{n}]",
+                        j.report.name,
+                        j.report.address,
+                        j.report.threads,
+                        j.report.clock_offset_ms,
+                        j.report.clock_rtt_ms / 2.0,
+                        agents.len() + 1
+                    );
+                }
+                agents.push(j);
+            }
+        }
+        // Agents that come now are refused: the run has its agents.
+        let mut late = std::mem::replace(&mut self.joined, mpsc::unbounded_channel().1);
+        self.runtime.spawn(async move {
+            while let Some(j) = late.recv().await {
+                let _ = j.out.send(Out::Msg(Msg::Refused {
+                    reason: "the run has all the agents it asked for".into(),
+                }));
+            }
+        });
+
+        // Segments: the workers of all agents, numbered in join order.
+        let total: usize = agents.iter().map(|a| a.report.threads).sum();
+        let mut first = 0;
+        for a in &mut agents {
+            a.report.segment = Some(SegmentMsg {
+                first_worker: first,
+                total_workers: total,
+                workers: a.report.threads,
+            });
+            first += a.report.threads;
+        }
+        let agents_dir = out_dir.join("agents");
+        let index: BTreeMap<u64, usize> =
+            agents.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
+        let raw_events = self.events;
+        let events = EventsOf {
+            raw: raw_events,
+            index,
+        };
+        let mut links = Vec::new();
+        let mut reports = Vec::new();
+        for a in agents {
+            let plan = Msg::Plan {
+                plan: bundle.plan_path().to_string(),
+                files: bundle.files.iter().map(|(m, _)| m.clone()).collect(),
+                overrides: overrides.to_vec(),
+                segment: a.report.segment.expect("set above"),
+                run_name: run_name.to_string(),
+            };
+            let _ = a.out.send(Out::Msg(plan));
+            for (_, bytes) in &bundle.files {
+                let _ = a.out.send(Out::Data(bytes.clone()));
+            }
+            links.push(a.out);
+            reports.push(a.report);
+        }
+
+        // Every agent loads the plan, then says ready.
+        let mut ready = vec![false; reports.len()];
+        let ready_by = Instant::now() + Duration::from_secs(120);
+        while !ready.iter().all(|r| *r) {
+            let left = ready_by.saturating_duration_since(Instant::now());
+            match events.recv_timeout(left.max(Duration::from_millis(1))) {
+                Ok((i, Event::Ready)) => ready[i] = true,
+                Ok((i, Event::Failed(e))) => {
+                    stop_all(&links);
+                    return Err(format!("agent {}: {e}", reports[i].name));
+                }
+                Ok((i, Event::Lost(e))) => {
+                    stop_all(&links);
+                    return Err(format!(
+                        "agent {} was lost before the start: {e}",
+                        reports[i].name
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    stop_all(&links);
+                    let slow: Vec<&str> = reports
+                        .iter()
+                        .zip(&ready)
+                        .filter(|(_, r)| !**r)
+                        .map(|(a, _)| a.name.as_str())
+                        .collect();
+                    return Err(format!("agents not ready after 120 s: {}", slow.join(", ")));
+                }
+            }
+        }
+
+        // One instant for all: far enough ahead for the slowest link.
+        let worst_rtt = reports.iter().map(|a| a.clock_rtt_ms).fold(0.0, f64::max);
+        let start_ms = now_ms() + 500.0 + 4.0 * worst_rtt;
+        for (a, link) in reports.iter().zip(&links) {
+            let _ = link.send(Out::Msg(Msg::Start {
+                at_unix_ms: start_ms + a.clock_offset_ms,
+            }));
+        }
+        let start =
+            Instant::now() + Duration::from_secs_f64(((start_ms - now_ms()) / 1000.0).max(0.0));
+        if !quiet {
+            eprintln!(
+                "{} agents start together in {:.0} ms",
+                reports.len(),
+                start_ms - now_ms()
+            );
+        }
+
+        let mut files: Vec<Option<(Vec<FileMeta>, usize)>> = vec![None; reports.len()];
+        let mut done = vec![false; reports.len()];
+        let mut status = LiveStatus::new(reports.len(), quiet);
+        let mut stop_sent = false;
+        for a in &reports {
+            let dir = agents_dir.join(&a.name);
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            // A fresh stream file for this run.
+            let _ = std::fs::remove_file(dir.join(onrush_results::INTERVALS_FILE));
+        }
+        while !done.iter().all(|d| *d) {
+            if interrupted() && !stop_sent {
+                stop_sent = true;
+                if !quiet {
+                    eprintln!("interrupted: stopping every agent; waiting for their results");
+                }
+                stop_all(&links);
+            }
+            match events.recv_timeout(Duration::from_millis(100)) {
+                Ok((i, Event::Intervals(bytes))) => {
+                    reports[i].streamed_bytes += bytes.len() as u64;
+                    let path = agents_dir
+                        .join(&reports[i].name)
+                        .join(onrush_results::INTERVALS_FILE);
+                    if let Err(e) = append(&path, &bytes) {
+                        eprintln!("warning: {}: {e}", path.display());
+                    }
+                    status.lines(i, &bytes);
+                }
+                Ok((i, Event::Results(list))) => {
+                    files[i] = Some((list, 0));
+                    if files[i].as_ref().is_some_and(|(l, _)| l.is_empty()) {
+                        reports[i].results_received = true;
+                        done[i] = true;
+                    }
+                }
+                Ok((i, Event::Data(bytes))) => {
+                    if let Some((list, k)) = files[i].as_mut() {
+                        if let Some(meta) = list.get(*k) {
+                            let path = agents_dir
+                                .join(&reports[i].name)
+                                .join(Path::new(&meta.path).file_name().unwrap_or_default());
+                            if let Err(e) = std::fs::write(&path, &bytes) {
+                                eprintln!("warning: {}: {e}", path.display());
+                            }
+                            *k += 1;
+                            if *k == list.len() {
+                                reports[i].results_received = true;
+                                done[i] = true;
+                            }
+                        }
+                    }
+                }
+                Ok((i, Event::Lost(why))) => {
+                    if !done[i] {
+                        done[i] = true;
+                        let at = start.elapsed().as_secs_f64();
+                        reports[i].lost_at_s = Some(at);
+                        reports[i].lost_reason = Some(why.clone());
+                        eprintln!(
+                            "agent {} lost at {at:.1} s: {why}; the run goes on with the others \
+                             (its results up to its last second are kept)",
+                            reports[i].name
+                        );
+                    }
+                }
+                Ok((_, Event::Ready | Event::Failed(_))) => {}
+                Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std_mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            status.tick(&reports, &done);
+        }
+        status.finish();
+        drop(links);
+        self.runtime.shutdown_timeout(Duration::from_secs(1));
+        Ok(reports)
+    }
+}
+
+fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(bytes)
+}
+
+fn stop_all(links: &[mpsc::UnboundedSender<Out>]) {
+    for l in links {
+        let _ = l.send(Out::Msg(Msg::Stop));
+    }
+}
+
+/// TLS, then the agent's hello (version checks), the token proofs both ways, and the clock
+/// probes.
+async fn admit(
+    acceptor: tokio_rustls::TlsAcceptor,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    token: &str,
+) -> Result<Admitted, String> {
+    let step = Duration::from_secs(10);
+    let mut stream = tokio::time::timeout(step, acceptor.accept(tcp))
+        .await
+        .map_err(|_| "no TLS handshake in 10 s".to_string())?
+        .map_err(|e| format!("TLS: {e}"))?;
+    let binding = crate::agent::binding(stream.get_ref().1)?;
+    let (name, threads, agent_nonce) = match read(&mut stream).await? {
+        Frame::Msg(Msg::Hello {
+            onrush,
+            results_format,
+            name,
+            threads,
+            nonce,
+        }) => {
+            let refuse = if onrush != VERSION {
+                Some(format!(
+                    "the agent is onrush {onrush} and the controller onrush {VERSION}: run the \
+                     same version on both"
+                ))
+            } else if results_format != RESULTS_FORMAT {
+                Some(format!(
+                    "the agent writes results format {results_format}, the controller {RESULTS_FORMAT}"
+                ))
+            } else if threads == 0 || threads > 4096 {
+                Some(format!("the agent announced {threads} threads"))
+            } else {
+                None
+            };
+            if let Some(reason) = refuse {
+                let _ = wire::write_msg(
+                    &mut stream,
+                    &Msg::Refused {
+                        reason: reason.clone(),
+                    },
+                )
+                .await;
+                return Err(reason);
+            }
+            (name, threads, nonce)
+        }
+        other => return Err(format!("expected a hello, got {other:?}")),
+    };
+    let nonce = auth::nonce();
+    let proof = auth::proof(token, Role::Controller, &binding, &agent_nonce, &nonce);
+    wire::write_msg(
+        &mut stream,
+        &Msg::Challenge {
+            nonce: nonce.clone(),
+            proof,
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    match read(&mut stream).await? {
+        Frame::Msg(Msg::Proof { proof })
+            if auth::verify(token, Role::Agent, &binding, &agent_nonce, &nonce, &proof) => {}
+        Frame::Msg(Msg::Proof { .. }) => {
+            let reason =
+                "wrong token: the agent's proof does not match this run's token".to_string();
+            let _ = wire::write_msg(
+                &mut stream,
+                &Msg::Refused {
+                    reason: reason.clone(),
+                },
+            )
+            .await;
+            return Err(format!("{name}: {reason}"));
+        }
+        Frame::Msg(Msg::Refused { reason }) => return Err(format!("{name}: {reason}")),
+        other => return Err(format!("expected a proof, got {other:?}")),
+    }
+    wire::write_msg(&mut stream, &Msg::Welcome)
+        .await
+        .map_err(|e| e.to_string())?;
+    // Clock probes: the offset from the one with the shortest round trip (NTP's rule).
+    let mut best: Option<(f64, f64)> = None;
+    for _ in 0..8 {
+        let t0 = now_ms();
+        wire::write_msg(&mut stream, &Msg::Ping { t0 })
+            .await
+            .map_err(|e| e.to_string())?;
+        let t1 = loop {
+            match read(&mut stream).await? {
+                // JSON may not give a float back to the last bit: matched within 1 µs.
+                Frame::Msg(Msg::Pong { t0: echo, t1 }) if (echo - t0).abs() < 1e-3 => break t1,
+                _ => continue,
+            }
+        };
+        let t2 = now_ms();
+        let rtt = t2 - t0;
+        let offset = t1 - (t0 + t2) / 2.0;
+        if best.is_none_or(|(r, _)| rtt < r) {
+            best = Some((rtt, offset));
+        }
+    }
+    let (rtt, offset) = best.expect("probed");
+    Ok(Admitted {
+        report: AgentReport {
+            name,
+            address: peer.to_string(),
+            threads,
+            segment: None,
+            clock_offset_ms: offset,
+            clock_rtt_ms: rtt,
+            lost_at_s: None,
+            lost_reason: None,
+            results_received: false,
+            streamed_bytes: 0,
+        },
+        stream,
+    })
+}
+
+enum Out {
+    Msg(Msg),
+    Data(Vec<u8>),
+}
+
+enum Event {
+    Ready,
+    Failed(String),
+    Intervals(Vec<u8>),
+    Results(Vec<FileMeta>),
+    Data(Vec<u8>),
+    Lost(String),
+}
+
+async fn write_loop(mut w: WriteHalf<Stream>, mut rx: mpsc::UnboundedReceiver<Out>) {
+    let mut beat = tokio::time::interval(HEARTBEAT);
+    loop {
+        tokio::select! {
+            next = rx.recv() => {
+                let ok = match next {
+                    None => break,
+                    Some(Out::Msg(m)) => wire::write_msg(&mut w, &m).await.is_ok(),
+                    Some(Out::Data(d)) => wire::write_data(&mut w, &d).await.is_ok(),
+                };
+                if !ok { break; }
+            }
+            _ = beat.tick() => {
+                if wire::write_msg(&mut w, &Msg::Heartbeat).await.is_err() { break; }
+            }
+        }
+    }
+}
+
+async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u64, Event)>) {
+    let mut expect_intervals = false;
+    // A results file's bytes may come in several data frames: gathered here, one event each.
+    let mut results: Option<(Vec<u64>, usize, Vec<u8>)> = None;
+    loop {
+        let frame = match tokio::time::timeout(LOSS_AFTER, wire::read_frame(&mut r)).await {
+            Err(_) => {
+                let _ = events.send((i, Event::Lost(format!("no word for {LOSS_AFTER:?}"))));
+                return;
+            }
+            Ok(Err(e)) => {
+                let _ = events.send((i, Event::Lost(format!("connection ended: {e}"))));
+                return;
+            }
+            Ok(Ok(f)) => f,
+        };
+        let event = match frame {
+            Frame::Msg(Msg::Ready) => Event::Ready,
+            Frame::Msg(Msg::Failed { error }) => Event::Failed(error),
+            Frame::Msg(Msg::Intervals) => {
+                expect_intervals = true;
+                continue;
+            }
+            Frame::Msg(Msg::Results { files }) => {
+                let lens: Vec<u64> = files.iter().map(|f| f.len).collect();
+                let first_empty = lens.first() == Some(&0);
+                results = Some((lens, 0, Vec::new()));
+                let _ = events.send((i, Event::Results(files)));
+                if first_empty {
+                    flush_empty_files(&mut results, i, &events);
+                }
+                continue;
+            }
+            Frame::Msg(_) => continue,
+            Frame::Data(d) if expect_intervals => {
+                expect_intervals = false;
+                Event::Intervals(d)
+            }
+            Frame::Data(d) => {
+                let Some((lens, k, buf)) = results.as_mut() else {
+                    continue;
+                };
+                buf.extend_from_slice(&d);
+                if lens.get(*k).is_some_and(|&l| buf.len() as u64 >= l) {
+                    let file = std::mem::take(buf);
+                    *k += 1;
+                    let _ = events.send((i, Event::Data(file)));
+                    flush_empty_files(&mut results, i, &events);
+                }
+                continue;
+            }
+        };
+        if events.send((i, event)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Empty files send no data frame: each is delivered as soon as its turn comes.
+fn flush_empty_files(
+    results: &mut Option<(Vec<u64>, usize, Vec<u8>)>,
+    i: u64,
+    events: &std_mpsc::Sender<(u64, Event)>,
+) {
+    if let Some((lens, k, _)) = results.as_mut() {
+        while lens.get(*k) == Some(&0) {
+            *k += 1;
+            let _ = events.send((i, Event::Data(Vec::new())));
+        }
+    }
+}
+
+/// The events of the agents of the run, by their index in it (those of connections that are
+/// not in the run are dropped).
+struct EventsOf {
+    raw: std_mpsc::Receiver<(u64, Event)>,
+    index: BTreeMap<u64, usize>,
+}
+
+impl EventsOf {
+    fn recv_timeout(&self, d: Duration) -> Result<(usize, Event), std_mpsc::RecvTimeoutError> {
+        let until = Instant::now() + d;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let (id, e) = self.raw.recv_timeout(left)?;
+            if let Some(&i) = self.index.get(&id) {
+                return Ok((i, e));
+            }
+        }
+    }
+}
+
+/// The controller's live line: per second, the requests and failures of every agent.
+struct LiveStatus {
+    quiet: bool,
+    /// Per agent: second → (requests, failures).
+    per_agent: Vec<BTreeMap<u64, (u64, u64)>>,
+    shown: u64,
+    last_print: Instant,
+}
+
+impl LiveStatus {
+    fn new(agents: usize, quiet: bool) -> Self {
+        LiveStatus {
+            quiet,
+            per_agent: vec![BTreeMap::new(); agents],
+            shown: 0,
+            last_print: Instant::now(),
+        }
+    }
+
+    fn lines(&mut self, agent: usize, bytes: &[u8]) {
+        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            if let Ok(onrush_results::Line::Step(s)) = serde_json::from_slice(line) {
+                let e = self.per_agent[agent].entry(s.t).or_default();
+                e.0 += s.requests;
+                e.1 += s.failures;
+            }
+        }
+    }
+
+    /// Prints the newest second every live agent has sent, once.
+    fn tick(&mut self, reports: &[AgentReport], done: &[bool]) {
+        if self.quiet || self.last_print.elapsed() < Duration::from_millis(900) {
+            return;
+        }
+        let latest = |m: &BTreeMap<u64, (u64, u64)>| m.keys().next_back().copied();
+        let Some(t) = self
+            .per_agent
+            .iter()
+            .zip(done)
+            .filter(|(_, d)| !**d)
+            .filter_map(|(m, _)| latest(m))
+            .min()
+        else {
+            return;
+        };
+        if t < self.shown {
+            return;
+        }
+        self.shown = t + 1;
+        self.last_print = Instant::now();
+        let mut total = (0, 0);
+        let mut parts = Vec::new();
+        for (a, m) in reports.iter().zip(&self.per_agent) {
+            let (r, f) = m.get(&t).copied().unwrap_or_default();
+            total.0 += r;
+            total.1 += f;
+            let state = if a.lost_at_s.is_some() { " LOST" } else { "" };
+            parts.push(format!("{} {r}/s{state}", a.name));
+        }
+        eprintln!(
+            "[{}s] {} req/s, {} failed · {}",
+            t + 1,
+            total.0,
+            total.1,
+            parts.join(" · ")
+        );
+        for m in &mut self.per_agent {
+            while m.len() > 4 {
+                m.pop_first();
+            }
+        }
+    }
+
+    fn finish(&self) {}
+}
+
+/// Writes `reports` as `agents.json` in `dir`.
+pub fn write_agents_file(dir: &Path, reports: &[AgentReport]) -> std::io::Result<PathBuf> {
+    let path = dir.join("agents.json");
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "agents": reports }))
+        .expect("agent reports serialise");
+    std::fs::write(&path, text + "\n")?;
+    Ok(path)
+}
+
+/// A frame, within 10 s.
+async fn read(s: &mut Stream) -> Result<Frame, String> {
+    tokio::time::timeout(Duration::from_secs(10), wire::read_frame(s))
+        .await
+        .map_err(|_| "no answer in 10 s".to_string())?
+        .map_err(|e| e.to_string())
+}

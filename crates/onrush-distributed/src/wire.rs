@@ -1,0 +1,209 @@
+//! The control connection's framing: each frame is a 4-byte big-endian length, one kind byte
+//! and the payload. Kind 0 is a JSON [`Msg`]; kind 1 is raw bytes that belong to the message
+//! before it (the files of a plan bundle, a stretch of `intervals.jsonl`, the results at the
+//! end), so that bulk data is never escaped into JSON.
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The largest frame either side accepts: a peer that announces more is refused, not
+/// believed (a 4 GB length would otherwise be allocated).
+pub const MAX_FRAME: usize = 4 << 20;
+/// Files are sent in chunks of this size.
+pub const CHUNK: usize = 1 << 20;
+
+const KIND_MSG: u8 = 0;
+const KIND_DATA: u8 = 1;
+
+/// A file of a bundle or of the results, announced before its bytes.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    /// Bundle: the controller's absolute path; results: the file name.
+    pub path: String,
+    pub len: u64,
+    /// SHA-256 of the content, hex.
+    pub sha256: String,
+}
+
+/// Where an agent's share of the load is: see `onrush_engine::Segment`.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentMsg {
+    pub first_worker: usize,
+    pub total_workers: usize,
+    pub workers: usize,
+}
+
+/// Everything said on a control connection.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Msg {
+    /// Agent → controller, first: who it is and what it speaks.
+    Hello {
+        onrush: String,
+        results_format: u32,
+        name: String,
+        threads: usize,
+        nonce: String,
+    },
+    /// Controller → agent: its nonce and its proof that it knows the token.
+    Challenge { nonce: String, proof: String },
+    /// Agent → controller: its proof that it knows the token.
+    Proof { proof: String },
+    /// Controller → agent: accepted.
+    Welcome,
+    /// Either side: the connection is refused, and why (the other side prints it).
+    Refused { reason: String },
+    /// Controller → agent: a clock probe (`t0` on the controller's clock, Unix ms).
+    Ping { t0: f64 },
+    /// Agent → controller: the probe back with the agent's clock when it answered.
+    Pong { t0: f64, t1: f64 },
+    /// Controller → agent: the plan and its files (their bytes follow as data frames, file
+    /// by file in this order), the `-D` values resolved on the controller, and the agent's
+    /// share of the load.
+    Plan {
+        plan: String,
+        files: Vec<FileMeta>,
+        overrides: Vec<(String, String)>,
+        segment: SegmentMsg,
+        run_name: String,
+    },
+    /// Agent → controller: the plan is loaded and prepared.
+    Ready,
+    /// Agent → controller: the plan could not be loaded or run here.
+    Failed { error: String },
+    /// Controller → agent: start the load at this instant of the agent's own clock (Unix ms).
+    Start { at_unix_ms: f64 },
+    /// Agent → controller: the next bytes of its `intervals.jsonl` follow in one data frame.
+    Intervals,
+    /// Both ways, every second: still here.
+    Heartbeat,
+    /// Controller → agent: stop the load now and send the results.
+    Stop,
+    /// Agent → controller: the run is over; its result files follow.
+    Results { files: Vec<FileMeta> },
+}
+
+/// A frame read.
+#[derive(Debug)]
+pub enum Frame {
+    Msg(Msg),
+    Data(Vec<u8>),
+}
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error(
+        "the peer sent a frame of {0} bytes, more than the {MAX_FRAME} allowed: is it onrush?"
+    )]
+    TooLarge(usize),
+    #[error("the peer sent a frame of unknown kind {0}: is it onrush, of this version?")]
+    Kind(u8),
+    #[error("the peer sent a message that is not onrush's: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+pub async fn write_msg<W: AsyncWrite + Unpin>(w: &mut W, msg: &Msg) -> Result<(), WireError> {
+    let body = serde_json::to_vec(msg)?;
+    write_frame(w, KIND_MSG, &body).await
+}
+
+pub async fn write_data<W: AsyncWrite + Unpin>(w: &mut W, data: &[u8]) -> Result<(), WireError> {
+    for chunk in data.chunks(CHUNK) {
+        write_frame(w, KIND_DATA, chunk).await?;
+    }
+    Ok(())
+}
+
+async fn write_frame<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    kind: u8,
+    body: &[u8],
+) -> Result<(), WireError> {
+    if body.len() > MAX_FRAME {
+        return Err(WireError::TooLarge(body.len()));
+    }
+    let mut head = [0u8; 5];
+    head[..4].copy_from_slice(&(body.len() as u32).to_be_bytes());
+    head[4] = kind;
+    w.write_all(&head).await?;
+    w.write_all(body).await?;
+    w.flush().await?;
+    Ok(())
+}
+
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R) -> Result<Frame, WireError> {
+    let mut head = [0u8; 5];
+    r.read_exact(&mut head).await?;
+    let len = u32::from_be_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+    if len > MAX_FRAME {
+        return Err(WireError::TooLarge(len));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).await?;
+    match head[4] {
+        KIND_MSG => Ok(Frame::Msg(serde_json::from_slice(&body)?)),
+        KIND_DATA => Ok(Frame::Data(body)),
+        k => Err(WireError::Kind(k)),
+    }
+}
+
+/// Reads `len` bytes sent as data frames (a file announced by a [`FileMeta`]).
+pub async fn read_file<R: AsyncRead + Unpin>(r: &mut R, len: u64) -> Result<Vec<u8>, WireError> {
+    let mut out = Vec::with_capacity(len.min(MAX_FRAME as u64) as usize);
+    while (out.len() as u64) < len {
+        match read_frame(r).await? {
+            Frame::Data(d) => out.extend_from_slice(&d),
+            Frame::Msg(m) => {
+                return Err(WireError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("expected file bytes, got a {m:?} message"),
+                )))
+            }
+        }
+    }
+    if out.len() as u64 != len {
+        return Err(WireError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a file of {len} bytes came with {} bytes", out.len()),
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn messages_and_data_round_trip_and_oversized_frames_are_refused() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 16);
+        let msg = Msg::Hello {
+            onrush: "0.1.0".into(),
+            results_format: 2,
+            name: "a1".into(),
+            threads: 2,
+            nonce: "ab".into(),
+        };
+        let writer = tokio::spawn(async move {
+            write_msg(&mut a, &msg).await.unwrap();
+            write_data(&mut a, &vec![7u8; CHUNK + 5]).await.unwrap();
+            a.write_all(&(u32::MAX).to_be_bytes()).await.unwrap();
+            a.write_all(&[0]).await.unwrap();
+        });
+        assert!(matches!(
+            read_frame(&mut b).await.unwrap(),
+            Frame::Msg(Msg::Hello { threads: 2, .. })
+        ));
+        let file = read_file(&mut b, CHUNK as u64 + 5).await.unwrap();
+        assert_eq!(file.len(), CHUNK + 5);
+        assert!(file.iter().all(|&x| x == 7));
+        assert!(matches!(
+            read_frame(&mut b).await,
+            Err(WireError::TooLarge(_))
+        ));
+        writer.await.unwrap();
+    }
+}

@@ -1,0 +1,351 @@
+//! Distributed runs: `onrush run PLAN --agents N` (the controller) and `onrush agent`.
+//! Flags only; the protocol is onrush-distributed's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use onrush_distributed::agent::{AgentLink, AgentOptions};
+use onrush_distributed::auth;
+use onrush_distributed::bundle::Bundle;
+use onrush_distributed::controller::{self, Controller, ControllerOptions};
+use onrush_plan::Plan;
+
+use super::run::{AgentShare, Output};
+use super::{exit, CommonRunArgs};
+
+/// The controller's flags on `onrush run`.
+#[derive(Args)]
+pub struct ControllerArgs {
+    /// Run the plan on N agents (`onrush agent --connect ...` on each load machine) instead
+    /// of on this machine; this process becomes their controller.
+    #[arg(long, value_name = "N")]
+    pub agents: Option<usize>,
+    /// Where the controller listens for its agents.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "0.0.0.0:7878",
+        requires = "agents"
+    )]
+    pub listen: std::net::SocketAddr,
+    /// The token agents must prove they know (first line of FILE, ≥ 16 characters)
+    /// [default: a new one, written to the results directory as agent-token].
+    #[arg(long, value_name = "FILE", requires = "agents")]
+    pub token_file: Option<PathBuf>,
+    /// How long to wait for all agents to join, in seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120,
+        requires = "agents"
+    )]
+    pub agents_wait: u64,
+}
+
+#[derive(Args)]
+pub struct AgentArgs {
+    /// The controller's HOST:PORT (`onrush run PLAN --agents N` listens on :7878).
+    #[arg(long, value_name = "HOST:PORT")]
+    connect: String,
+    /// The run's token (the controller writes one to its results directory as agent-token).
+    #[arg(long, value_name = "FILE")]
+    token_file: PathBuf,
+    /// This agent's name in the results [default: the host name].
+    #[arg(long)]
+    name: Option<String>,
+    /// Worker threads [default: one per core].
+    #[arg(long, short = 't', value_name = "N")]
+    threads: Option<usize>,
+    /// Where the plan's files and this agent's own results go
+    /// [default: onrush-agent/<name>-<timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    /// How long to keep dialing a controller that is not listening yet, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    wait: u64,
+    /// No progress lines.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// `onrush run PLAN --agents N`.
+pub fn controller(
+    plan: &Plan,
+    defines: &[(String, String)],
+    args: &ControllerArgs,
+    agents: usize,
+    common: &CommonRunArgs,
+) -> i32 {
+    let _ = defines;
+    onrush_engine::signals::install();
+    if agents == 0 {
+        eprintln!("error: --agents 0: a distributed run needs at least one agent");
+        return exit::USAGE;
+    }
+    let out_dir = common.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(format!("{}-{}", plan.name, crate::sys::timestamp()))
+    });
+    if let Err(e) = std::fs::create_dir_all(&out_dir) {
+        eprintln!(
+            "error: cannot create results directory {}: {e}",
+            out_dir.display()
+        );
+        return exit::RUNTIME;
+    }
+    let token = match &args.token_file {
+        Some(f) => match auth::read_token(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: --token-file: {e}");
+                return exit::USAGE;
+            }
+        },
+        None => {
+            let token = auth::new_token();
+            let path = out_dir.join("agent-token");
+            if let Err(e) = write_secret(&path, &token) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return exit::RUNTIME;
+            }
+            eprintln!(
+                "token written to {} (copy it to each load machine; it stays out of every \
+                 other result file)",
+                path.display()
+            );
+            token
+        }
+    };
+    let bundle = match Bundle::read(&plan.source, &plan.files) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let controller = match Controller::bind(ControllerOptions {
+        listen: args.listen,
+        token,
+        agents,
+        wait: Duration::from_secs(args.agents_wait),
+        quiet: common.quiet,
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    eprintln!(
+        "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token",
+        if agents == 1 { "" } else { "s" },
+        controller.local_addr(),
+        controller.local_addr().port()
+    );
+    // Every variable is resolved here, once, and sent as a `-D` value: agents do not read
+    // their own environment for the plan.
+    let overrides: Vec<(String, String)> = plan
+        .vars
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let reports = match controller.run(
+        &bundle,
+        &overrides,
+        &plan.name,
+        &out_dir,
+        &onrush_engine::signals::interrupted,
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    if let Err(e) = controller::write_agents_file(&out_dir, &reports) {
+        eprintln!("warning: agents.json: {e}");
+    }
+    let dirs: Vec<PathBuf> = reports
+        .iter()
+        .map(|a| out_dir.join("agents").join(&a.name))
+        .filter(|d| d.join(onrush_results::INTERVALS_FILE).is_file())
+        .collect();
+    if dirs.is_empty() {
+        eprintln!("error: no agent sent any result");
+        return exit::RUNTIME;
+    }
+    let summary = match onrush_metrics::merge(&dirs, &out_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: merging the agents' results: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    let thresholds = onrush_sla::evaluate(
+        &plan.all_thresholds(),
+        &summary,
+        summary.extra.generator.as_ref().map(|g| g.verdict.as_str()),
+    );
+    let report = onrush_report::write_report(&out_dir, &Default::default());
+    let mut out = std::io::stdout().lock();
+    onrush_metrics::print_summary(&summary, &mut out);
+    if !thresholds.is_empty() {
+        use std::io::Write;
+        let _ = writeln!(out);
+        onrush_sla::print_results(&thresholds, &mut out);
+    }
+    let lost: Vec<&str> = reports
+        .iter()
+        .filter(|a| a.lost_at_s.is_some())
+        .map(|a| a.name.as_str())
+        .collect();
+    if !lost.is_empty() {
+        println!(
+            "\npartial run: agent{} lost: {} (their results up to their last second are included)",
+            if lost.len() == 1 { "" } else { "s" },
+            lost.join(", ")
+        );
+    }
+    println!("results: {}", out_dir.display());
+    match report {
+        Ok(path) => println!("report:  {}", path.display()),
+        Err(e) => eprintln!("warning: the HTML report could not be written: {e}"),
+    }
+    if onrush_engine::signals::interrupted() {
+        exit::INTERRUPTED
+    } else if !onrush_sla::all_passed(&thresholds) {
+        exit::THRESHOLDS
+    } else {
+        exit::OK
+    }
+}
+
+fn write_secret(path: &Path, token: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    writeln!(f, "{token}")
+}
+
+/// `onrush agent`.
+pub fn agent(args: AgentArgs) -> i32 {
+    onrush_engine::signals::install();
+    let token = match auth::read_token(&args.token_file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: --token-file: {e}");
+            return exit::USAGE;
+        }
+    };
+    let name = args.name.clone().unwrap_or_else(host_name);
+    let threads = args
+        .threads
+        .unwrap_or_else(super::serve::default_threads)
+        .max(1);
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| {
+        PathBuf::from("onrush-agent").join(format!("{name}-{}", crate::sys::timestamp()))
+    });
+    let link = match AgentLink::connect(
+        &AgentOptions {
+            connect: args.connect.clone(),
+            token,
+            name: name.clone(),
+            threads,
+            work_dir: work_dir.clone(),
+            wait: Duration::from_secs(args.wait),
+        },
+        Arc::new(onrush_engine::signals::request_stop),
+    ) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    if !args.quiet {
+        eprintln!(
+            "agent {name}: connected to {}; waiting for the plan",
+            args.connect
+        );
+    }
+    let assignment = match link.assignment() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUNTIME;
+        }
+    };
+    let plan = match onrush_plan::load(&assignment.plan, &assignment.overrides) {
+        Ok(p) => p,
+        Err(e) => {
+            link.failed(&format!("cannot load the plan: {e}"));
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let results = work_dir.join("results");
+    let common = CommonRunArgs {
+        out: Some(results.clone()),
+        quiet: true,
+        threads: Some(threads),
+        no_preflight: false,
+        junit: None,
+        metrics_addr: None,
+        influx: None,
+        influx_token: None,
+    };
+    let segment = onrush_engine::Segment {
+        first_worker: assignment.segment.first_worker,
+        total_workers: assignment.segment.total_workers,
+        workers: assignment.segment.workers,
+    };
+    if segment.workers != threads {
+        link.failed("the controller gave a segment of another size than this agent's threads");
+        return exit::RUNTIME;
+    }
+    let mut ready = || {
+        link.ready();
+        link.wait_start()
+    };
+    let exporter = Box::new(link.streamer(&results));
+    let code = super::run::run_plan_as(
+        &plan,
+        &common,
+        Output::Table,
+        Some(AgentShare {
+            segment,
+            ready: &mut ready,
+            exporter,
+        }),
+    );
+    let files = [
+        onrush_results::INTERVALS_FILE,
+        onrush_results::SUMMARY_FILE,
+        onrush_results::GENERATOR_FILE,
+    ];
+    if let Err(e) = link.send_results(&results, &files) {
+        eprintln!(
+            "error: {e} (this agent's results are in {})",
+            results.display()
+        );
+        return exit::RUNTIME;
+    }
+    if !args.quiet {
+        eprintln!("agent {name}: results sent; kept in {}", results.display());
+    }
+    code
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("agent-{}", std::process::id()))
+}
