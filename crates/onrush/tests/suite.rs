@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "distributed.rs"]
+mod distributed;
 #[path = "failures.rs"]
 mod failures;
 #[path = "generator.rs"]

@@ -1,0 +1,296 @@
+//! Distributed runs end to end: a controller (`onrush run --agents N`) and its agents
+//! (`onrush agent`), each a real process, against a Python server that counts what it
+//! received (the witness onrush did not write).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{onrush, scenario, summary, temp_dir, u64_at, write_plan, RogueServer};
+
+/// A unique directory per test thread (the suite's tests share one process).
+fn dir(name: &str) -> std::path::PathBuf {
+    temp_dir(&format!("dist-{name}-{:?}", std::thread::current().id()).replace(['(', ')'], ""))
+}
+
+/// A controller started on a free port; its stderr is read until it says where it listens.
+struct ControllerProc {
+    child: Child,
+    port: u16,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+fn start_controller(plan: &Path, out: &Path, agents: usize, extra: &[&str]) -> ControllerProc {
+    let mut child = onrush()
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--agents",
+            &agents.to_string(),
+        ])
+        .args(["--listen", "127.0.0.1:0", "--out", out.to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the controller starts");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the controller says where it listens");
+        if let Some(rest) = line.split(" on 127.0.0.1:").nth(1) {
+            break rest
+                .trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .unwrap();
+        }
+    };
+    ControllerProc {
+        child,
+        port,
+        stderr: rx,
+    }
+}
+
+impl ControllerProc {
+    /// Waits for the exit; returns its code, stdout and stderr.
+    fn finish(mut self) -> (i32, String, String) {
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+        let status = self.child.wait().unwrap();
+        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        (status.code().unwrap_or(-1), stdout, stderr.join("\n"))
+    }
+}
+
+fn start_agent(port: u16, token: &Path, name: &str, threads: usize, work: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_onrush"))
+        .args(["agent", "--connect", &format!("127.0.0.1:{port}")])
+        .args(["--token-file", token.to_str().unwrap(), "--name", name])
+        .args(["-t", &threads.to_string(), "--wait", "20", "-q"])
+        .args(["--work-dir", work.join(name).to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("an agent starts")
+}
+
+fn agents_file(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("agents.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn three_agents_split_the_load_exactly_and_the_merge_is_onrush_merge() {
+    let server = RogueServer::start();
+    let d = dir("exact");
+    let out = d.join("results");
+    let data = d.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("ids.csv"), "id\na\nb\nc\n").unwrap();
+    let plan = write_plan(
+        &d,
+        &format!(
+            r#"
+target: {}
+scenarios:
+  - name: closed
+    load: {{ vus: 7, iterations: 13 }}
+    feeders: [{{ file: data/ids.csv }}]
+    steps:
+      - get: /once/c-${{id}}
+  - name: shared
+    load: {{ vus: 5, shared_iterations: 101 }}
+    steps:
+      - get: /once/s
+  - name: open
+    load: {{ start_rate: 20/s, stages: [{{ rate: 60/s, over: 3s }}], max_vus: 20 }}
+    steps:
+      - get: /once/o
+"#,
+            server.url("")
+        ),
+    );
+    let controller = start_controller(&plan, &out, 3, &["-q"]);
+    let token = out.join("agent-token");
+    let work = d.join("agents");
+    // Uneven agents: 4 workers in all.
+    let agents: Vec<Child> = [("a1", 1), ("a2", 2), ("a3", 1)]
+        .iter()
+        .map(|(n, t)| start_agent(controller.port, &token, n, *t, &work))
+        .collect();
+    let (code, stdout, stderr) = controller.finish();
+    for mut a in agents {
+        assert!(a.wait().unwrap().success(), "an agent failed");
+    }
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let s = summary(&out);
+    // The plan's totals, exactly: 7 × 13, 101 shared, and the open ramp's 120 arrivals.
+    assert_eq!(u64_at(scenario(&s, "closed"), "/requests"), 91);
+    assert_eq!(u64_at(scenario(&s, "shared"), "/requests"), 101);
+    assert_eq!(u64_at(scenario(&s, "open"), "/requests"), 120);
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    // The server's own count agrees.
+    assert_eq!(server.received(), 91 + 101 + 120);
+    // Each agent ran a part, and the parts add up.
+    let list = agents_file(&out);
+    let list = list["agents"].as_array().unwrap();
+    assert_eq!(list.len(), 3);
+    let mut sum = 0;
+    for a in list {
+        assert!(a["results_received"].as_bool().unwrap(), "{a:#}");
+        assert!(a["clock_rtt_ms"].as_f64().unwrap() < 50.0, "{a:#}");
+        let own = summary(&out.join("agents").join(a["name"].as_str().unwrap()));
+        let n = u64_at(&own, "/totals/requests");
+        assert!(n > 0, "agent {} ran nothing", a["name"]);
+        sum += n;
+    }
+    assert_eq!(sum, 312);
+    // The merged percentiles are those of `onrush merge` over the agents' own results.
+    let merged = d.join("merged");
+    let dirs: Vec<String> = list
+        .iter()
+        .map(|a| {
+            out.join("agents")
+                .join(a["name"].as_str().unwrap())
+                .display()
+                .to_string()
+        })
+        .collect();
+    let status = onrush()
+        .arg("merge")
+        .args(&dirs)
+        .args(["--out", merged.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let m = summary(&merged);
+    assert_eq!(s["totals"]["latency_ms"], m["totals"]["latency_ms"]);
+    assert_eq!(s["scenarios"], m["scenarios"]);
+    assert!(out.join("report.html").is_file());
+}
+
+#[test]
+fn a_wrong_token_is_refused_on_both_sides() {
+    let d = dir("token");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
+    );
+    let controller = start_controller(&plan, &out, 1, &["--agents-wait", "4"]);
+    let wrong = d.join("wrong-token");
+    std::fs::write(&wrong, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let agent = start_agent(controller.port, &wrong, "intruder", 1, &d.join("w"));
+    let agent_out = agent.wait_with_output().unwrap();
+    let agent_err = String::from_utf8_lossy(&agent_out.stderr);
+    assert!(!agent_out.status.success());
+    assert!(
+        agent_err.contains("does not know this agent's token"),
+        "{agent_err}"
+    );
+    assert!(agent_err.contains("no load was generated"), "{agent_err}");
+    let (code, _, stderr) = controller.finish();
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("0 of 1 agents joined"), "{stderr}");
+    assert!(!d.join("w").join("intruder").join("results").exists());
+}
+
+#[test]
+fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_agents() {
+    let server = RogueServer::start();
+    let d = dir("loss");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        &format!(
+            "target: {}\nscenarios:\n  - name: open\n    load: {{ rate: 40/s, duration: 8s, max_vus: 10 }}\n    steps:\n      - get: /once/x\n",
+            server.url("")
+        ),
+    );
+    let controller = start_controller(&plan, &out, 2, &["-q"]);
+    let token = out.join("agent-token");
+    let work = d.join("agents");
+    let mut victim = start_agent(controller.port, &token, "victim", 1, &work);
+    let mut survivor = start_agent(controller.port, &token, "survivor", 1, &work);
+    // Wait until the load runs, then kill one agent outright.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.received() < 20 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    victim.kill().unwrap();
+    let _ = victim.wait();
+    let (code, stdout, stderr) = controller.finish();
+    assert!(survivor.wait().unwrap().success());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("partial run: agent lost: victim"),
+        "{stdout}"
+    );
+    let list = agents_file(&out);
+    let victim_report = list["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "victim")
+        .unwrap();
+    let lost_at = victim_report["lost_at_s"].as_f64().expect("lost_at_s");
+    assert!(lost_at < 8.0, "{victim_report:#}");
+    // The survivor's whole share and the victim's seconds up to its loss are in the merge.
+    let s = summary(&out);
+    let total = u64_at(&s, "/totals/requests");
+    assert!(total >= 160 && total < 320, "{total}");
+
+    // Now the other way round: the controller dies, and its agents stop by themselves.
+    let d2 = dir("loss2");
+    let out2 = d2.join("results");
+    let plan2 = write_plan(
+        &d2,
+        &format!(
+            "target: {}\nscenarios:\n  - name: open\n    load: {{ rate: 20/s, duration: 60s, max_vus: 10 }}\n    steps:\n      - get: /once/y\n",
+            server.url("")
+        ),
+    );
+    let mut controller = start_controller(&plan2, &out2, 1, &["-q"]);
+    let mut agent = start_agent(controller.port, &out2.join("agent-token"), "orphan", 1, &d2);
+    let before = server.received();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.received() < before + 10 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    controller.child.kill().unwrap();
+    let _ = controller.child.wait();
+    let killed = Instant::now();
+    let stopped = loop {
+        if let Some(status) = agent.try_wait().unwrap() {
+            break (status, killed.elapsed());
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "the agent kept generating load for 15 s after its controller died"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // 3 s of silence, then the graceful stop of in-flight requests (none hang here).
+    assert!(stopped.1 < Duration::from_secs(6), "{:?}", stopped.1);
+    let after = server.received();
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        server.received(),
+        after,
+        "load went on after the agent stopped"
+    );
+}
