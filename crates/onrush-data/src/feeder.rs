@@ -71,21 +71,29 @@ impl Feeder {
         let i = match self.mode {
             Mode::Circular => self.cursor.0.fetch_add(1, Ordering::Relaxed) % n,
             Mode::Random => uniform(n, rng),
-            Mode::Unique {
-                on_exhausted: Exhausted::Stop,
-            } => {
-                if self.cursor.0.load(Ordering::Relaxed) >= n {
+            Mode::Unique { on_exhausted } => {
+                // In a distributed run this process owns every `parts`-th row only
+                // (crate::share); alone, all of them.
+                let (part, parts) = crate::share::process_share();
+                let mine = crate::share::rows_of_part(n, part, parts);
+                if mine == 0 {
                     return None;
                 }
-                let i = self.cursor.0.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    return None;
-                }
-                i
+                let local = match on_exhausted {
+                    Exhausted::Stop => {
+                        if self.cursor.0.load(Ordering::Relaxed) >= mine {
+                            return None;
+                        }
+                        let i = self.cursor.0.fetch_add(1, Ordering::Relaxed);
+                        if i >= mine {
+                            return None;
+                        }
+                        i
+                    }
+                    Exhausted::Recycle => self.cursor.0.fetch_add(1, Ordering::Relaxed) % mine,
+                };
+                local * parts + part
             }
-            Mode::Unique {
-                on_exhausted: Exhausted::Recycle,
-            } => self.cursor.0.fetch_add(1, Ordering::Relaxed) % n,
             Mode::PerVu => vu.saturating_sub(1) % n,
         };
         Some(i as usize)

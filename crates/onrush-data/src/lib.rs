@@ -37,6 +37,7 @@ mod error;
 mod feeder;
 mod index;
 mod json;
+pub mod share;
 
 use std::path::{Path, PathBuf};
 

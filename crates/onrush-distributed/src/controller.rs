@@ -227,8 +227,11 @@ impl Controller {
         // Segments: the workers of all agents, numbered in join order.
         let total: usize = agents.iter().map(|a| a.report.threads).sum();
         let mut first = 0;
-        for a in &mut agents {
+        let count = agents.len();
+        for (i, a) in agents.iter_mut().enumerate() {
             a.report.segment = Some(SegmentMsg {
+                agent: i,
+                agents: count,
                 first_worker: first,
                 total_workers: total,
                 workers: a.report.threads,

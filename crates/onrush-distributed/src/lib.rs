@@ -20,6 +20,7 @@ pub mod agent;
 pub mod auth;
 pub mod bundle;
 pub mod controller;
+pub mod kube;
 pub mod tls;
 pub mod wire;
 

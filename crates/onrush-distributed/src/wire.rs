@@ -28,6 +28,10 @@ pub struct FileMeta {
 /// Where an agent's share of the load is: see `onrush_engine::Segment`.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentMsg {
+    /// This agent among the run's agents (join order), and how many there are: which rows of
+    /// a `unique` feeder and which `global_counter` values are its.
+    pub agent: usize,
+    pub agents: usize,
     pub first_worker: usize,
     pub total_workers: usize,
     pub workers: usize,

@@ -98,6 +98,8 @@ fn three_agents_split_the_load_exactly_and_the_merge_is_onrush_merge() {
     let data = d.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("ids.csv"), "id\na\nb\nc\n").unwrap();
+    let users: String = (1..=10).map(|i| format!("u{i}\n")).collect();
+    std::fs::write(data.join("users.csv"), format!("user\n{users}")).unwrap();
     let plan = write_plan(
         &d,
         &format!(
@@ -117,6 +119,11 @@ scenarios:
     load: {{ start_rate: 20/s, stages: [{{ rate: 60/s, over: 3s }}], max_vus: 20 }}
     steps:
       - get: /once/o
+  - name: unique
+    load: {{ vus: 4, iterations: 5 }}
+    feeders: [{{ file: data/users.csv, mode: unique }}]
+    steps:
+      - get: /once/u-${{user}}-${{global_counter()}}
 "#,
             server.url("")
         ),
@@ -139,9 +146,12 @@ scenarios:
     assert_eq!(u64_at(scenario(&s, "closed"), "/requests"), 91);
     assert_eq!(u64_at(scenario(&s, "shared"), "/requests"), 101);
     assert_eq!(u64_at(scenario(&s, "open"), "/requests"), 120);
+    // A unique feeder of 10 rows hands each row to one VU across all agents: 10 requests, not
+    // 10 per agent.
+    assert_eq!(u64_at(scenario(&s, "unique"), "/requests"), 10);
     assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
     // The server's own count agrees.
-    assert_eq!(server.received(), 91 + 101 + 120);
+    assert_eq!(server.received(), 91 + 101 + 120 + 10);
     // Each agent ran a part, and the parts add up.
     let list = agents_file(&out);
     let list = list["agents"].as_array().unwrap();
@@ -155,7 +165,7 @@ scenarios:
         assert!(n > 0, "agent {} ran nothing", a["name"]);
         sum += n;
     }
-    assert_eq!(sum, 312);
+    assert_eq!(sum, 322);
     // The merged percentiles are those of `onrush merge` over the agents' own results.
     let merged = d.join("merged");
     let dirs: Vec<String> = list
@@ -292,5 +302,86 @@ fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_
         server.received(),
         after,
         "load went on after the agent stopped"
+    );
+}
+
+#[test]
+fn kube_render_writes_objects_that_parse_as_yaml_and_refuses_files_outside_the_plan() {
+    let d = dir("kube");
+    std::fs::create_dir_all(d.join("data")).unwrap();
+    std::fs::write(d.join("data").join("users.csv"), "user\na\nb\n").unwrap();
+    let plan = write_plan(
+        &d,
+        "target: http://shop.internal\nscenarios:\n  - name: s\n    load: { vus: 10, duration: 1m }\n    feeders: [{ file: data/users.csv, mode: unique }]\n    steps:\n      - get: /u/${user}\n",
+    );
+    let out = d.join("run.yaml");
+    let status = onrush()
+        .args(["kube", "render", plan.to_str().unwrap(), "--agents", "4"])
+        .args([
+            "--image",
+            "registry.example/onrush:1",
+            "--namespace",
+            "load",
+        ])
+        .args(["-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(yaml.lines().filter(|l| *l == "---").count(), 5);
+    // Read back by a YAML parser onrush did not write, where one is installed (PyYAML).
+    let check = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, json\ntry:\n    import yaml\nexcept ImportError:\n    print('SKIP'); sys.exit(0)\n\
+             docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]\n\
+             print(json.dumps([[d['kind'], d['metadata']['name']] for d in docs]))\n\
+             job = docs[4]['spec']\n\
+             assert job['completionMode'] == 'Indexed' and job['completions'] == 4, job\n\
+             cm = docs[1]['data']\n\
+             assert 'user\\na\\nb\\n' in cm.values(), cm\n",
+        )
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    if !printed.contains("SKIP") {
+        assert!(
+            printed.contains("[\"Job\", \"onrush-plan-agents\"]"),
+            "{printed}"
+        );
+    }
+    // A file outside the plan's folder cannot be mounted from the ConfigMap: refused, named.
+    std::fs::write(d.join("outside.csv"), "id\n1\n").unwrap();
+    let outside = write_plan(
+        &d.join("data"),
+        "target: http://x\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    feeders: [{ file: ../outside.csv }]\n    steps:\n      - get: /\n",
+    );
+    let refused = onrush()
+        .args([
+            "kube",
+            "render",
+            outside.to_str().unwrap(),
+            "--agents",
+            "1",
+            "--image",
+            "i",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("outside the plan's folder"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 }

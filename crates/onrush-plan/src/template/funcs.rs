@@ -196,7 +196,10 @@ impl Func {
                 out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
             }
             Func::GlobalCounter(c) => {
-                let n = c.0.fetch_add(1, Ordering::Relaxed) + 1;
+                // Across the agents of a distributed run, agent `part` of `parts` gives the
+                // values ≡ part + 1 (mod parts): unique over all agents, none shared.
+                let (part, parts) = onrush_data::share::process_share();
+                let n = c.0.fetch_add(1, Ordering::Relaxed) * parts + part + 1;
                 out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
             }
             Func::NowMs => {

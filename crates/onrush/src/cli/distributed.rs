@@ -281,6 +281,11 @@ pub fn agent(args: AgentArgs) -> i32 {
             return exit::RUNTIME;
         }
     };
+    // Before the plan is loaded: its feeders and counters take this agent's rows and values.
+    onrush_data::share::set_process_share(
+        assignment.segment.agent as u64,
+        assignment.segment.agents as u64,
+    );
     let plan = match onrush_plan::load(&assignment.plan, &assignment.overrides) {
         Ok(p) => p,
         Err(e) => {

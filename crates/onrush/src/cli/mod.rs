@@ -6,6 +6,7 @@ mod distributed;
 mod doctor;
 mod export;
 mod import;
+mod kube;
 mod merge;
 mod needs;
 mod quick;
@@ -53,6 +54,8 @@ enum Command {
     Run(RunArgs),
     /// Check a plan file without running it.
     Validate(ValidateArgs),
+    /// Kubernetes manifests for a distributed run (`onrush kube render PLAN --agents N --image IMG`).
+    Kube(kube::KubeArgs),
     /// Generate load for a controller (`onrush run PLAN --agents N` on another machine).
     Agent(distributed::AgentArgs),
     /// Print the JSON Schema of the plan format (for editor completion).
@@ -163,6 +166,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             None => run::run_plan_file(&args.plan, &args.define, &args.common),
         },
         Command::Agent(args) => distributed::agent(args),
+        Command::Kube(args) => kube::run(args),
         Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
             Ok(plan) => {
                 // Warnings only: the run's own check refuses what would kill it.
