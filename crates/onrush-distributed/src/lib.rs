@@ -17,6 +17,7 @@
 //! The wire format is [`wire`]: length-prefixed frames, JSON messages and raw data.
 
 pub mod agent;
+pub mod allow;
 pub mod auth;
 pub mod bundle;
 pub mod controller;

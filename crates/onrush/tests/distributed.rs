@@ -217,6 +217,43 @@ fn a_wrong_token_is_refused_on_both_sides() {
 }
 
 #[test]
+fn an_agent_refuses_a_plan_that_targets_outside_its_allow_list() {
+    let d = dir("allow");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
+    );
+    let controller = start_controller(&plan, &out, 1, &["-q"]);
+    let agent = Command::new(env!("CARGO_BIN_EXE_onrush"))
+        .args([
+            "agent",
+            "--connect",
+            &format!("127.0.0.1:{}", controller.port),
+        ])
+        .args(["--token-file", out.join("agent-token").to_str().unwrap()])
+        .args([
+            "--name",
+            "farm1",
+            "-t",
+            "1",
+            "--allow-targets",
+            "10.0.0.0/8,::1",
+        ])
+        .args(["--work-dir", d.join("w").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(agent.status.code(), Some(2));
+    let (code, _, stderr) = controller.finish();
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("agent farm1: refused: the plan targets 127.0.0.1:9, outside this agent's --allow-targets 10.0.0.0/8,::1/128"),
+        "{stderr}"
+    );
+    assert!(!d.join("w").join("results").join("intervals.jsonl").exists());
+}
+
+#[test]
 fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_agents() {
     let server = RogueServer::start();
     let d = dir("loss");

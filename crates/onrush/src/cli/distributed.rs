@@ -65,6 +65,10 @@ pub struct AgentArgs {
     /// How long to keep dialing a controller that is not listening yet, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     wait: u64,
+    /// Refuse a plan that targets anything outside these networks (e.g. 10.0.0.0/8,::1),
+    /// before any load.
+    #[arg(long, value_name = "CIDR,...")]
+    allow_targets: Option<String>,
     /// No progress lines.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -243,6 +247,18 @@ pub fn agent(args: AgentArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    let allowed = match args
+        .allow_targets
+        .as_deref()
+        .map(onrush_distributed::allow::parse_list)
+    {
+        None => None,
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => {
+            eprintln!("error: --allow-targets: {e}");
+            return exit::USAGE;
+        }
+    };
     let name = args.name.clone().unwrap_or_else(host_name);
     let threads = args
         .threads
@@ -314,7 +330,15 @@ pub fn agent(args: AgentArgs) -> i32 {
         link.failed("the controller gave a segment of another size than this agent's threads");
         return exit::RUNTIME;
     }
-    let mut ready = || {
+    let refused = std::cell::Cell::new(false);
+    let mut ready = |targets: &[std::net::SocketAddr]| {
+        if let Some(allowed) = &allowed {
+            if let Err(e) = onrush_distributed::allow::check(targets, allowed) {
+                link.failed(&e);
+                refused.set(true);
+                return Err(e);
+            }
+        }
         link.ready();
         link.wait_start()
     };
@@ -329,6 +353,9 @@ pub fn agent(args: AgentArgs) -> i32 {
             exporter,
         }),
     );
+    if refused.get() {
+        return exit::USAGE;
+    }
     let files = [
         onrush_results::INTERVALS_FILE,
         onrush_results::SUMMARY_FILE,

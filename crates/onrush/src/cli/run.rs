@@ -37,7 +37,9 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
 /// and its Unix time in ms), and the exporter that streams the results to the controller.
 pub struct AgentShare<'a> {
     pub segment: onrush_engine::Segment,
-    pub ready: &'a mut dyn FnMut() -> Result<(std::time::Instant, u64), String>,
+    /// Called with the plan's resolved targets once it is prepared.
+    pub ready:
+        &'a mut dyn FnMut(&[std::net::SocketAddr]) -> Result<(std::time::Instant, u64), String>,
     pub exporter: Box<dyn onrush_export::Exporter>,
 }
 
@@ -109,7 +111,7 @@ pub fn run_plan_as(
     let mut run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let (mut segment, mut start_at) = (None, None);
     if let Some(agent) = agent {
-        match (agent.ready)() {
+        match (agent.ready)(&prepared.targets) {
             Ok((at, unix_ms)) => {
                 start_at = Some(at);
                 run_info.start_unix_ms = unix_ms;
