@@ -69,7 +69,9 @@ impl ControllerProc {
         let mut stdout = String::new();
         std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
         let status = self.child.wait().unwrap();
-        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        // Every line, to the end of the stream (the reader thread ends at EOF): lines still on
+        // their way when the process exited are not lost.
+        let stderr: Vec<String> = self.stderr.iter().collect();
         (status.code().unwrap_or(-1), stdout, stderr.join("\n"))
     }
 }
