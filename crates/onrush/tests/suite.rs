@@ -8,6 +8,8 @@ mod common;
 mod failures;
 #[path = "generator.rs"]
 mod generator;
+#[path = "hostile.rs"]
+mod hostile;
 #[path = "http2.rs"]
 mod http2;
 #[path = "import.rs"]
