@@ -90,7 +90,7 @@ fn vm_hwm_mb(pid: u32) -> f64 {
 fn run_bounded(args: &[String], out: &Path, deadline: Duration) -> Ran {
     let log = out.with_extension("log");
     std::fs::create_dir_all(&log).unwrap();
-    let child = onrush()
+    let mut child = onrush()
         .args(args)
         .arg("--quiet")
         .arg("--out")
@@ -99,22 +99,17 @@ fn run_bounded(args: &[String], out: &Path, deadline: Duration) -> Ran {
         .stderr(std::fs::File::create(log.join("stderr")).unwrap())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
     let started = Instant::now();
     let mut peak_mb: f64 = 0.0;
     let status = loop {
-        // Before reaping: /proc/PID stays readable (a zombie's has no VmHWM) until waitpid.
-        peak_mb = peak_mb.max(vm_hwm_mb(pid as u32));
-        let mut status = 0;
-        // SAFETY: waits for our own child, writing into the local above.
-        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if got == pid {
+        // Before reaping: a live process's /proc/PID/status has its VmHWM.
+        peak_mb = peak_mb.max(vm_hwm_mb(child.id()));
+        if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
         if started.elapsed() > deadline {
-            // SAFETY: kills our own child, which has not been reaped yet.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            let _ = unsafe { libc::waitpid(pid, &mut status, 0) };
+            let _ = child.kill();
+            let _ = child.wait();
             panic!(
                 "{args:?} still running after {deadline:?}: killed\n{}",
                 std::fs::read_to_string(log.join("stderr")).unwrap_or_default()
@@ -122,7 +117,7 @@ fn run_bounded(args: &[String], out: &Path, deadline: Duration) -> Ran {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let code = status.code();
     let own = std::fs::read_to_string(out.join("summary.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
