@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use onrush_export::Exporter;
 use onrush_metrics::{Collector, RunInfo};
+use onrush_plan::LoadModel;
 use onrush_protocol::Protocol;
 use onrush_results::{GeneratorWriter, GENERATOR_FILE, INTERVALS_FILE};
 use tokio::sync::watch;
@@ -201,7 +202,8 @@ pub fn run<P: Protocol>(
     }
     monitor.reset_baseline();
 
-    let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared));
+    let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared))
+        .with_iterations(iterations_planned(&prepared));
     let mut seconds = SecondTracker::new(workers);
     let mut interrupted = false;
     let mut stop_test_seen = false;
@@ -439,6 +441,21 @@ fn write_problem(collector: &Collector, generator: &Option<FinishError>) -> Opti
         return Some(format!("cannot write {INTERVALS_FILE}: {e}"));
     }
     generator.as_ref().map(ToString::to_string)
+}
+
+/// The run's iterations in all when every scenario is bounded by iterations (the live status
+/// shows them done / planned); `None` when any scenario runs for a duration.
+fn iterations_planned<P: Protocol>(prepared: &Prepared<P>) -> Option<u64> {
+    prepared.scenarios.iter().try_fold(0u64, |sum, s| {
+        let n = match s.load {
+            LoadModel::ClosedIterations {
+                vus, iterations, ..
+            } => u64::from(vus).saturating_mul(iterations),
+            LoadModel::SharedIterations { iterations, .. } => iterations,
+            LoadModel::ClosedStages { .. } | LoadModel::Open { .. } => return None,
+        };
+        Some(sum.saturating_add(n))
+    })
 }
 
 /// When every scenario has a duration: when the last ends, and when the last graceful stop

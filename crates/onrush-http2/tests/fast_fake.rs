@@ -378,6 +378,40 @@ fn malformed_frames_are_protocol_errors() {
     }
 }
 
+/// A server that floods PING or SETTINGS frames and never reads our ACKs: the connection
+/// fails as a flood (GOAWAY ENHANCE_YOUR_CALM) instead of queueing ACKs without bound (a PING
+/// flood used to grow the client to ~1 GB in 2 s), and the request fails with the reason.
+#[test]
+fn ping_and_settings_floods_fail_the_connection_with_bounded_memory() {
+    for (what, one) in [
+        ("PING", frame(6, 0, 0, b"12345678")),
+        ("SETTINGS", frame(4, 0, 0, &[])),
+    ] {
+        run(async move {
+            let mut conn = pair(&[], move |mut f| async move {
+                let _ = f.next(1).await;
+                let burst = one.repeat(1000);
+                // Never reads again; stops when the client is gone.
+                while f.s.write_all(&burst).await.is_ok() {}
+            })
+            .await;
+            let e = tokio::time::timeout(
+                Duration::from_secs(10),
+                conn.send(&req("GET", b""), &mut Seen::default()),
+            )
+            .await
+            .expect("the flood ends the request")
+            .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::BadResponse, "{what}: {e}");
+            assert!(
+                e.to_string().contains(&format!("a {what} flood")),
+                "{what}: {e}"
+            );
+            assert!(!conn.is_open());
+        });
+    }
+}
+
 /// A malformed response head (no :status) fails only its stream.
 #[test]
 fn a_malformed_head_fails_only_its_stream() {

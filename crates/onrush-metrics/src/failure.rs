@@ -171,8 +171,10 @@ impl FailureClass {
             }
             FailureClass::BadResponse => {
                 "the response was not valid HTTP/1.1 (status line, headers or framing): is an \
-                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)? For tcp and \
-                 udp steps: the reply was longer than max_reply, or its length prefix was malformed"
+                 HTTP/1.1 server really on that port (not TLS-only, not HTTP/2-only)? Over HTTP/2: \
+                 the server broke the protocol, or flooded control frames (PING, SETTINGS) \
+                 without reading the answers. For tcp and udp steps: the reply was longer than \
+                 max_reply, or its length prefix was malformed"
             }
             FailureClass::Http4xx => {
                 "the server rejected the request (4xx): check the step's path, method, headers, \
@@ -211,7 +213,8 @@ impl FailureClass {
             }
             FailureClass::TlsProtocol => {
                 "TLS versions or cipher suites do not match: check http.tls.versions and \
-                 http.tls.ciphers"
+                 http.tls.ciphers; or, on a connection already up, the server (or a proxy between) \
+                 sent bytes that are not valid TLS records"
             }
             FailureClass::TlsHandshakeTimeout => {
                 "the TCP connection was up but the TLS handshake did not finish in time: the \

@@ -653,3 +653,24 @@ fn json_is_yaml_too() {
     );
     assert_eq!(p.scenarios[0].metrics[0].name, "GET /a?b=1");
 }
+
+/// A `body_size` check is named with its bounds as written (it used to be plain "body size"
+/// for a range, which said nothing of what was checked).
+#[test]
+fn body_size_checks_are_named_with_their_bounds() {
+    let p = ok("target: http://127.0.0.1:1\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n        check:\n          - body_size: { max: 1KiB }\n          - body_size: { min: 100 }\n          - body_size: { min: 100, max: 2MB }\n          - body_size: 512\n");
+    let names: Vec<&str> = p.scenarios[0]
+        .checks
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "body size <= 1KiB",
+            "body size >= 100",
+            "body size in [100, 2MB]",
+            "body size = 512"
+        ]
+    );
+}

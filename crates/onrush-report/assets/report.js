@@ -98,7 +98,7 @@
       series: [s('connections_opened', 'connections/s', C.sky, { fill: true, stepped: true })] },
     { id: 'bytes', title: 'Data per second', unit: 'bytes',
       series: [s('bytes_in', 'received', C.blue, { fill: true }), s('bytes_out', 'sent', C.amber)] },
-    { id: 'schedule', title: 'Dropped iterations and schedule lag', what: 'open model: iterations that found no free VU; p99 of how late the others started', unit: 'count',
+    { id: 'schedule', title: 'Dropped iterations and schedule lag', what: 'open model: iterations that found no free VU; p99 of how late the others started', unit: 'count', openOnly: true,
       series: [s('dropped_iterations', 'dropped/s', C.red, { fill: true, stepped: true }), s('lag_p99', 'schedule lag p99', C.amber, { unit: 'ms' })] },
     { id: 'handshakes', title: 'TLS handshakes per second', unit: 'count', optional: true,
       series: [s('handshakes', 'handshakes/s', C.teal, { fill: true })] }
@@ -109,14 +109,45 @@
   var FONT = '11px ' + getComputedStyle(document.body).fontFamily;
   var measure = document.createElement('canvas').getContext('2d');
   measure.font = FONT;
-  // Axis width from its longest label, so labels like "12.35 ms" are never cut.
+  // The width of the widest label in CSS px, measured in the font uPlot draws them with: its
+  // axis font scaled by the device pixel ratio (and rounded to whole pixels), divided back.
+  // Measuring the unscaled 11px font instead can come out narrower than what is drawn.
+  function labelsWidth(values, axis) {
+    var scaled = axis && axis.font && axis.font[0];
+    var ratio = scaled ? uPlot.pxRatio || 1 : 1;
+    measure.font = scaled || FONT;
+    var w = 0;
+    (values || []).forEach(function (v) { if (v) w = Math.max(w, measure.measureText(String(v)).width / ratio); });
+    return w;
+  }
+  // What an axis needs besides its labels: its ticks, the gap before the labels, 3 px slack.
+  function axisPad(axis) {
+    return (axis.ticks && axis.ticks.show !== false ? axis.ticks.size || 0 : 0) + (axis.gap || 0) + 3;
+  }
+  // Axis width from its longest label, so labels like "0.75 ms" are never cut (".75 ms" was
+  // reported). uPlot calls this once per layout cycle, and a later cycle's labels can be wider
+  // (the plot grew, so finer splits: "0.5 ms" becomes "0.75 ms"): the width is measured again
+  // every cycle, instead of keeping the first cycle's, and only grows within a layout, so the
+  // cycles still converge. The padding comes from the axis's own tick size and gap (it was a
+  // fixed 16 px, 1 px more than they take).
   function axisSize(u, values, axisIdx, cycleNum) {
     var axis = u.axes[axisIdx];
-    if (cycleNum > 1 && axis._size) return axis._size;
-    var w = 0;
-    (values || []).forEach(function (v) { if (v) w = Math.max(w, measure.measureText(String(v)).width); });
-    return Math.ceil(w) + 16;
+    var need = Math.ceil(labelsWidth(values, axis) + axisPad(axis));
+    return cycleNum > 1 && axis._size ? Math.max(axis._size, need) : need;
   }
+  // Checked after every draw (the browser test reads data-errors): a y-axis label wider than
+  // its axis is drawn cut off.
+  function checkAxes(id, u) {
+    u.axes.forEach(function (axis, k) {
+      if (k === 0 || !axis._show || !axis._values) return;
+      var need = labelsWidth(axis._values, axis) + axisPad(axis) - 3;
+      if (need > axis._size + 0.5 && cut.indexOf(id) < 0) {
+        cut.push(id);
+        errors.push(id + ': axis labels cut (' + axis._values.filter(Boolean).join(', ') + ' need ' + need.toFixed(1) + ' px, axis ' + axis._size + ' px)');
+      }
+    });
+  }
+  var cut = [];
   var STEPPED = uPlot.paths && uPlot.paths.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined;
   function figure(spec, title, what) {
     var f = document.createElement('figure');
@@ -166,7 +197,7 @@
       if (entry.plot) entry.plot.destroy();
       var opts = optsFor(entry.state);
       opts.width = width(parts.body);
-      opts.hooks = { draw: [function () { entry.drawn = true; report(); }] };
+      opts.hooks = { draw: [function (u) { entry.drawn = true; checkAxes(id, u); report(); }] };
       var data = dataFor(entry.state);
       if (entry.state.log) data = data.map(function (a, k) { return k === 0 ? a : positive(a); });
       entry.plot = new uPlot(opts, data, parts.body);
@@ -200,6 +231,8 @@
     var list = spec.series.filter(function (x) { return x.base ? !!B : true; });
     var present = list.some(function (x) { return !x.base && has(x.key); });
     if (spec.optional && !present) return;
+    // Only an open-model run can drop iterations: a closed-only run gets no empty chart of them.
+    if (spec.openOnly && !D.open_model) return;
     var parts = figure(spec, spec.title, spec.what);
     var units = [];
     list.forEach(function (x) { var u = x.unit || spec.unit; if (units.indexOf(u) < 0) units.push(u); });

@@ -1,10 +1,11 @@
 //! Comparison with a baseline run: the summary figures side by side with their change, and
 //! regressions flagged.
 //!
-//! Rules (also in docs/report.md): latency percentiles and mean 10% or more higher, request
-//! rates 10% or more lower, failure rate or share of dropped iterations higher (from zero, or by 10% or
-//! more of the baseline's) are regressions; the mirror changes are improvements; counts and
-//! `max` are shown without a flag.
+//! Rules (also in docs/report.md): latency percentiles and mean 10% or more and at least
+//! 0.2 ms higher, request rates 10% or more lower, failure rate or share of dropped iterations
+//! higher (from zero, or by 10% or more of the baseline's and at least 0.1 percentage point)
+//! are regressions; the mirror changes are improvements; counts and `max` are shown without a
+//! flag.
 
 use std::fmt::Write as _;
 
@@ -41,14 +42,32 @@ pub(crate) enum Flag {
 /// The change threshold of the rules.
 const TEN_PERCENT: f64 = 0.10;
 
-/// Flags a change from `base` to `new`.
-pub(crate) fn flag(base: f64, new: f64, better: Better) -> Flag {
-    let up = if base == 0.0 {
-        new > 0.0
-    } else {
-        new >= base * (1.0 + TEN_PERCENT) - 1e-12
+/// The smallest change of a latency that is flagged, whatever its relative size: two runs of
+/// the same sub-millisecond service differ by tens of microseconds (scheduling, timers), and
+/// 0.405 -> 0.456 ms (+12.6%) is that noise, not a regression. 0.2 ms still flags a
+/// sub-millisecond service that doubles (0.4 -> 0.8 ms).
+pub(crate) const LATENCY_NOISE_MS: f64 = 0.2;
+
+/// The smallest change of a failure rate or dropped share that is flagged (0.1 percentage
+/// point), except from zero: a first failure is always flagged.
+pub(crate) const FRACTION_NOISE: f64 = 0.001;
+
+/// Flags a change from `base` to `new` of a figure in `unit`: it must pass 10% of the
+/// baseline and, for latencies and fractions, the absolute noise floor above.
+pub(crate) fn flag(base: f64, new: f64, better: Better, unit: Unit) -> Flag {
+    let floor = match unit {
+        Unit::Ms => LATENCY_NOISE_MS,
+        Unit::Fraction if base > 0.0 => FRACTION_NOISE,
+        _ => 0.0,
     };
-    let down = base > 0.0 && new <= base * (1.0 - TEN_PERCENT) + 1e-12;
+    let big = (new - base).abs() >= floor - 1e-12;
+    let up = big
+        && if base == 0.0 {
+            new > 0.0
+        } else {
+            new >= base * (1.0 + TEN_PERCENT) - 1e-12
+        };
+    let down = big && base > 0.0 && new <= base * (1.0 - TEN_PERCENT) + 1e-12;
     match better {
         Better::Lower if up => Flag::Regression,
         Better::Lower if down => Flag::Improvement,
@@ -58,14 +77,20 @@ pub(crate) fn flag(base: f64, new: f64, better: Better) -> Flag {
     }
 }
 
-/// "+12.3%" (or "new" from zero, "±0%" for none).
+/// "+12.3%" (or "new" from zero, "±0%" for none, "±0.0%" for a change under 0.05%: never
+/// "-0.0%", which a reader takes for a decrease).
 pub(crate) fn delta(base: f64, new: f64) -> String {
     if base == new {
         "±0%".into()
     } else if base == 0.0 {
         "new".into()
     } else {
-        format!("{:+.1}%", (new - base) / base * 100.0)
+        let tenths = ((new - base) / base * 1000.0).round();
+        if tenths == 0.0 {
+            "±0.0%".into()
+        } else {
+            format!("{:+.1}%", tenths / 10.0)
+        }
     }
 }
 
@@ -88,7 +113,7 @@ pub(crate) struct Row {
 
 impl Row {
     fn flag(&self) -> Flag {
-        flag(self.base, self.new, self.better)
+        flag(self.base, self.new, self.better, self.unit)
     }
 }
 
@@ -302,7 +327,7 @@ impl<'a> Comparison<'a> {
             r#"<section id="comparison" class="block" data-regressions="{regress}"><h2>Comparison with the baseline</h2>
 <div class="cards two-up"><div class="card"><div class="label">This run</div><div class="value small">{}</div><div class="detail">{} · {} · {}</div></div>
 <div class="card"><div class="label">Baseline</div><div class="value small">{}</div><div class="detail">{} · {} · {} · <code>{}</code></div></div></div>
-<p class="note">Flagged as regressions: latency (mean, p50-p99.9) 10% or more higher, request rates 10% or more lower, failure rate or share of dropped iterations up by 10% or more (or from zero). Totals: {}.</p>"#,
+<p class="note">Flagged as regressions: latency (mean, p50-p99.9) 10% or more and at least 0.2 ms higher, request rates 10% or more lower, failure rate or share of dropped iterations up by 10% or more and at least 0.1 percentage point (or from zero). Smaller changes are measurement noise. Totals: {}.</p>"#,
             esc(&n.run.plan),
             utc(n.run.start_unix_ms),
             duration(n.run.duration_s),
@@ -404,14 +429,41 @@ mod tests {
 
     #[test]
     fn rules() {
-        assert_eq!(flag(100.0, 110.0, Better::Lower), Flag::Regression);
-        assert_eq!(flag(100.0, 109.0, Better::Lower), Flag::Same);
-        assert_eq!(flag(100.0, 90.0, Better::Lower), Flag::Improvement);
-        assert_eq!(flag(100.0, 90.0, Better::Higher), Flag::Regression);
-        assert_eq!(flag(100.0, 95.0, Better::Higher), Flag::Same);
-        assert_eq!(flag(0.0, 0.001, Better::Lower), Flag::Regression);
-        assert_eq!(flag(0.0, 0.0, Better::Lower), Flag::Same);
-        assert_eq!(flag(1.0, 50.0, Better::Neither), Flag::Same);
+        let c = Unit::Count;
+        assert_eq!(flag(100.0, 110.0, Better::Lower, c), Flag::Regression);
+        assert_eq!(flag(100.0, 109.0, Better::Lower, c), Flag::Same);
+        assert_eq!(flag(100.0, 90.0, Better::Lower, c), Flag::Improvement);
+        assert_eq!(flag(100.0, 90.0, Better::Higher, c), Flag::Regression);
+        assert_eq!(flag(100.0, 95.0, Better::Higher, c), Flag::Same);
+        assert_eq!(flag(0.0, 0.001, Better::Lower, c), Flag::Regression);
+        assert_eq!(flag(0.0, 0.0, Better::Lower, c), Flag::Same);
+        assert_eq!(flag(1.0, 50.0, Better::Neither, c), Flag::Same);
+    }
+
+    /// Microsecond noise is not a regression (0.405 -> 0.456 ms used to be flagged); a real
+    /// change of a sub-millisecond latency still is.
+    #[test]
+    fn latency_changes_under_the_noise_floor_are_not_flagged() {
+        let ms = Unit::Ms;
+        assert_eq!(flag(0.405, 0.456, Better::Lower, ms), Flag::Same);
+        assert_eq!(flag(0.456, 0.405, Better::Lower, ms), Flag::Same);
+        assert_eq!(flag(0.4, 0.8, Better::Lower, ms), Flag::Regression);
+        assert_eq!(flag(0.8, 0.4, Better::Lower, ms), Flag::Improvement);
+        assert_eq!(flag(20.0, 22.0, Better::Lower, ms), Flag::Regression);
+        assert_eq!(flag(20.0, 21.9, Better::Lower, ms), Flag::Same);
+        // Failure rates: 0.01% -> 0.012% is noise; a first failure never is.
+        let f = Unit::Fraction;
+        assert_eq!(flag(0.0001, 0.00012, Better::Lower, f), Flag::Same);
+        assert_eq!(flag(0.01, 0.02, Better::Lower, f), Flag::Regression);
+        assert_eq!(flag(0.0, 0.00001, Better::Lower, f), Flag::Regression);
+    }
+
+    /// A change that rounds to nothing is "±0.0%", never "-0.0%".
+    #[test]
+    fn no_negative_zero() {
+        assert_eq!(delta(100.0, 99.97), "±0.0%");
+        assert_eq!(delta(100.0, 100.03), "±0.0%");
+        assert_eq!(delta(100.0, 99.94), "-0.1%");
         assert_eq!(delta(100.0, 112.34), "+12.3%");
         assert_eq!(delta(100.0, 80.0), "-20.0%");
         assert_eq!(delta(0.0, 3.0), "new");

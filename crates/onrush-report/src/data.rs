@@ -54,6 +54,10 @@ struct Payload<'a> {
     step_series: Vec<StepSeries<'a>>,
     dist: Distribution,
     baseline: Option<Baseline<'a>>,
+    /// The run has an open-model scenario: only then can iterations be dropped and start
+    /// late, and only then is the "dropped iterations and schedule lag" chart drawn (for a
+    /// closed-only run it was an empty chart that made readers look for drops).
+    open_model: bool,
 }
 
 /// Every per-second series of a run by name: the counters (`requests`, `iterations`, ...),
@@ -140,8 +144,23 @@ pub(crate) fn payload_json(run: &Run, base: Option<&Run>) -> String {
             .collect(),
         dist,
         baseline,
+        open_model: has_open_model(run),
     };
     serde_json::to_string(&payload).expect("the payload always serialises")
+}
+
+/// An open-model scenario: named so by the load models of summary.json, or (results without
+/// them, e.g. merged) seen by what only the open model records: drops and schedule lag.
+pub(crate) fn has_open_model(run: &Run) -> bool {
+    run.extras
+        .load
+        .iter()
+        .any(|(_, model)| model.starts_with("open"))
+        || run
+            .summary
+            .scenarios
+            .iter()
+            .any(|sc| sc.dropped_iterations > 0 || sc.schedule_lag_ms.count > 0)
 }
 
 #[cfg(test)]

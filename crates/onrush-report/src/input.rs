@@ -21,6 +21,47 @@ pub(crate) struct Run {
     pub series: Series,
 }
 
+impl Run {
+    /// Forgets where the run was made (see `ReportOptions::show_host`): directories and the
+    /// plan by their last component, no hostname.
+    pub(crate) fn hide_host(&mut self) {
+        self.dir = PathBuf::from(last_component(&self.dir.to_string_lossy()));
+        // The plan as it was given: a relative path says nothing of the machine, an absolute
+        // one (`/home/alice/...`) does. (A plan's name need not be a path at all.)
+        let plan = &mut self.summary.run.plan;
+        if is_absolute(plan) {
+            *plan = last_component(plan);
+        }
+        if let Some(dirs) = &mut self.summary.run.merged_from {
+            for d in dirs.iter_mut() {
+                *d = last_component(d);
+            }
+        }
+        self.extras.machine.retain(|(k, _)| k != "hostname");
+    }
+}
+
+/// `/...`, `~/...`, `C:\...`, `\\server\...`.
+fn is_absolute(path: &str) -> bool {
+    let b = path.as_bytes();
+    path.starts_with('/')
+        || path.starts_with('~')
+        || path.starts_with("\\\\")
+        || (b.len() > 2
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+}
+
+/// "/home/alice/results/shop-1" -> "shop-1"; a name without a directory stays as it is.
+fn last_component(path: &str) -> String {
+    let trimmed = path.trim_end_matches(['/', '\\']);
+    match trimmed.rsplit(['/', '\\']).next() {
+        Some(last) if !last.is_empty() => last.to_string(),
+        _ => path.to_string(),
+    }
+}
+
 /// `thresholds[]` of `summary.json`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Threshold {

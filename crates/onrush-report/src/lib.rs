@@ -32,6 +32,13 @@ pub struct ReportOptions {
     pub baseline: Option<PathBuf>,
     /// Where to write the report; default `DIR/report.html`.
     pub out: Option<PathBuf>,
+    /// Show where the run was made: the full local paths of the results directories (this
+    /// run's, the baseline's, those merged) and of the plan, and the load generator's
+    /// hostname. Off by default: a report is a file people hand to others (a consultant to
+    /// a client), and a path like `/home/alice/acme-audit/...` or a hostname says more than
+    /// the measurement needs. Without it the report names directories and the plan by their
+    /// last component only, and keeps the machine's CPUs and OS.
+    pub show_host: bool,
 }
 
 /// Why no report could be written. Every message names the file (and line) at fault.
@@ -82,7 +89,7 @@ impl ReportError {
 
 /// Reads the results in `dir` (and `opts.baseline`), writes the report and returns its path.
 pub fn write_report(dir: &Path, opts: &ReportOptions) -> Result<PathBuf, ReportError> {
-    let html = render_report(dir, opts.baseline.as_deref())?;
+    let html = render_report_with(dir, opts)?;
     let out = opts.out.clone().unwrap_or_else(|| dir.join(REPORT_FILE));
     std::fs::write(&out, html).map_err(|source| ReportError::Write {
         path: out.clone(),
@@ -91,9 +98,21 @@ pub fn write_report(dir: &Path, opts: &ReportOptions) -> Result<PathBuf, ReportE
     Ok(out)
 }
 
-/// The report as a string, without writing it.
+/// The report as a string, without writing it (local paths and hostname hidden: see
+/// [`ReportOptions::show_host`]).
 pub fn render_report(dir: &Path, baseline: Option<&Path>) -> Result<String, ReportError> {
-    let (run, base) = match baseline {
+    render_report_with(
+        dir,
+        &ReportOptions {
+            baseline: baseline.map(Path::to_path_buf),
+            ..ReportOptions::default()
+        },
+    )
+}
+
+/// The report as a string with `opts` (its `out` is not used).
+pub fn render_report_with(dir: &Path, opts: &ReportOptions) -> Result<String, ReportError> {
+    let (mut run, mut base) = match opts.baseline.as_deref() {
         // Both runs are read at once: the baseline's decoding overlaps this run's.
         Some(b) => {
             let (run, base) = std::thread::scope(|s| {
@@ -110,5 +129,11 @@ pub fn render_report(dir: &Path, baseline: Option<&Path>) -> Result<String, Repo
         }
         None => (input::load(dir)?, None),
     };
+    if !opts.show_host {
+        run.hide_host();
+        if let Some(b) = &mut base {
+            b.hide_host();
+        }
+    }
     Ok(page::render(&run, base.as_ref()))
 }

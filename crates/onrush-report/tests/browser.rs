@@ -49,6 +49,7 @@ fn report_draws_in_chromium() {
         &ReportOptions {
             baseline: None,
             out: Some(dir.join("plain.html")),
+            show_host: false,
         },
     )
     .unwrap();
@@ -57,6 +58,7 @@ fn report_draws_in_chromium() {
         &ReportOptions {
             baseline: Some(base.clone()),
             out: None,
+            show_host: false,
         },
     )
     .unwrap();
@@ -131,4 +133,39 @@ fn report_draws_in_chromium() {
     assert!(head.starts_with(b"%PDF"), "print to PDF failed");
     std::fs::copy(&compared, out.join("report.html")).unwrap();
     eprintln!("artifacts: {}", out.display());
+
+    axis_labels_fit_and_closed_runs_have_no_dropped_chart(&chrome);
+}
+
+/// Sub-millisecond latencies (axis labels "0.25 ms", "0.75 ms"), at several widths and device
+/// pixel ratios: no y-axis label is wider than its axis (the page checks every drawn axis and
+/// reports a cut one in data-errors; "0.75 ms" used to be drawn as ".75 ms"). And a run with
+/// closed-model scenarios only gets no dropped-iterations chart (it cannot drop any).
+/// Called by `report_draws_in_chromium`: Chromium instances of one test process share a
+/// profile directory, so they run one after the other.
+fn axis_labels_fit_and_closed_runs_have_no_dropped_chart(chrome: &Path) {
+    let dir = tmp("browser-sub-ms");
+    let mut f = Fixture::new("fast-api");
+    f.slow = 0.2;
+    f.open_model = false;
+    f.seconds = 20;
+    f.write(&dir);
+    let html = write_report(&dir, &ReportOptions::default()).unwrap();
+    for scale in ["1", "1.5"] {
+        for size in ["1400,3000", "390,2400"] {
+            let args = [
+                format!("--window-size={size}"),
+                format!("--force-device-scale-factor={scale}"),
+                "--dump-dom".to_string(),
+            ];
+            let (dom, _) = run_chromium(chrome, &html, "#onrush-selftest", &args);
+            let st = report_status(&dom);
+            assert_eq!(st["data-done"], "1", "{scale} {size}: {st:?}");
+            assert_eq!(st["data-errors"], "", "{scale} {size}: {st:?}");
+            assert_eq!(
+                st["data-ids"], "throughput latency distribution vus failures connections bytes",
+                "closed-only: no schedule chart; {st:?}"
+            );
+        }
+    }
 }

@@ -44,8 +44,10 @@ fn report_holds_data_verdict_and_steps() {
     assert!(html.contains("load generator saturated"));
     assert!(html.contains("the load generator ran out of CPU (from second 12)"));
     assert!(html.contains("run on more cores or split the load over machines"));
+    // The hostname only with show_host (see the_report_hides_where_it_was_made_unless_asked).
     assert!(
-        html.contains("hostname: loadgen-1")
+        !html.contains("loadgen-1")
+            && html.contains("cpus: 2 · os: Linux 6.1")
             && html.contains("closed: 4 VUs x 25 iterations · connections: per_vu")
     );
     assert!(html.contains("<dt>Worker threads</dt><dd>2</dd>"));
@@ -173,6 +175,7 @@ fn all_thresholds_passed_and_custom_output_path() {
     let opts = ReportOptions {
         baseline: None,
         out: Some(out.clone()),
+        show_host: false,
     };
     assert_eq!(write_report(&dir, &opts).unwrap(), out);
     let html = fs::read_to_string(out).unwrap();
@@ -192,6 +195,7 @@ fn baseline_comparison_flags_regressions() {
     let opts = ReportOptions {
         baseline: Some(base.clone()),
         out: None,
+        show_host: false,
     };
     let html = fs::read_to_string(write_report(&new, &opts).unwrap()).unwrap();
     assert!(html.contains(r#"id="comparison""#));
@@ -316,6 +320,7 @@ fn errors_are_clear() {
     let opts = ReportOptions {
         baseline: None,
         out: Some(ok.join("no-such-dir").join("r.html")),
+        show_host: false,
     };
     let e = write_report(&ok, &opts).unwrap_err().to_string();
     assert!(e.contains("cannot write the report"), "{e}");
@@ -525,4 +530,73 @@ fn a_killed_run_without_summary_is_reported_from_its_intervals() {
         s.totals.requests
     );
     assert!(html.contains(&fmt_thousands(requests)), "total {requests}");
+}
+
+/// A report is handed to others: by default it names the results directories and the plan by
+/// their last component and leaves out the load generator's hostname; `show_host` shows them.
+#[test]
+fn the_report_hides_where_it_was_made_unless_asked() {
+    let dir = tmp("host-hidden");
+    let base = tmp("host-hidden-base");
+    let plan = "/home/alice/acme-audit/plans/shop.yaml";
+    Fixture::new(plan).with_verdict(true).write(&dir);
+    Fixture::new(plan).write(&base);
+    let full = dir.display().to_string();
+    let full_base = base.display().to_string();
+    let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+
+    let html = render_report(&dir, Some(&base)).unwrap();
+    for leak in [
+        "loadgen-1",
+        "/home/alice",
+        full.as_str(),
+        full_base.as_str(),
+    ] {
+        assert!(!html.contains(leak), "the report shows {leak:?}");
+    }
+    assert!(
+        html.contains(&format!("<code>{name}</code>")),
+        "the directory's name stays"
+    );
+    assert!(html.contains("shop.yaml") && html.contains("Linux 6.1"));
+    assert_eq!(embedded_data(&html)["plan"], "shop.yaml");
+
+    let opts = ReportOptions {
+        baseline: Some(base.clone()),
+        out: Some(dir.join("shown.html")),
+        show_host: true,
+    };
+    let html = fs::read_to_string(write_report(&dir, &opts).unwrap()).unwrap();
+    for shown in ["loadgen-1", plan, full.as_str(), full_base.as_str()] {
+        assert!(html.contains(shown), "show_host: {shown:?} missing");
+    }
+}
+
+/// Only a run with an open-model scenario can drop iterations: the page draws the "dropped
+/// iterations and schedule lag" chart only then (the data says which).
+#[test]
+fn the_dropped_iterations_chart_is_for_open_model_runs_only() {
+    let open = tmp("open-model");
+    Fixture::new("mixed").write(&open);
+    assert_eq!(
+        embedded_data(&render_report(&open, None).unwrap())["open_model"],
+        true
+    );
+    let closed = tmp("closed-only");
+    let mut f = Fixture::new("closed");
+    f.open_model = false;
+    f.write(&closed);
+    assert_eq!(
+        embedded_data(&render_report(&closed, None).unwrap())["open_model"],
+        false
+    );
+    // The load models say so even when no iteration was dropped.
+    let quiet = tmp("open-no-drops");
+    let mut f = Fixture::new("open, no drops").with_verdict(true);
+    f.open_model = false;
+    f.write(&quiet);
+    assert_eq!(
+        embedded_data(&render_report(&quiet, None).unwrap())["open_model"],
+        true
+    );
 }

@@ -60,6 +60,7 @@ fn one_hour_twenty_steps() {
     let opts = ReportOptions {
         baseline: Some(dir.clone()),
         out: Some(dir.join("report-vs-self.html")),
+        show_host: false,
     };
     let out_base = write_report(&dir, &opts).unwrap();
     let gen_base = t.elapsed();

@@ -170,3 +170,59 @@ fn any_http_method_is_sent_as_written() {
         "the step is named after its method: {q:#}"
     );
 }
+
+/// The live status of a run bounded by iterations shows them done / planned, never `[1s/?]`;
+/// a timed run's status never shows more time elapsed than its duration.
+#[test]
+fn live_status_shows_iterations_and_never_runs_past_the_duration() {
+    let server = Server::start();
+    let out = temp_dir("status-iterations");
+    let output = onrush()
+        .args([
+            "quick",
+            &server.url("/delay/20"),
+            "-n",
+            "150",
+            "-c",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(!lines.is_empty(), "{stderr}");
+    assert!(
+        lines.iter().all(|l| l.contains("/150") && !l.contains('?')),
+        "{stderr}"
+    );
+
+    let out = temp_dir("status-duration");
+    let output = onrush()
+        .args([
+            "quick",
+            &server.url("/delay/1"),
+            "-d",
+            "2s",
+            "-c",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for line in stderr.lines().filter(|l| l.starts_with('[')) {
+        let shown: u64 = line[1..]
+            .trim_start()
+            .split('s')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(shown <= 2, "more elapsed than the duration: {line}");
+    }
+}

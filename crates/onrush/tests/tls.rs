@@ -380,3 +380,115 @@ fn quick_tests_https_with_k_or_a_ca_file_and_plans_trust_the_host_bundle() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert_eq!(u64_at(&summary(&out), "/totals/failures"), 0);
 }
+
+/// `onrush quick` against a server that requires a client certificate: --cert/--key (PEM) and
+/// --p12 (its password from the variable --p12-password-env names) present one; without them
+/// every request fails `tls_client_certificate_required`; the password is never written.
+#[test]
+fn quick_presents_a_client_certificate_with_cert_and_key_or_p12() {
+    let dir = temp_dir("tls-quick-mtls");
+    let ca = new_ca("onrush test client CA");
+    let client_ca = write(&dir, "client-ca.pem", &ca.0.pem());
+    let server = tls_server(onrush_server::ServerTls {
+        cert_key: None,
+        client_ca: Some(client_ca),
+    });
+    let server_ca = write(&dir, "ca.pem", server.self_signed_ca_pem().unwrap());
+    let url = format!("https://127.0.0.1:{}/", server.local_addr().port());
+    write_pem(&dir, "alice", &named_client(&ca, "alice"));
+    let password = "p12 pass 7f3a9c";
+    write_p12(&dir, "carol", &named_client(&ca, "carol"), password);
+    let quick = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let output = onrush()
+            .args(["quick", &url, "-n", "4", "-c", "2", "--ca-file"])
+            .arg(&server_ca)
+            .args(extra)
+            .args(["--quiet", "--out"])
+            .arg(&out)
+            .env("CAROL_P12_PASSWORD", password)
+            .output()
+            .unwrap();
+        (output, out)
+    };
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+
+    let (output, out) = quick("none", &[]);
+    assert_eq!(output.status.code(), Some(4), "{}", text(&output));
+    assert_eq!(
+        u64_at(
+            &summary(&out),
+            "/totals/failures_by_class/tls_client_certificate_required"
+        ),
+        4
+    );
+
+    let (output, out) = quick(
+        "pem",
+        &["--cert", &path("alice.pem"), "--key", &path("alice.key")],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(u64_at(&summary(&out), "/totals/failures"), 0);
+    assert!(
+        server.tls_clients().contains_key("alice"),
+        "{:?}",
+        server.tls_clients()
+    );
+
+    let (output, out) = quick(
+        "p12",
+        &[
+            "--p12",
+            &path("carol.p12"),
+            "--p12-password-env",
+            "CAROL_P12_PASSWORD",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(u64_at(&summary(&out), "/totals/failures"), 0);
+    assert!(
+        server.tls_clients().contains_key("carol"),
+        "{:?}",
+        server.tls_clients()
+    );
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let file = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&file).contains(password),
+            "the p12 password was written"
+        );
+    }
+
+    // Bad input: each a usage error (exit 2) that names the fix, nothing run.
+    for (extra, says) in [
+        (vec!["--cert", "x.pem"], "--key"),
+        (
+            vec!["--p12", "c.p12", "--p12-password-env", "NO_SUCH_VAR_7F3A"],
+            "NO_SUCH_VAR_7F3A is not set",
+        ),
+        (
+            vec!["--cert", "x.pem", "--key", "x.key", "--p12", "c.p12"],
+            "--p12",
+        ),
+    ] {
+        let (output, _) = quick("bad", &extra);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{extra:?}: {}",
+            text(&output)
+        );
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let output = onrush()
+        .args(["quick", "http://127.0.0.1:1/", "-n", "1", "--cert"])
+        .arg(dir.join("alice.pem"))
+        .arg("--key")
+        .arg(dir.join("alice.key"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("https://"));
+}

@@ -35,6 +35,13 @@ const MAX_HEADER_BLOCK: usize = 1 << 20;
 /// Response header fields kept per stream (more is a malformed response).
 const MAX_FIELDS: usize = 1024;
 
+/// PING and SETTINGS frames answered (each owes the server an ACK) while the ACKs already
+/// owed could not be written: a server that sends more than this and reads none of the
+/// answers is flooding us. Without the bound, every ACK waited in the write buffer: a PING
+/// flood from a server that never read grew onrush to ~1 GB in 2 s. 1,000 (17 KB of ACKs) is
+/// nghttp2's bound on queued ACKs too; a real server sends a handful.
+const MAX_UNWRITTEN_ACKS: u32 = 1000;
+
 pub(crate) type Shared = Rc<RefCell<State>>;
 
 /// Why the connection ended.
@@ -130,6 +137,8 @@ pub(crate) struct State {
     /// Sends waiting for the connection window or write-buffer room.
     pub send_waiters: Vec<Waker>,
     pub wbuf: Vec<u8>,
+    /// ACKs (of PING, SETTINGS) appended to `wbuf` since it was last written out in full.
+    unwritten_acks: u32,
     driver: Option<Waker>,
     driver_notified: bool,
     /// GOAWAY received: (last stream id, code).
@@ -176,6 +185,7 @@ impl State {
             slot_waiters: VecDeque::new(),
             send_waiters: Vec::new(),
             wbuf: Vec::with_capacity(4096),
+            unwritten_acks: 0,
             driver: None,
             driver_notified: false,
             goaway: None,
@@ -430,6 +440,7 @@ impl State {
                     return Err(ConnError(FRAME_SIZE_ERROR, "a PING frame is not 8 bytes"));
                 }
                 if flags & ACK == 0 {
+                    self.owe_ack("a PING flood: the server sent over 1,000 PING frames without reading our ACKs")?;
                     frame::head(&mut self.wbuf, 8, PING, ACK, 0);
                     self.wbuf.extend_from_slice(p);
                 }
@@ -503,6 +514,16 @@ impl State {
         }
     }
 
+    /// Counts an ACK about to be queued; a flood (see [`MAX_UNWRITTEN_ACKS`]) is a connection
+    /// error (GOAWAY ENHANCE_YOUR_CALM) named by `flood`.
+    fn owe_ack(&mut self, flood: &'static str) -> Result<(), ConnError> {
+        self.unwritten_acks += 1;
+        if self.unwritten_acks > MAX_UNWRITTEN_ACKS {
+            return Err(ConnError(ENHANCE_YOUR_CALM, flood));
+        }
+        Ok(())
+    }
+
     fn on_settings(&mut self, flags: u8, id: u32, p: &[u8]) -> Result<(), ConnError> {
         if id != 0 {
             return Err(ConnError(PROTOCOL_ERROR, "SETTINGS on a stream"));
@@ -573,6 +594,9 @@ impl State {
                 _ => {}
             }
         }
+        self.owe_ack(
+            "a SETTINGS flood: the server sent over 1,000 SETTINGS frames without reading our ACKs",
+        )?;
         frame::head(&mut self.wbuf, 0, SETTINGS, ACK, 0);
         if !self.got_settings {
             self.got_settings = true;
@@ -938,6 +962,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             self.wpos = 0;
             st.wake_senders();
         }
+        // Everything owed is on its way: the server reads what we write.
+        st.unwritten_acks = 0;
         if self.need_flush {
             match Pin::new(&mut self.io).poll_flush(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -973,8 +999,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Driver<T> {
                 return Poll::Ready(());
             }
             if st.closed.is_some() {
-                // Our GOAWAY (if any) is out or could not be: close the socket.
-                if written.is_pending() {
+                // Our GOAWAY (if any) is out or could not be: close the socket. After a
+                // protocol error the GOAWAY is best effort: a server that stopped reading (a
+                // flood) would otherwise keep this task and its socket forever.
+                if written.is_pending() && !matches!(st.closed, Some(Closed::Protocol(_))) {
                     return Poll::Pending;
                 }
                 let _ = Pin::new(&mut this.io).poll_shutdown(cx);

@@ -608,7 +608,10 @@ impl Ctx<'_> {
                 }
                 "body_size" => {
                     let (min, max) = self.size_range(knode, &kfield)?;
-                    (CheckKind::BodySize { min, max }, format!("body size {raw}"))
+                    (
+                        CheckKind::BodySize { min, max },
+                        size_range_name(knode, &raw),
+                    )
                 }
                 _ => {
                     let algorithm = if kind == "body_sha256" {
@@ -762,5 +765,28 @@ impl Ctx<'_> {
                 Ok((n, n))
             }
         }
+    }
+}
+
+/// The default name of a `body_size` check, with its bounds as the plan wrote them (its
+/// units kept): `body size = 512`, `body size >= 100`, `body size <= 1KiB`,
+/// `body size in [100, 2MB]`. A mapping used to be named plain "body size", which said
+/// nothing of what was checked.
+fn size_range_name(node: &Node, raw: &str) -> String {
+    let Kind::Map(entries) = &node.kind else {
+        return format!("body size = {raw}");
+    };
+    let bound = |key: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| k.as_scalar().is_some_and(|s| s.text == key))
+            .and_then(|(_, v)| v.as_scalar())
+            .map(|s| s.text.clone())
+    };
+    match (bound("min"), bound("max")) {
+        (Some(min), Some(max)) => format!("body size in [{min}, {max}]"),
+        (Some(min), None) => format!("body size >= {min}"),
+        (None, Some(max)) => format!("body size <= {max}"),
+        (None, None) => "body size (any)".to_string(),
     }
 }

@@ -61,7 +61,7 @@ enum Command {
     /// Print the JSON Schema of the plan format (for editor completion).
     Schema,
     /// Run an ad-hoc test against one URL, without a plan file (like wrk, hey or oha).
-    Quick(quick::QuickArgs),
+    Quick(Box<quick::QuickArgs>),
     /// Start the built-in target server.
     Serve(serve::ServeArgs),
     /// Merge result directories (e.g. from several machines) into one, with exact percentiles.
@@ -192,7 +192,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             );
             exit::OK
         }
-        Command::Quick(args) => quick::run(args),
+        Command::Quick(args) => quick::run(*args),
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Doctor(args) => doctor::run(args),

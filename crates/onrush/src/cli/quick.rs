@@ -41,6 +41,20 @@ pub struct QuickArgs {
     /// HTTPS: trust the CAs in this PEM file (besides none other), like curl --cacert.
     #[arg(long, value_name = "FILE")]
     ca_file: Option<std::path::PathBuf>,
+    /// HTTPS, mutual TLS: the client certificate chain (PEM), with --key; like curl --cert.
+    #[arg(long, value_name = "FILE", requires = "key", conflicts_with = "p12")]
+    cert: Option<std::path::PathBuf>,
+    /// HTTPS, mutual TLS: the private key (PEM) of --cert; like curl --key.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<std::path::PathBuf>,
+    /// HTTPS, mutual TLS: a PKCS#12 file (.p12/.pfx) with the client certificate and key.
+    #[arg(long, value_name = "FILE")]
+    p12: Option<std::path::PathBuf>,
+    /// The environment variable holding the password of --p12 [default: no password]. Read
+    /// from the environment, never given on the command line (where `ps` and shell history
+    /// would show it).
+    #[arg(long, value_name = "VAR", requires = "p12")]
+    p12_password_env: Option<String>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -122,17 +136,66 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
         (None, None) => json!({ "vus": c, "duration": args.duration.as_deref().unwrap_or("10s") }),
     };
     let mut http = json!({ "timeout": args.timeout });
+    let mut tls = serde_json::Map::new();
+    let mut secrets = serde_json::Map::new();
     if args.insecure {
-        http["tls"] = json!({ "insecure": true });
+        tls.insert("insecure".into(), Value::Bool(true));
     } else if let Some(ca) = &args.ca_file {
-        http["tls"] = json!({ "ca_file": ca.to_string_lossy() });
+        tls.insert("ca_file".into(), path_value(ca));
     }
-    let plan = json!({
+    if let (Some(cert), Some(key)) = (&args.cert, &args.key) {
+        tls.insert("client_cert".into(), path_value(cert));
+        tls.insert("client_key".into(), path_value(key));
+    }
+    if let Some(p12) = &args.p12 {
+        tls.insert("client_p12".into(), path_value(p12));
+        if let Some(var) = &args.p12_password_env {
+            // Checked here so that a missing variable is an error naming the flag.
+            if std::env::var_os(var).is_none() {
+                return Err(format!(
+                    "--p12-password-env {var}: the environment variable {var} is not set; \
+                     export it with the password of {} first",
+                    p12.display()
+                ));
+            }
+            // A plan secret read from the environment, never a literal in the plan: secrets
+            // are masked in every file and message onrush writes.
+            secrets.insert(P12_SECRET.into(), json!({ "env": var }));
+            tls.insert(
+                "client_p12_password".into(),
+                Value::String(format!("${{{P12_SECRET}}}")),
+            );
+        }
+    }
+    // A client certificate for a plain-HTTP URL is a mistake worth saying (the URL lost its
+    // `s`); -k and --ca-file are harmless there and stay accepted, as curl does.
+    if (args.cert.is_some() || args.p12.is_some()) && !args.url.starts_with("https://") {
+        return Err(format!(
+            "{} is not an https:// URL: --cert/--key and --p12 give a client certificate for \
+             HTTPS; write https://...",
+            args.url
+        ));
+    }
+    if !tls.is_empty() {
+        http["tls"] = Value::Object(tls);
+    }
+    let mut plan = json!({
         "target": origin,
         "http": http,
         "scenarios": [{ "name": "quick", "load": load, "steps": [Value::Object(step)] }],
     });
+    if !secrets.is_empty() {
+        plan["secrets"] = Value::Object(secrets);
+    }
     Ok(serde_json::to_string_pretty(&plan).expect("JSON serialises"))
+}
+
+/// The plan secret holding the password of --p12 (from --p12-password-env).
+const P12_SECRET: &str = "quick_p12_password";
+
+/// A file path given on the command line, literally (a `${` in it is not a template).
+fn path_value(p: &std::path::Path) -> Value {
+    Value::String(literal(&p.to_string_lossy()))
 }
 
 /// The command-line flag a field of the generated plan comes from.
@@ -147,6 +210,11 @@ fn flag_of(field: &str) -> &'static str {
         "body" => "--body",
         "ca_file" => "--ca-file",
         "insecure" => "-k/--insecure",
+        "client_cert" => "--cert",
+        "client_key" => "--key",
+        "client_p12" => "--p12",
+        "client_p12_password" => "--p12-password-env",
+        _ if field.contains(P12_SECRET) => "--p12-password-env",
         "target" => "URL",
         _ if field.contains("headers") => "-H/--header",
         _ if field.contains("steps") => "URL or -m/--method",

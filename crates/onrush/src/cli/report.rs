@@ -19,6 +19,11 @@ pub struct ReportArgs {
     /// Where to write the report [default: DIR/report.html].
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Show where the run was made: full local paths (results, baseline, plan) and the load
+    /// generator's hostname. Without it, directories and the plan are named by their last
+    /// component and the hostname is left out, so the report can be handed to others.
+    #[arg(long)]
+    show_host: bool,
 }
 
 pub fn run(args: ReportArgs) -> i32 {
@@ -29,6 +34,7 @@ pub fn run(args: ReportArgs) -> i32 {
     let options = ReportOptions {
         baseline: args.baseline,
         out: args.out,
+        show_host: args.show_host,
     };
     match write_report(&args.dir, &options) {
         Ok(path) => {
