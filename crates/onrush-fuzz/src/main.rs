@@ -1,7 +1,8 @@
 //! `onrush-fuzz TARGET [EXECS] [SEED]`: mutates the target's corpus EXECS times in-process (no
 //! coverage feedback; for that see bench/fuzz.sh) and prints the rate.
 //! `onrush-fuzz TARGET --replay FILE...`: runs the target on the files (a crash to reproduce).
-//! `onrush-fuzz --list`: the targets.
+//! `onrush-fuzz --list`: the targets. `onrush-fuzz --dict TARGET`: its tokens as an AFL
+//! dictionary (bench/fuzz.sh passes it to AFL++).
 
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use onrush_fuzz::{target, TARGETS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: onrush-fuzz TARGET [EXECS] [SEED] | TARGET --replay FILE... | --list";
+    let usage = "usage: onrush-fuzz TARGET [EXECS] [SEED] | TARGET --replay FILE... | --list | --dict TARGET";
     match args.first().map(String::as_str) {
         None => {
             eprintln!("{usage}");
@@ -19,6 +20,16 @@ fn main() {
         Some("--list") => {
             for t in TARGETS {
                 println!("{}", t.name);
+            }
+        }
+        Some("--dict") => {
+            let Some(t) = args.get(1).and_then(|n| target(n)) else {
+                eprintln!("{usage}");
+                std::process::exit(2);
+            };
+            for token in t.dict {
+                let escaped: String = token.iter().map(|b| format!("\\x{b:02x}")).collect();
+                println!("\"{escaped}\"");
             }
         }
         Some(name) => {
