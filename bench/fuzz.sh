@@ -9,7 +9,8 @@
 # target/fuzz-afl/TARGET. At the end it prints AFL's executions, rate, crashes, hangs and queue
 # size, and lists the crashes (replay one with `onrush-fuzz TARGET --replay FILE`).
 # --merge: minimise the queue (afl-cmin) and add the inputs it keeps that are new to the
-# corpus as fuzz/corpus/TARGET/afl-<hash>, so that `cargo test` replays them from then on.
+# corpus as fuzz/corpus/TARGET/afl-<hash> (the smallest 200 at most), so that `cargo test`
+# replays them from then on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: bench/fuzz.sh TARGET SECONDS [--merge]"
@@ -51,7 +52,10 @@ if [ "$merge" = "--merge" ]; then
     cargo afl cmin -i "$out/default/queue" -o "$min" -t 2000 -- "$bin" >"$out.cmin.log" 2>&1
   existing=$(sha256sum "fuzz/corpus/$target"/* | cut -d' ' -f1)
   added=0
-  for f in "$min"/*; do
+  # The smallest first, at most ONRUSH_FUZZ_MERGE_MAX (200) new files: the corpus lives in
+  # the repository and CI replays it, so it stays small.
+  for f in $(ls -Sr "$min"/*); do
+    [ "$added" -ge "${ONRUSH_FUZZ_MERGE_MAX:-200}" ] && break
     hash=$(sha256sum "$f" | cut -d' ' -f1)
     if ! grep -qx "$hash" <<<"$existing"; then
       cp "$f" "fuzz/corpus/$target/afl-${hash:0:16}"

@@ -59,9 +59,12 @@ fn namespace_prefix(expr: &str) -> Option<&str> {
             None if b == b'\'' || b == b'"' => quote = Some(b),
             None if b == b':' && bytes.get(i + 1) == Some(&b':') => i += 1,
             None if b == b':' => {
-                let start = expr[..i]
-                    .rfind(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
-                    .map_or(0, |p| p + 1);
+                let before = &expr[..i];
+                let start = before
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+                    .map_or(0, |(p, c)| p + c.len_utf8());
                 return Some(&expr[start..i]);
             }
             None => {}

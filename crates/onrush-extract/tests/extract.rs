@@ -109,6 +109,13 @@ fn an_xpath_with_a_namespace_prefix_is_refused_at_compile_instead_of_crashing_th
         assert!(e.contains("names an XML namespace"), "{expr}: {e}");
     }
     assert!(err(xp("//it:em")).to_string().contains("`it:`"));
+    // Non-ASCII before the colon (a mutation of the above made the first check cut a char).
+    assert!(err(xp("//i\u{fffd}:em"))
+        .to_string()
+        .contains("names an XML namespace"));
+    assert!(err(xp("//\u{e9}t\u{e9}:em"))
+        .to_string()
+        .contains("`\u{e9}t\u{e9}:`"));
     // Colons that are not prefixes: axes, literals.
     let ok = ex(xp(
         "//child::item[@id='a:b'][. != \"c:d\"]/descendant-or-self::text()",

@@ -14,10 +14,9 @@ pub fn run_intervals(data: &[u8]) {
     loop {
         match reader.next_line() {
             Ok(Some(Line::Step(s))) => {
-                for h in [&s.latency, &s.service, &s.connect, &s.ttfb, &s.handshake] {
-                    if let Some(h) = h {
-                        let _ = decoder.decode(h, &mut sparse);
-                    }
+                let hists = [&s.latency, &s.service, &s.connect, &s.ttfb, &s.handshake];
+                for h in hists.into_iter().flatten() {
+                    let _ = decoder.decode(h, &mut sparse);
                 }
             }
             Ok(Some(Line::Scenario(s))) => {
