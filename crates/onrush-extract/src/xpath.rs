@@ -28,11 +28,50 @@ impl std::fmt::Debug for Compiled {
 }
 
 pub fn compile(expr: &str) -> Result<Compiled, String> {
+    // Evaluation has no namespace bindings, and sxd-xpath 0.4 panics ("No namespace for
+    // prefix") when a name test such as `//ns:item` meets a node; a prefixed function or
+    // variable cannot resolve either. So a prefix is refused here, where the plan loads, instead
+    // of crashing the run at the first response (found by fuzzing, see crates/onrush-fuzz).
+    if let Some(prefix) = namespace_prefix(expr) {
+        return Err(format!(
+            "the prefix `{prefix}:` names an XML namespace, and onrush's XPath has no namespace \
+             bindings; match the local name instead, e.g. `//*[local-name()='item']`"
+        ));
+    }
     match sxd_xpath::Factory::new().build(expr) {
         Ok(Some(x)) => Ok(Compiled(x)),
         Ok(None) => Err("the expression is empty".into()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The first `prefix` of a `prefix:name` in `expr` (outside string literals; `::` of axes is
+/// not one).
+fn namespace_prefix(expr: &str) -> Option<&str> {
+    let bytes = expr.as_bytes();
+    let mut quote = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if b == b':' && bytes.get(i + 1) == Some(&b':') => i += 1,
+            None if b == b':' => {
+                let before = &expr[..i];
+                let start = before
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+                    .map_or(0, |(p, c)| p + c.len_utf8());
+                return Some(&expr[start..i]);
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn looks_like_html(body: &[u8]) -> bool {

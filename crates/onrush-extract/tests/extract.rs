@@ -96,6 +96,36 @@ fn json_values_via_jsonpath() {
 }
 
 #[test]
+fn an_xpath_with_a_namespace_prefix_is_refused_at_compile_instead_of_crashing_the_run() {
+    // sxd-xpath panics evaluating `//it:em` over any document: there are no namespace
+    // bindings. It must be an error when the plan loads.
+    for expr in [
+        "//it:em[2]/text()",
+        "//a/@xlink:href",
+        "count(//ns:*)",
+        "//a[$p:v]",
+    ] {
+        let e = err(xp(expr)).to_string();
+        assert!(e.contains("names an XML namespace"), "{expr}: {e}");
+    }
+    assert!(err(xp("//it:em")).to_string().contains("`it:`"));
+    // Non-ASCII before the colon (a mutation of the above made the first check cut a char).
+    assert!(err(xp("//i\u{fffd}:em"))
+        .to_string()
+        .contains("names an XML namespace"));
+    assert!(err(xp("//\u{e9}t\u{e9}:em"))
+        .to_string()
+        .contains("`\u{e9}t\u{e9}:`"));
+    // Colons that are not prefixes: axes, literals.
+    let ok = ex(xp(
+        "//child::item[@id='a:b'][. != \"c:d\"]/descendant-or-self::text()",
+    ));
+    assert_eq!(all(&ok, b"<r><item id='a:b'>x</item></r>"), ["x"]);
+    let local = ex(xp("//*[local-name()='em']"));
+    assert_eq!(all(&local, b"<r xmlns:it='u'><it:em>1</it:em></r>"), ["1"]);
+}
+
+#[test]
 fn xml_order_id_via_xpath() {
     let body = XML.as_bytes();
     assert_eq!(all(&ex(xp("/order/@id")), body), [XML_ORDER_ID]);

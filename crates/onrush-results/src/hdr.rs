@@ -48,10 +48,18 @@ impl Layout {
         }
         let largest = 2 * 10u64.pow(digits);
         let count_mag = 64 - (largest - 1).leading_zeros(); // ceil(log2(largest))
-        Ok(Layout {
+        let layout = Layout {
             unit_magnitude: 63 - low.leading_zeros(),
             half_mag: count_mag.max(1) - 1,
-        })
+        };
+        // HdrHistogram's own limit: the arithmetic below needs the first bucket to fit in 63
+        // bits (a huge lowest value with many digits would underflow `bucket_for`).
+        if layout.unit_magnitude + layout.half_mag + 1 > 63 {
+            return Err(format!(
+                "unsupported histogram layout ({digits} digits, lowest {low})"
+            ));
+        }
+        Ok(layout)
     }
 
     fn bucket_for(&self, value: u64) -> u32 {
@@ -198,6 +206,11 @@ impl HistDecoder {
         let payload = v2
             .get(HEADER..HEADER + payload_len)
             .ok_or_else(|| bad("truncated payload"))?;
+        // The index of the largest value a histogram can hold (i64::MAX): beyond it, a count
+        // has no value (`value_for` would shift past 64 bits) and would make callers allocate
+        // a counter per index up to it (`Dense`: 16 GiB for an index of 2^31). Found by
+        // fuzzing (crates/onrush-fuzz).
+        let max_index = layout.index_for(i64::MAX as u64) as u64;
         let mut index: u64 = 0;
         let mut at = 0;
         while at < payload.len() {
@@ -205,11 +218,11 @@ impl HistDecoder {
             at += used;
             let n = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
             if n < 0 {
-                index += n.unsigned_abs();
+                index = index.saturating_add(n.unsigned_abs());
                 continue;
             }
             if n > 0 {
-                if index > u32::MAX as u64 >> 1 {
+                if index > max_index {
                     return Err(bad("index out of range"));
                 }
                 let i = if layout == STD {
@@ -218,7 +231,7 @@ impl HistDecoder {
                     STD.index_for(layout.value_for(index as usize))
                 };
                 match out.last_mut() {
-                    Some((last, c)) if *last as usize == i => *c += n as u64,
+                    Some((last, c)) if *last as usize == i => *c = c.saturating_add(n as u64),
                     _ => out.push((i as u32, n as u64)),
                 }
             }
@@ -360,6 +373,61 @@ impl Dense {
 mod tests {
     use super::*;
     use hdrhistogram::serialization::Deserializer;
+
+    /// An uncompressed V2 histogram: `digits`, lowest value 1, the zigzag varints `payload`.
+    fn v2(digits: u32, payload: &[u8]) -> String {
+        let mut b = Vec::new();
+        b.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        b.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        b.extend_from_slice(&0u32.to_be_bytes());
+        b.extend_from_slice(&digits.to_be_bytes());
+        b.extend_from_slice(&1u64.to_be_bytes());
+        b.extend_from_slice(&1000u64.to_be_bytes());
+        b.extend_from_slice(&1.0f64.to_bits().to_be_bytes());
+        b.extend_from_slice(payload);
+        B64.encode(b)
+    }
+
+    #[test]
+    fn an_index_beyond_the_largest_value_is_an_error_not_a_huge_bucket() {
+        let mut d = HistDecoder::new();
+        let mut out = Vec::new();
+        // Skip 2^20 counters (zigzag of -2^20: 2^21 - 1), then a count of 1: in a 1-digit
+        // layout that index's value needs a shift of 65,535 bits.
+        let far = v2(1, &[0xff, 0xff, 0x7f, 0x02]);
+        let e = d.decode(&far, &mut out).unwrap_err();
+        assert!(e.contains("index out of range"), "{e}");
+        // In the standard layout too (an index of 2^30 would be a 8 GiB `Dense`).
+        let far = v2(3, &[0xff, 0xff, 0xff, 0xff, 0x07, 0x02]);
+        let e = d.decode(&far, &mut out).unwrap_err();
+        assert!(e.contains("index out of range"), "{e}");
+        // Two skips of 2^62 each, then a count: no overflow of the index either.
+        let skip = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        let far = v2(3, &[&skip[..], &skip[..], &skip[..], &[0x02]].concat());
+        assert!(d.decode(&far, &mut out).is_err());
+        // The last index that has a value decodes.
+        let mut near = vec![];
+        let max = STD.index_for(i64::MAX as u64) as u64;
+        let mut zz = (max << 1) - 1; // zigzag of -max
+        while zz >= 0x80 {
+            near.push(zz as u8 | 0x80);
+            zz >>= 7;
+        }
+        near.extend_from_slice(&[zz as u8, 0x02]);
+        d.decode(&v2(3, &near), &mut out).unwrap();
+        assert_eq!(out, [(max as u32, 1)]);
+        d.decode_hist(&v2(3, &near)).unwrap();
+    }
+
+    #[test]
+    fn a_layout_hdrhistogram_cannot_represent_is_refused() {
+        let mut b = B64.decode(v2(5, &[0x02])).unwrap();
+        b[16..24].copy_from_slice(&(1u64 << 62).to_be_bytes());
+        let e = HistDecoder::new()
+            .decode(&B64.encode(b), &mut Vec::new())
+            .unwrap_err();
+        assert!(e.contains("unsupported histogram layout"), "{e}");
+    }
 
     /// `hdrhistogram`'s own decoding, to compare with.
     fn decode_hist(text: &str) -> Hist {

@@ -34,15 +34,34 @@ impl<R: BufRead> LineSource<R> {
     /// Moves to the next non-blank line ([`text`](Self::text)); false at the end of the file.
     pub(crate) fn advance(&mut self) -> Result<bool, ReadError> {
         loop {
-            self.buf.clear();
+            // Bytes first, then UTF-8 (not `read_line`): a line that is not UTF-8 must be an
+            // error at its line, and a last line cut inside a multi-byte character (a writer
+            // killed mid-write) must be skipped as cut like any other, not fail the whole file
+            // as an I/O error without a line (found by fuzzing, see crates/onrush-fuzz).
+            let mut bytes = std::mem::take(&mut self.buf).into_bytes();
+            bytes.clear();
             let n = self
                 .input
-                .read_line(&mut self.buf)
+                .read_until(b'\n', &mut bytes)
                 .map_err(|e| ReadError::io(&self.path, e))?;
             if n == 0 {
                 return Ok(false);
             }
             self.line_no += 1;
+            self.buf = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                // Made text so that it fails to parse (a cut line is never valid JSON) and
+                // the caller skips it as cut.
+                Err(e) if !e.as_bytes().ends_with(b"\n") => {
+                    String::from_utf8_lossy(e.as_bytes()).into_owned()
+                }
+                Err(e) => {
+                    return Err(self.error(format!(
+                        "not UTF-8 text (invalid byte at column {})",
+                        e.utf8_error().valid_up_to() + 1
+                    )))
+                }
+            };
             if !self.buf.trim().is_empty() {
                 return Ok(true);
             }
@@ -386,6 +405,28 @@ mod tests {
         // A complete last line that lost only its line break is read.
         let (_, body) = read_all(text.trim_end()).unwrap();
         assert_eq!(body, lines[1..]);
+    }
+
+    #[test]
+    fn a_last_line_cut_inside_a_character_is_skipped_and_a_non_utf8_line_is_an_error_at_it() {
+        // A run killed while writing a step named "café": its last line ends inside the "é".
+        let mut lines = every_kind();
+        if let Line::Step(s) = &mut lines[1] {
+            s.step = "caf\u{e9}".into();
+        }
+        let text = file(&lines[..2]);
+        let at = text.rfind('\u{e9}').unwrap() + 1;
+        let cut = &text.as_bytes()[..at];
+        let mut reader = IntervalsReader::new("dir/intervals.jsonl", cut).unwrap();
+        assert_eq!(reader.next_line().unwrap(), None);
+        assert_eq!(reader.cut_line(), Some(2));
+        // A complete line that is not UTF-8: an error at its line.
+        let mut bad = text.as_bytes().to_vec();
+        bad[at - 1] = 0xff;
+        let mut reader = IntervalsReader::new("dir/intervals.jsonl", &bad[..]).unwrap();
+        let e = reader.next_line().unwrap_err();
+        assert_eq!(e.line(), Some(2), "{e}");
+        assert!(e.to_string().contains(":2: not UTF-8 text"), "{e}");
     }
 
     #[test]

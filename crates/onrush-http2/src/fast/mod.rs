@@ -25,6 +25,9 @@
 
 mod conn;
 mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod hpack;
 mod hpack_dec;
 mod hpack_tables;
