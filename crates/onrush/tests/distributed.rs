@@ -300,7 +300,7 @@ fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_
     // The survivor's whole share and the victim's seconds up to its loss are in the merge.
     let s = summary(&out);
     let total = u64_at(&s, "/totals/requests");
-    assert!(total >= 160 && total < 320, "{total}");
+    assert!((160..320).contains(&total), "{total}");
 
     // Now the other way round: the controller dies, and its agents stop by themselves.
     let d2 = dir("loss2");

@@ -32,14 +32,18 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     run_plan_as(plan, common, output, None)
 }
 
+/// Told the plan's resolved targets once it is prepared; answers with the instant to start at
+/// and its Unix time in ms.
+pub type ReadyHook<'a> =
+    dyn FnMut(&[std::net::SocketAddr]) -> Result<(std::time::Instant, u64), String> + 'a;
+
 /// What an agent of a distributed run adds to a run: its share of the load, a hook called
 /// once the plan is prepared (it tells the controller and waits for the start: the instant
 /// and its Unix time in ms), and the exporter that streams the results to the controller.
 pub struct AgentShare<'a> {
     pub segment: onrush_engine::Segment,
     /// Called with the plan's resolved targets once it is prepared.
-    pub ready:
-        &'a mut dyn FnMut(&[std::net::SocketAddr]) -> Result<(std::time::Instant, u64), String>,
+    pub ready: &'a mut ReadyHook<'a>,
     pub exporter: Box<dyn onrush_export::Exporter>,
 }
 
