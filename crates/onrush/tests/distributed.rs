@@ -190,6 +190,11 @@ scenarios:
     assert_eq!(s["totals"]["latency_ms"], m["totals"]["latency_ms"]);
     assert_eq!(s["scenarios"], m["scenarios"]);
     assert!(out.join("report.html").is_file());
+    // summary.json says who ran the load and with which clocks.
+    let recorded = s["distributed"]["agents"].as_array().unwrap();
+    assert_eq!(recorded.len(), 3);
+    assert!(recorded.iter().all(|a| a["clock_offset_ms"].is_number()));
+    assert_eq!(s["distributed"]["partial"], false);
 }
 
 #[test]
@@ -296,6 +301,7 @@ fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_
         .find(|a| a["name"] == "victim")
         .unwrap();
     let lost_at = victim_report["lost_at_s"].as_f64().expect("lost_at_s");
+    assert_eq!(summary(&out)["distributed"]["partial"], true);
     assert!(lost_at < 8.0, "{victim_report:#}");
     // The survivor's whole share and the victim's seconds up to its loss are in the merge.
     let s = summary(&out);

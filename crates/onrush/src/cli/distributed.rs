@@ -179,13 +179,22 @@ pub fn controller(
         eprintln!("error: no agent sent any result");
         return exit::RUNTIME;
     }
-    let summary = match onrush_metrics::merge(&dirs, &out_dir) {
+    let mut summary = match onrush_metrics::merge(&dirs, &out_dir) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: merging the agents' results: {e}");
             return exit::RUNTIME;
         }
     };
+    // Who ran the load, their clocks, and whether the run is whole, in the summary itself.
+    let partial = reports.iter().any(|a| a.lost_at_s.is_some() || !a.results_received);
+    summary.set_extra(
+        "distributed",
+        serde_json::json!({ "agents": reports, "partial": partial }),
+    );
+    if let Err(e) = summary.write_to(&out_dir.join(onrush_results::SUMMARY_FILE)) {
+        eprintln!("warning: summary.json: {e}");
+    }
     let thresholds = onrush_sla::evaluate(
         &plan.all_thresholds(),
         &summary,
