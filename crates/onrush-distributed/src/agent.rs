@@ -252,15 +252,7 @@ async fn dial(options: &AgentOptions) -> Result<Stream, String> {
             }
         }
     };
-    let _ = tcp.set_nodelay(true);
-    let connector = tokio_rustls::TlsConnector::from(crate::tls::client_config());
-    let name = rustls::pki_types::ServerName::try_from("onrush-controller")
-        .expect("a valid name")
-        .to_owned();
-    let mut stream = connector
-        .connect(name, tcp)
-        .await
-        .map_err(|e| format!("TLS with the controller at {} failed: {e}", options.connect))?;
+    let mut stream = tls_over(tcp, &options.connect).await?;
     let binding = binding(stream.get_ref().1)?;
     let nonce = auth::nonce();
     let io = |e: wire::WireError| format!("the controller at {}: {e}", options.connect);
@@ -327,6 +319,20 @@ async fn dial(options: &AgentOptions) -> Result<Stream, String> {
             "the controller sent {other:?} instead of a welcome"
         )),
     }
+}
+
+/// TLS from the agent's side over a connected socket (public for tests that speak the
+/// protocol by hand).
+pub async fn tls_over(tcp: TcpStream, controller: &str) -> Result<Stream, String> {
+    let _ = tcp.set_nodelay(true);
+    let connector = tokio_rustls::TlsConnector::from(crate::tls::client_config());
+    let name = rustls::pki_types::ServerName::try_from("onrush-controller")
+        .expect("a valid name")
+        .to_owned();
+    connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with the controller at {controller} failed: {e}"))
 }
 
 /// The TLS session's exported value both proofs are bound to.

@@ -430,3 +430,45 @@ fn kube_render_writes_objects_that_parse_as_yaml_and_refuses_files_outside_the_p
         String::from_utf8_lossy(&refused.stderr)
     );
 }
+
+#[test]
+fn an_agent_of_another_version_is_refused_with_both_versions_named() {
+    use onrush_distributed::wire::{self, Frame, Msg};
+    let d = dir("version");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
+    );
+    let controller = start_controller(&plan, &out, 1, &["--agents-wait", "3"]);
+    let addr = format!("127.0.0.1:{}", controller.port);
+    // An agent of another release, speaking the protocol by hand.
+    let reply = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let mut tls = onrush_distributed::agent::tls_over(tcp, &addr).await.unwrap();
+            let hello = Msg::Hello {
+                onrush: "0.0.9".into(),
+                results_format: onrush_distributed::RESULTS_FORMAT,
+                name: "old".into(),
+                threads: 1,
+                nonce: "00".into(),
+            };
+            wire::write_msg(&mut tls, &hello).await.unwrap();
+            wire::read_frame(&mut tls).await.unwrap()
+        });
+    let Frame::Msg(Msg::Refused { reason }) = reply else {
+        panic!("expected a refusal, got {reply:?}");
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    assert!(
+        reason.contains(&format!("the agent is onrush 0.0.9 and the controller onrush {ours}")),
+        "{reason}"
+    );
+    let (code, _, stderr) = controller.finish();
+    assert_eq!(code, 3);
+    assert!(stderr.contains("the agent is onrush 0.0.9"), "{stderr}");
+}
