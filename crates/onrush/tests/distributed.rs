@@ -449,7 +449,9 @@ fn an_agent_of_another_version_is_refused_with_both_versions_named() {
         .unwrap()
         .block_on(async {
             let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
-            let mut tls = onrush_distributed::agent::tls_over(tcp, &addr).await.unwrap();
+            let mut tls = onrush_distributed::agent::tls_over(tcp, &addr)
+                .await
+                .unwrap();
             let hello = Msg::Hello {
                 onrush: "0.0.9".into(),
                 results_format: onrush_distributed::RESULTS_FORMAT,
@@ -465,7 +467,9 @@ fn an_agent_of_another_version_is_refused_with_both_versions_named() {
     };
     let ours = env!("CARGO_PKG_VERSION");
     assert!(
-        reason.contains(&format!("the agent is onrush 0.0.9 and the controller onrush {ours}")),
+        reason.contains(&format!(
+            "the agent is onrush 0.0.9 and the controller onrush {ours}"
+        )),
         "{reason}"
     );
     let (code, _, stderr) = controller.finish();

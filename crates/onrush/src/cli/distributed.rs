@@ -187,7 +187,9 @@ pub fn controller(
         }
     };
     // Who ran the load, their clocks, and whether the run is whole, in the summary itself.
-    let partial = reports.iter().any(|a| a.lost_at_s.is_some() || !a.results_received);
+    let partial = reports
+        .iter()
+        .any(|a| a.lost_at_s.is_some() || !a.results_received);
     summary.set_extra(
         "distributed",
         serde_json::json!({ "agents": reports, "partial": partial }),
