@@ -205,6 +205,16 @@ fn a_wrong_token_is_refused_on_both_sides() {
         &d,
         "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
     );
+    // Flags a distributed run does not honour yet are refused, not ignored.
+    for flag in [&["--junit", "j.xml"][..], &["-t", "2"]] {
+        let refused = onrush()
+            .args(["run", plan.to_str().unwrap(), "--agents", "1"])
+            .args(flag)
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&refused.stderr).contains(flag[0]));
+    }
     let controller = start_controller(&plan, &out, 1, &["--agents-wait", "4"]);
     let wrong = d.join("wrong-token");
     std::fs::write(&wrong, "0123456789abcdef0123456789abcdef\n").unwrap();
