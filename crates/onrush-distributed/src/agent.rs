@@ -9,15 +9,16 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{ReadHalf, WriteHalf};
+use tokio::io::ReadHalf;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_rustls::client::TlsStream;
 
 use crate::auth::{self, Role};
 use crate::bundle;
+use crate::link::{write_loop, Out};
 use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
-use crate::{HEARTBEAT, LOSS_AFTER, RESULTS_FORMAT};
+use crate::{LOSS_AFTER, RESULTS_FORMAT};
 
 /// How an agent dials.
 pub struct AgentOptions {
@@ -40,17 +41,6 @@ pub struct Assignment {
     pub overrides: Vec<(String, String)>,
     pub segment: SegmentMsg,
     pub run_name: String,
-}
-
-/// What the writer task sends.
-enum Out {
-    Msg(Msg),
-    /// A message and the data frames that belong to it.
-    WithData(Msg, Vec<u8>),
-    /// Bare data frames (a results file's bytes, after its `Results` message).
-    Data(Vec<u8>),
-    /// Flush and end; `done` is told when everything queued before is written.
-    Close(std_mpsc::Sender<()>),
 }
 
 enum Event {
@@ -341,37 +331,6 @@ pub(crate) fn binding<D>(conn: &rustls::ConnectionCommon<D>) -> Result<Vec<u8>, 
     conn.export_keying_material(&mut out, crate::auth::EXPORTER_LABEL, None)
         .map_err(|e| format!("TLS keying material: {e}"))?;
     Ok(out.to_vec())
-}
-
-async fn write_loop(mut w: WriteHalf<Stream>, mut rx: mpsc::UnboundedReceiver<Out>) {
-    let mut beat = tokio::time::interval(HEARTBEAT);
-    loop {
-        tokio::select! {
-            next = rx.recv() => {
-                let ok = match next {
-                    None => break,
-                    Some(Out::Msg(m)) => wire::write_msg(&mut w, &m).await.is_ok(),
-                    Some(Out::WithData(m, d)) => wire::write_msg(&mut w, &m).await.is_ok()
-                        && wire::write_data(&mut w, &d).await.is_ok(),
-                    Some(Out::Data(d)) => wire::write_data(&mut w, &d).await.is_ok(),
-                    Some(Out::Close(done)) => {
-                        let _ = tokio::io::AsyncWriteExt::shutdown(&mut w).await;
-                        let _ = done.send(());
-                        return;
-                    }
-                };
-                if !ok {
-                    break;
-                }
-            }
-            _ = beat.tick() => {
-                if wire::write_msg(&mut w, &Msg::Heartbeat).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = tokio::io::AsyncWriteExt::shutdown(&mut w).await;
 }
 
 async fn read_loop(

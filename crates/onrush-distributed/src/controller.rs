@@ -11,15 +11,16 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{ReadHalf, WriteHalf};
+use tokio::io::ReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_rustls::server::TlsStream;
 
 use crate::auth::{self, Role};
 use crate::bundle::Bundle;
+use crate::link::{write_loop, Out};
 use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
-use crate::{HEARTBEAT, LOSS_AFTER, RESULTS_FORMAT, VERSION};
+use crate::{LOSS_AFTER, RESULTS_FORMAT, VERSION};
 
 type Stream = TlsStream<TcpStream>;
 
@@ -386,7 +387,6 @@ impl Controller {
             }
             status.tick(&reports, &done);
         }
-        status.finish();
         drop(links);
         self.runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(reports)
@@ -528,11 +528,6 @@ async fn admit(
     })
 }
 
-enum Out {
-    Msg(Msg),
-    Data(Vec<u8>),
-}
-
 enum Event {
     Ready,
     Failed(String),
@@ -540,25 +535,6 @@ enum Event {
     Results(Vec<FileMeta>),
     Data(Vec<u8>),
     Lost(String),
-}
-
-async fn write_loop(mut w: WriteHalf<Stream>, mut rx: mpsc::UnboundedReceiver<Out>) {
-    let mut beat = tokio::time::interval(HEARTBEAT);
-    loop {
-        tokio::select! {
-            next = rx.recv() => {
-                let ok = match next {
-                    None => break,
-                    Some(Out::Msg(m)) => wire::write_msg(&mut w, &m).await.is_ok(),
-                    Some(Out::Data(d)) => wire::write_data(&mut w, &d).await.is_ok(),
-                };
-                if !ok { break; }
-            }
-            _ = beat.tick() => {
-                if wire::write_msg(&mut w, &Msg::Heartbeat).await.is_err() { break; }
-            }
-        }
-    }
 }
 
 async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u64, Event)>) {
@@ -725,8 +701,6 @@ impl LiveStatus {
             }
         }
     }
-
-    fn finish(&self) {}
 }
 
 /// Writes `reports` as `agents.json` in `dir`.

@@ -22,6 +22,7 @@ pub mod auth;
 pub mod bundle;
 pub mod controller;
 pub mod kube;
+mod link;
 pub mod tls;
 pub mod wire;
 

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{ring as provider, CryptoProvider};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme};
+use onrush_http::tls::AcceptAnyCert;
+use rustls::crypto::ring as provider;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ClientConfig, ServerConfig};
 
 /// The controller's TLS configuration, with a certificate generated now.
 pub fn server_config() -> Result<Arc<ServerConfig>, String> {
@@ -24,65 +24,16 @@ pub fn server_config() -> Result<Arc<ServerConfig>, String> {
     Ok(Arc::new(config))
 }
 
-/// The agent's TLS configuration (TLS 1.3 only: both ends are onrush).
+/// The agent's TLS configuration (TLS 1.3 only: both ends are onrush). Any certificate is
+/// accepted, but the handshake's signatures are checked with it: the session is really with
+/// the holder of that key, which the token proof is then bound to.
 pub fn client_config() -> Arc<ClientConfig> {
     let provider = Arc::new(provider::default_provider());
     let config = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("TLS 1.3 is supported")
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(TokenAuthenticated(provider)))
+        .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
         .with_no_client_auth();
     Arc::new(config)
-}
-
-/// Accepts the controller's certificate whatever it is, but checks the handshake's
-/// signatures with it (the session must really be with the holder of that key, which the
-/// token proof is then bound to).
-#[derive(Debug)]
-struct TokenAuthenticated(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for TokenAuthenticated {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }

@@ -38,7 +38,7 @@ use tokio_rustls::TlsConnector;
 
 use crate::session_store::SharedSessionStore;
 use identity::{load_identities, read_certs};
-use verify::AcceptAnyCert;
+pub use verify::AcceptAnyCert;
 
 /// A TLS protocol version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

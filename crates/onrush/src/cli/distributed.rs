@@ -77,12 +77,10 @@ pub struct AgentArgs {
 /// `onrush run PLAN --agents N`.
 pub fn controller(
     plan: &Plan,
-    defines: &[(String, String)],
     args: &ControllerArgs,
     agents: usize,
     common: &CommonRunArgs,
 ) -> i32 {
-    let _ = defines;
     onrush_engine::signals::install();
     if agents == 0 {
         eprintln!("error: --agents 0: a distributed run needs at least one agent");
@@ -106,16 +104,9 @@ pub fn controller(
         );
         return exit::USAGE;
     }
-    let out_dir = common.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(format!("{}-{}", plan.name, crate::sys::timestamp()))
-    });
-    if let Err(e) = std::fs::create_dir_all(&out_dir) {
-        eprintln!(
-            "error: cannot create results directory {}: {e}",
-            out_dir.display()
-        );
+    let Some(out_dir) = super::run::results_dir(plan, common) else {
         return exit::RUNTIME;
-    }
+    };
     let token = match &args.token_file {
         Some(f) => match auth::read_token(f) {
             Ok(t) => t,

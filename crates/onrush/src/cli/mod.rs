@@ -155,9 +155,7 @@ pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => match args.distributed.agents {
             Some(n) => match onrush_plan::load(&args.plan, &args.define) {
-                Ok(plan) => {
-                    distributed::controller(&plan, &args.define, &args.distributed, n, &args.common)
-                }
+                Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
                 Err(e) => {
                     eprintln!("error: {e}");
                     exit::USAGE

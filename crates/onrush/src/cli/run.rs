@@ -63,16 +63,9 @@ pub fn run_plan_as(
         return exit::USAGE;
     }
 
-    let out_dir = common.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(format!("{}-{}", plan.name, crate::sys::timestamp()))
-    });
-    if let Err(e) = std::fs::create_dir_all(&out_dir) {
-        eprintln!(
-            "error: cannot create results directory {}: {e}",
-            out_dir.display()
-        );
+    let Some(out_dir) = super::run::results_dir(plan, common) else {
         return exit::RUNTIME;
-    }
+    };
 
     let server = match plan.target {
         Target::Builtin => match onrush_server::start(onrush_server::ServerConfig {
@@ -182,6 +175,24 @@ pub fn run_plan_as(
     }
     print(&finished, &out_dir, output);
     exit_code(&finished)
+}
+
+/// The results directory (`--out`, or `results/<plan>-<timestamp>/`), created; `None` after
+/// saying why it could not be.
+pub fn results_dir(plan: &Plan, common: &CommonRunArgs) -> Option<PathBuf> {
+    let out_dir = common.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(format!("{}-{}", plan.name, crate::sys::timestamp()))
+    });
+    match std::fs::create_dir_all(&out_dir) {
+        Ok(()) => Some(out_dir),
+        Err(e) => {
+            eprintln!(
+                "error: cannot create results directory {}: {e}",
+                out_dir.display()
+            );
+            None
+        }
+    }
 }
 
 /// A line on stderr, ignoring a stderr that is gone.
