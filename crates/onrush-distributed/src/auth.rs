@@ -101,9 +101,19 @@ pub fn verify(
 }
 
 /// Reads a token file: its first line, which must be long enough to be a secret.
+/// `-` reads the first line of stdin (how `--launch ssh` hands the token over: never on a
+/// command line, never on the remote disk).
 pub fn read_token(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    let text = if path.as_os_str() == "-" {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read the token from stdin: {e}"))?;
+        line
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?
+    };
     let token = text.lines().next().unwrap_or("").trim().to_string();
     if token.len() < 16 {
         return Err(format!(

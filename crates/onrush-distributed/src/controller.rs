@@ -152,12 +152,34 @@ impl Controller {
     /// results under `out_dir/agents/<name>/`. `interrupted` is polled: when it says so,
     /// every agent is told to stop (and still sends its results).
     pub fn run(
+        self,
+        bundle: &Bundle,
+        overrides: &[(String, String)],
+        run_name: &str,
+        out_dir: &Path,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<AgentReport>, String> {
+        self.run_with_launcher(
+            bundle,
+            overrides,
+            run_name,
+            out_dir,
+            interrupted,
+            &mut || None,
+        )
+    }
+
+    /// [`Controller::run`] for agents this process launched: while it waits for them to
+    /// join, `launch_failed` is polled, and what it says (a host whose ssh failed) ends the
+    /// wait at once instead of after `--agents-wait`.
+    pub fn run_with_launcher(
         mut self,
         bundle: &Bundle,
         overrides: &[(String, String)],
         run_name: &str,
         out_dir: &Path,
         interrupted: &dyn Fn() -> bool,
+        launch_failed: &mut dyn FnMut() -> Option<String>,
     ) -> Result<Vec<AgentReport>, String> {
         let n = self.options.agents;
         let quiet = self.options.quiet;
@@ -166,6 +188,12 @@ impl Controller {
         while agents.len() < n {
             if interrupted() {
                 return Err("interrupted while waiting for agents".into());
+            }
+            if let Some(failure) = launch_failed() {
+                return Err(format!(
+                    "{} of {n} agents joined; launching failed:\n{failure}",
+                    agents.len()
+                ));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {

@@ -14,6 +14,8 @@
 //! - Heartbeats go both ways each second; a side that hears nothing for [`LOSS_AFTER`]
 //!   treats the other as lost (an agent then stops its load by itself).
 //!
+//! `--launch ssh` starts the agents over OpenSSH ([`ssh`]).
+//!
 //! The wire format is [`wire`]: length-prefixed frames, JSON messages and raw data.
 
 pub mod agent;
@@ -23,6 +25,7 @@ pub mod bundle;
 pub mod controller;
 pub mod kube;
 mod link;
+pub mod ssh;
 pub mod tls;
 pub mod wire;
 

@@ -6,6 +6,8 @@ mod common;
 
 #[path = "distributed.rs"]
 mod distributed;
+#[path = "distributed_ssh.rs"]
+mod distributed_ssh;
 #[path = "failures.rs"]
 mod failures;
 #[path = "generator.rs"]

@@ -10,6 +10,7 @@ use onrush_distributed::agent::{AgentLink, AgentOptions};
 use onrush_distributed::auth;
 use onrush_distributed::bundle::Bundle;
 use onrush_distributed::controller::{self, Controller, ControllerOptions};
+use onrush_distributed::ssh;
 use onrush_plan::Plan;
 
 use super::run::{AgentShare, Output};
@@ -42,6 +43,38 @@ pub struct ControllerArgs {
         requires = "agents"
     )]
     pub agents_wait: u64,
+    /// Start the agents from here: `ssh` logs in to each host of --hosts (copying this
+    /// onrush there when it is missing or another build) and starts `onrush agent`.
+    #[arg(long, value_enum, value_name = "HOW", requires_all = ["agents", "hosts"])]
+    pub launch: Option<Launcher>,
+    /// The load machines for --launch ssh: one `[user@]host[:port]` per line; the N agents
+    /// are dealt round-robin over the lines.
+    #[arg(long, value_name = "FILE", requires = "launch")]
+    pub hosts: Option<PathBuf>,
+    /// An option for every ssh (repeatable): e.g. IdentityFile=~/.ssh/load,
+    /// StrictHostKeyChecking=accept-new. ~/.ssh/config applies as well.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE", requires = "launch")]
+    pub ssh_options: Vec<String>,
+    /// Where onrush binaries and agents' work dirs go on the load machines (relative to the
+    /// remote home unless absolute).
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".onrush",
+        requires = "launch"
+    )]
+    pub remote_dir: String,
+    /// The address launched agents dial back [default: this machine's address as each
+    /// host's sshd saw it].
+    #[arg(long, value_name = "HOST", requires = "launch")]
+    pub advertise: Option<String>,
+}
+
+/// How `--launch` starts agents.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Launcher {
+    /// Over OpenSSH, with the system's `ssh` and its configuration.
+    Ssh,
 }
 
 #[derive(Args)]
@@ -98,7 +131,7 @@ pub fn controller(
         );
         return exit::USAGE;
     }
-    if common.threads.is_some() {
+    if common.threads.is_some() && args.launch.is_none() {
         eprintln!(
             "error: -t/--threads sets a machine's worker threads: give it to each `onrush agent`"
         );
@@ -139,7 +172,7 @@ pub fn controller(
     };
     let controller = match Controller::bind(ControllerOptions {
         listen: args.listen,
-        token,
+        token: token.clone(),
         agents,
         wait: Duration::from_secs(args.agents_wait),
         quiet: common.quiet,
@@ -150,12 +183,37 @@ pub fn controller(
             return exit::RUNTIME;
         }
     };
-    eprintln!(
-        "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token",
-        if agents == 1 { "" } else { "s" },
-        controller.local_addr(),
-        controller.local_addr().port()
-    );
+    let mut launched = match args.launch {
+        None => {
+            eprintln!(
+                "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token",
+                if agents == 1 { "" } else { "s" },
+                controller.local_addr(),
+                controller.local_addr().port()
+            );
+            None
+        }
+        Some(Launcher::Ssh) => match launch_ssh(
+            plan,
+            args,
+            agents,
+            common,
+            &out_dir,
+            &token,
+            controller.local_addr().port(),
+        ) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!("error: --launch ssh: {e}");
+                return exit::RUNTIME;
+            }
+        },
+    };
+    let log_dir = out_dir.join("agents");
+    let mut launch_failed = || {
+        let l = launched.as_mut()?;
+        l.poll(&log_dir).then(|| l.failures().join("\n"))
+    };
     // Every variable is resolved here, once, and sent as a `-D` value: agents do not read
     // their own environment for the plan.
     let overrides: Vec<(String, String)> = plan
@@ -163,13 +221,19 @@ pub fn controller(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let reports = match controller.run(
+    let result = controller.run_with_launcher(
         &bundle,
         &overrides,
         &plan.name,
         &out_dir,
         &onrush_engine::signals::interrupted,
-    ) {
+        &mut launch_failed,
+    );
+    if let Some(l) = launched {
+        // Agents exit once their results are handed over; after a failure, at once.
+        l.finish(Duration::from_secs(if result.is_ok() { 15 } else { 0 }));
+    }
+    let reports = match result {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -243,6 +307,66 @@ pub fn controller(
     } else {
         exit::OK
     }
+}
+
+/// Starts `agents` agents over ssh, dealt round-robin over the hosts file's lines.
+fn launch_ssh(
+    plan: &Plan,
+    args: &ControllerArgs,
+    agents: usize,
+    common: &CommonRunArgs,
+    out_dir: &Path,
+    token: &str,
+    port: u16,
+) -> Result<ssh::Launched, String> {
+    let file = args.hosts.as_deref().ok_or("--hosts FILE is needed")?;
+    let lines = ssh::read_hosts(file)?;
+    let mut hosts: Vec<ssh::SshHost> = Vec::with_capacity(agents);
+    for k in 0..agents {
+        let mut h = lines[k % lines.len()].clone();
+        let base = h.name.clone();
+        let mut n = 2;
+        while hosts.iter().any(|o| o.name == h.name) {
+            h.name = format!("{base}-{n}");
+            n += 1;
+        }
+        hosts.push(h);
+    }
+    if agents < lines.len() {
+        eprintln!(
+            "warning: --agents {agents} uses only the first {agents} of the {} hosts in {}",
+            lines.len(),
+            file.display()
+        );
+    }
+    let names: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    eprintln!(
+        "launching {agents} agent{} over ssh: {}",
+        if agents == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+    let run = out_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| plan.name.clone());
+    let options = ssh::LaunchOptions {
+        ssh: std::env::var_os("ONRUSH_SSH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "ssh".into()),
+        ssh_options: args.ssh_options.clone(),
+        remote_dir: args.remote_dir.clone(),
+        local_binary: std::env::current_exe()
+            .map_err(|e| format!("cannot find this binary: {e}"))?,
+        version: onrush_distributed::VERSION.to_string(),
+        controller_port: port,
+        advertise: args.advertise.clone(),
+        token: token.to_string(),
+        threads: common.threads,
+        run,
+        log_dir: out_dir.join("agents"),
+        connect_timeout: 10,
+    };
+    ssh::launch(&hosts, &options)
 }
 
 fn write_secret(path: &Path, token: &str) -> std::io::Result<()> {

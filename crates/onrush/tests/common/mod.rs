@@ -127,10 +127,16 @@ pub fn run_plan_text(server: &Server, name: &str, plan: &str, extra: &[&str]) ->
 pub struct RogueServer {
     child: std::process::Child,
     pub port: u16,
+    pub host: String,
 }
 
 impl RogueServer {
     pub fn start() -> Self {
+        Self::start_on("127.0.0.1")
+    }
+
+    /// The server listening on another local address (e.g. a veth end).
+    pub fn start_on(host: &str) -> Self {
         use std::io::BufRead;
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -138,6 +144,7 @@ impl RogueServer {
         );
         let mut child = Command::new("python3")
             .arg(script)
+            .env("ROGUE_BIND", host)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -147,17 +154,21 @@ impl RogueServer {
             .read_line(&mut line)
             .unwrap();
         let port = line.trim().parse().expect("the server prints its port");
-        RogueServer { child, port }
+        RogueServer {
+            child,
+            port,
+            host: host.to_string(),
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        format!("http://{}:{}{path}", self.host, self.port)
     }
 
     /// Requests the server received (its own count).
     pub fn received(&self) -> u64 {
         use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut s = std::net::TcpStream::connect((self.host.as_str(), self.port)).unwrap();
         s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
         s.write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -14,6 +14,7 @@ Requests are GETs without a body. By path:
   /stats             -> "<requests received other than /stats>" (its own count)
 Every response is `200 OK` with a Content-Length and keeps the connection alive.
 """
+import os
 import socketserver
 import sys
 import threading
@@ -91,7 +92,8 @@ class Server(socketserver.ThreadingTCPServer):
         super().handle_error(request, client_address)
 
 
-server = Server(("127.0.0.1", 0), Handler)
+# ROGUE_BIND: another address of this machine (a veth end for tests across namespaces).
+server = Server((os.environ.get("ROGUE_BIND", "127.0.0.1"), 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 print(server.server_address[1], flush=True)
 sys.stdin.read()
