@@ -128,7 +128,16 @@ impl AgentLink {
                 Ok(Event::Start(at_ms)) => {
                     let now = now_ms();
                     let ahead = Duration::from_secs_f64(((at_ms - now) / 1000.0).max(0.0));
-                    return Ok((Instant::now() + ahead, at_ms.round() as u64));
+                    let start = Instant::now() + ahead;
+                    // Wakes when the workers do (they sleep until the same instant) and says
+                    // how late that was on this machine's clock.
+                    let out = self.out.clone();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                        let late_ms = now_ms() - at_ms;
+                        let _ = out.send(Out::Msg(Msg::Started { late_ms }));
+                    });
+                    return Ok((start, at_ms.round() as u64));
                 }
                 Ok(Event::Plan(_)) => continue,
                 Ok(Event::Lost(why)) => return Err(why),

@@ -32,6 +32,8 @@ pub struct ControllerOptions {
     /// How long to wait for all agents to join.
     pub wait: Duration,
     pub quiet: bool,
+    /// Stop every agent when one is lost (`on_agent_loss: abort`), instead of going on.
+    pub abort_on_loss: bool,
 }
 
 /// One agent as the controller knows it.
@@ -49,6 +51,8 @@ pub struct AgentReport {
     /// Seconds from the start when the agent was found lost (no word for 3 s), if it was.
     pub lost_at_s: Option<f64>,
     pub lost_reason: Option<String>,
+    /// How late it woke for the common start, in ms of its own clock (`None`: it never said).
+    pub start_late_ms: Option<f64>,
     /// Whether it handed its result files over at the end.
     pub results_received: bool,
     /// Bytes of `intervals.jsonl` it streamed during the run.
@@ -402,11 +406,31 @@ impl Controller {
                         let at = start.elapsed().as_secs_f64();
                         reports[i].lost_at_s = Some(at);
                         reports[i].lost_reason = Some(why.clone());
-                        eprintln!(
-                            "agent {} lost at {at:.1} s: {why}; the run goes on with the others \
-                             (its results up to its last second are kept)",
-                            reports[i].name
-                        );
+                        if self.options.abort_on_loss {
+                            eprintln!(
+                                "agent {} lost at {at:.1} s: {why}; on_agent_loss: abort stops \
+                                 every agent (their results so far are kept)",
+                                reports[i].name
+                            );
+                            if !stop_sent {
+                                stop_sent = true;
+                                stop_all(&links);
+                            }
+                        } else {
+                            eprintln!(
+                                "agent {} lost at {at:.1} s: {why}; the run goes on with the \
+                                 others (its results up to its last second are kept)",
+                                reports[i].name
+                            );
+                        }
+                    }
+                }
+                Ok((i, Event::Started(late_ms))) => {
+                    reports[i].start_late_ms = Some(late_ms);
+                    if !quiet && reports.iter().all(|a| a.start_late_ms.is_some()) {
+                        if let Some(skew) = start_skew_ms(&reports) {
+                            eprintln!("agents started within {skew:.1} ms of each other");
+                        }
                     }
                 }
                 Ok((_, Event::Ready | Event::Failed(_))) => {}
@@ -419,6 +443,20 @@ impl Controller {
         self.runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(reports)
     }
+}
+
+/// The most two agents' starts can be apart, in ms: each woke `start_late_ms` after the
+/// instant it was given on its own clock, and that instant is known on the controller's clock
+/// to within half its probe's round trip. `None` until every agent has said.
+pub fn start_skew_ms(reports: &[AgentReport]) -> Option<f64> {
+    let mut earliest = f64::INFINITY;
+    let mut latest = f64::NEG_INFINITY;
+    for a in reports {
+        let late = a.start_late_ms?;
+        earliest = earliest.min(late - a.clock_rtt_ms / 2.0);
+        latest = latest.max(late + a.clock_rtt_ms / 2.0);
+    }
+    (latest >= earliest).then_some(latest - earliest)
 }
 
 fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -549,6 +587,7 @@ async fn admit(
             clock_rtt_ms: rtt,
             lost_at_s: None,
             lost_reason: None,
+            start_late_ms: None,
             results_received: false,
             streamed_bytes: 0,
         },
@@ -559,6 +598,7 @@ async fn admit(
 enum Event {
     Ready,
     Failed(String),
+    Started(f64),
     Intervals(Vec<u8>),
     Results(Vec<FileMeta>),
     Data(Vec<u8>),
@@ -584,6 +624,7 @@ async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u6
         let event = match frame {
             Frame::Msg(Msg::Ready) => Event::Ready,
             Frame::Msg(Msg::Failed { error }) => Event::Failed(error),
+            Frame::Msg(Msg::Started { late_ms }) => Event::Started(late_ms),
             Frame::Msg(Msg::Intervals) => {
                 expect_intervals = true;
                 continue;

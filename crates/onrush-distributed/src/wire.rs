@@ -77,6 +77,9 @@ pub enum Msg {
     Failed { error: String },
     /// Controller → agent: start the load at this instant of the agent's own clock (Unix ms).
     Start { at_unix_ms: f64 },
+    /// Agent → controller: its start instant passed; how late it woke for it, in ms of its
+    /// own clock (the start skew is measured, not assumed).
+    Started { late_ms: f64 },
     /// Agent → controller: the next bytes of its `intervals.jsonl` follow in one data frame.
     Intervals,
     /// Both ways, every second: still here.

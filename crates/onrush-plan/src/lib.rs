@@ -115,6 +115,33 @@ pub struct Plan {
     /// resolved against the plan's directory, without the plan itself: what a distributed run
     /// sends to its agents.
     pub files: Vec<PathBuf>,
+    /// `distributed:`: what a run across agents does when one is lost.
+    pub distributed: DistributedSettings,
+}
+
+/// `distributed:` settings (used by `onrush run --agents`; a single-machine run ignores them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DistributedSettings {
+    pub on_agent_loss: OnAgentLoss,
+}
+
+/// `on_agent_loss`: what the controller does when an agent goes silent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnAgentLoss {
+    /// The run goes on with the others and is marked partial.
+    #[default]
+    Continue,
+    /// Every agent is stopped; their results so far are merged; the run exits with 3.
+    Abort,
+}
+
+impl OnAgentLoss {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OnAgentLoss::Continue => "continue",
+            OnAgentLoss::Abort => "abort",
+        }
+    }
 }
 
 /// What a secret's value is shown as.

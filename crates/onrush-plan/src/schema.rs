@@ -356,7 +356,18 @@ pub fn json_schema() -> Value {
                 "description": "Scenarios; all of them run at the same time",
                 "items": { "$ref": "#/definitions/scenario" }
             },
-            "thresholds": { "$ref": "#/definitions/thresholds" }
+            "thresholds": { "$ref": "#/definitions/thresholds" },
+            "distributed": {
+                "type": "object",
+                "additionalProperties": false,
+                "description": "How a run across agents (`onrush run --agents N`) behaves; a single-machine run ignores it",
+                "properties": {
+                    "on_agent_loss": {
+                        "enum": ["continue", "abort"],
+                        "description": "When an agent goes silent for 3 s: continue (default: the others go on, the run is marked partial) or abort (every agent is stopped, results so far are merged, exit code 3)"
+                    }
+                }
+            }
         },
         "definitions": {
             "duration": duration,

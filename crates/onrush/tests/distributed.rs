@@ -107,6 +107,7 @@ fn three_agents_split_the_load_exactly_and_the_merge_is_onrush_merge() {
         &format!(
             r#"
 target: {}
+thresholds: ["failure_rate < 1%", "shared: requests == 101", "open: requests == 121"]
 scenarios:
   - name: closed
     load: {{ vus: 7, iterations: 13 }}
@@ -130,7 +131,8 @@ scenarios:
             server.url("")
         ),
     );
-    let controller = start_controller(&plan, &out, 3, &["-q"]);
+    let junit = d.join("junit.xml");
+    let controller = start_controller(&plan, &out, 3, &["-q", "--junit", junit.to_str().unwrap()]);
     let token = out.join("agent-token");
     let work = d.join("agents");
     // Uneven agents: 4 workers in all.
@@ -142,8 +144,19 @@ scenarios:
     for mut a in agents {
         assert!(a.wait().unwrap().success(), "an agent failed");
     }
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // One threshold is wrong on purpose (the open ramp makes 120 arrivals): exit 1, and the
+    // JUnit file says which of the three failed, from the merged results.
+    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase").count(), 3, "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(xml.contains("open: requests == 121"), "{xml}");
     let s = summary(&out);
+    // The start skew is measured on the agents: each says how late it woke for the start.
+    let skew = s["distributed"]["start_skew_ms"]
+        .as_f64()
+        .expect("start_skew_ms");
+    assert!(skew < 10.0, "start skew {skew} ms");
     // The plan's totals, exactly: 7 × 13, 101 shared, and the open ramp's 120 arrivals.
     assert_eq!(u64_at(scenario(&s, "closed"), "/requests"), 91);
     assert_eq!(u64_at(scenario(&s, "shared"), "/requests"), 101);
@@ -162,6 +175,7 @@ scenarios:
     for a in list {
         assert!(a["results_received"].as_bool().unwrap(), "{a:#}");
         assert!(a["clock_rtt_ms"].as_f64().unwrap() < 50.0, "{a:#}");
+        assert!(a["start_late_ms"].as_f64().unwrap().abs() < 10.0, "{a:#}");
         let own = summary(&out.join("agents").join(a["name"].as_str().unwrap()));
         let n = u64_at(&own, "/totals/requests");
         assert!(n > 0, "agent {} ran nothing", a["name"]);
@@ -206,7 +220,7 @@ fn a_wrong_token_is_refused_on_both_sides() {
         "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
     );
     // Flags a distributed run does not honour yet are refused, not ignored.
-    for flag in [&["--junit", "j.xml"][..], &["-t", "2"]] {
+    for flag in [&["--metrics-addr", "127.0.0.1:0"][..], &["-t", "2"]] {
         let refused = onrush()
             .args(["run", plan.to_str().unwrap(), "--agents", "1"])
             .args(flag)
@@ -485,4 +499,64 @@ fn an_agent_of_another_version_is_refused_with_both_versions_named() {
     let (code, _, stderr) = controller.finish();
     assert_eq!(code, 3);
     assert!(stderr.contains("the agent is onrush 0.0.9"), "{stderr}");
+}
+
+#[test]
+fn on_agent_loss_abort_stops_every_agent_and_keeps_their_results() {
+    let server = RogueServer::start();
+    let d = dir("abort");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        &format!(
+            "target: {}\ndistributed: {{ on_agent_loss: abort }}\nscenarios:\n  - name: open\n    load: {{ rate: 40/s, duration: 30s, max_vus: 10 }}\n    steps:\n      - get: /once/a\n",
+            server.url("")
+        ),
+    );
+    let controller = start_controller(&plan, &out, 2, &["-q"]);
+    let token = out.join("agent-token");
+    let work = d.join("agents");
+    let mut victim = start_agent(controller.port, &token, "victim", 1, &work);
+    let mut survivor = start_agent(controller.port, &token, "survivor", 1, &work);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // Two seconds of load: each agent has streamed at least one whole second.
+    while server.received() < 90 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    victim.kill().unwrap();
+    let _ = victim.wait();
+    let killed = Instant::now();
+    let (code, stdout, stderr) = controller.finish();
+    // Found lost (at once: its connection ended), then every agent stopped: far before 30 s.
+    assert!(
+        killed.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        killed.elapsed()
+    );
+    // The survivor was stopped by its controller, and handed its results over.
+    survivor.wait().unwrap();
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let list = agents_file(&out);
+    let kept = list["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "survivor")
+        .unwrap()
+        .clone();
+    assert_eq!(kept["results_received"], true, "{kept:#}");
+    assert!(
+        stderr.contains("on_agent_loss: abort stops every agent"),
+        "{stderr}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["distributed"]["partial"], true);
+    assert_eq!(s["distributed"]["on_agent_loss"], "abort");
+    // The survivor's results were handed over and merged.
+    let total = u64_at(&s, "/totals/requests");
+    assert!((40..600).contains(&total), "{total}");
+    let after = server.received();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.received(), after, "load went on after the abort");
 }

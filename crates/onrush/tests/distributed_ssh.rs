@@ -101,22 +101,16 @@ fn start_sshd(ns: &Namespace, k: u32, dir: &Path) -> Killed {
         "Port 2222\nListenAddress 10.231.{k}.2\nHostKey {d}/host_key\n\
          AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
          PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-         StrictModes no\nPidFile {d}/sshd.pid\nLogLevel ERROR\n",
+         StrictModes no\nPidFile {d}/sshd.pid\nLogLevel VERBOSE\n",
         d = dir.display()
     );
     std::fs::write(dir.join("sshd_config"), config).unwrap();
     // sshd's privilege-separation directory.
     std::fs::create_dir_all("/run/sshd").unwrap();
     let child = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns.name,
-            "/usr/sbin/sshd",
-            "-D",
-            "-e",
-            "-f",
-        ])
+        .args(["netns", "exec", &ns.name, "/usr/sbin/sshd", "-D", "-E"])
+        .arg(dir.join("sshd.log"))
+        .arg("-f")
         .arg(dir.join("sshd_config"))
         .stderr(Stdio::null())
         .spawn()

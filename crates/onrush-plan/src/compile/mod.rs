@@ -15,6 +15,7 @@ use crate::units::{self, UnitError};
 use crate::yaml::{self, Kind, Node};
 use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
+mod distributed;
 mod flow;
 mod funcs;
 mod http;
@@ -38,8 +39,9 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 6] = [
+const PLAN_KEYS: [&str; 7] = [
     "target",
+    "distributed",
     "vars",
     "secrets",
     "http",
@@ -275,6 +277,8 @@ pub(crate) fn compile(
         None => Vec::new(),
     };
 
+    let distributed = cx.distributed(top.get("distributed"))?;
+
     let stem = Path::new(source)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned());
@@ -290,6 +294,7 @@ pub(crate) fn compile(
         secrets: secret_names,
         thresholds,
         files: cx.files.into_inner().into_iter().collect(),
+        distributed,
     };
     plan.mask_names();
     Ok(plan)

@@ -121,13 +121,12 @@ pub fn controller(
     }
     // Said rather than ignored: what `run` offers that a distributed run does not do yet.
     let unsupported = [
-        ("--junit", common.junit.is_some()),
         ("--metrics-addr", common.metrics_addr.is_some()),
         ("--influx", common.influx.is_some()),
     ];
     if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
         eprintln!(
-            "error: {flag} is not supported with --agents yet (thresholds are evaluated on the              merged results and printed; see docs/distributed.md, \"Limits\")"
+            "error: {flag} is not supported with --agents yet (thresholds are evaluated on the merged results at the end; see docs/distributed.md, \"Limits\")"
         );
         return exit::USAGE;
     }
@@ -176,6 +175,7 @@ pub fn controller(
         agents,
         wait: Duration::from_secs(args.agents_wait),
         quiet: common.quiet,
+        abort_on_loss: plan.distributed.on_agent_loss == onrush_plan::OnAgentLoss::Abort,
     }) {
         Ok(c) => c,
         Err(e) => {
@@ -265,7 +265,12 @@ pub fn controller(
         .any(|a| a.lost_at_s.is_some() || !a.results_received);
     summary.set_extra(
         "distributed",
-        serde_json::json!({ "agents": reports, "partial": partial }),
+        serde_json::json!({
+            "agents": reports,
+            "partial": partial,
+            "start_skew_ms": controller::start_skew_ms(&reports),
+            "on_agent_loss": plan.distributed.on_agent_loss.as_str(),
+        }),
     );
     if let Err(e) = summary.write_to(&out_dir.join(onrush_results::SUMMARY_FILE)) {
         eprintln!("warning: summary.json: {e}");
@@ -275,6 +280,13 @@ pub fn controller(
         &summary,
         summary.extra.generator.as_ref().map(|g| g.verdict.as_str()),
     );
+    if let Some(path) = &common.junit {
+        let xml = onrush_sla::junit_xml(&thresholds, &plan.name, summary.run.duration_s);
+        if let Err(e) = std::fs::write(path, xml) {
+            eprintln!("error: --junit {}: {e}", path.display());
+            return exit::RUNTIME;
+        }
+    }
     let report = onrush_report::write_report(&out_dir, &Default::default());
     let mut out = std::io::stdout().lock();
     onrush_metrics::print_summary(&summary, &mut out);
@@ -300,8 +312,15 @@ pub fn controller(
         Ok(path) => println!("report:  {}", path.display()),
         Err(e) => eprintln!("warning: the HTML report could not be written: {e}"),
     }
+    let aborted_by_loss =
+        !lost.is_empty() && plan.distributed.on_agent_loss == onrush_plan::OnAgentLoss::Abort;
+    if aborted_by_loss {
+        println!("the run was stopped: on_agent_loss: abort");
+    }
     if onrush_engine::signals::interrupted() {
         exit::INTERRUPTED
+    } else if aborted_by_loss {
+        exit::RUNTIME
     } else if !onrush_sla::all_passed(&thresholds) {
         exit::THRESHOLDS
     } else {
@@ -446,7 +465,7 @@ pub fn agent(args: AgentArgs) -> i32 {
         assignment.segment.agent as u64,
         assignment.segment.agents as u64,
     );
-    let plan = match onrush_plan::load(&assignment.plan, &assignment.overrides) {
+    let mut plan = match onrush_plan::load(&assignment.plan, &assignment.overrides) {
         Ok(p) => p,
         Err(e) => {
             link.failed(&format!("cannot load the plan: {e}"));
@@ -454,6 +473,13 @@ pub fn agent(args: AgentArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // Thresholds are about the whole run: the controller judges them on the merged results.
+    // On one agent's share they would be wrong ("requests == 101" over a third of the load)
+    // and an `abort_on_fail` could stop a share that is fine as a whole.
+    plan.thresholds.clear();
+    for s in &mut plan.scenarios {
+        s.thresholds.clear();
+    }
     let results = work_dir.join("results");
     let common = CommonRunArgs {
         out: Some(results.clone()),
