@@ -50,7 +50,10 @@ pub fn decode_reply(
     if header.seqid != seqid {
         return Err(WireError::Malformed("a reply with another sequence id"));
     }
-    if header.name != name {
+    // A multiplexed call's reply may name the method without the service (Apache's
+    // TMultiplexedProcessor in Java and Python strips it).
+    let bare = name.rsplit(|b| *b == b':').next().unwrap_or(name);
+    if header.name != name && header.name != bare {
         return Err(WireError::Malformed("a reply to another method"));
     }
     let outcome = match header.kind {

@@ -25,6 +25,8 @@ mod secrets;
 mod steps;
 mod tcp;
 mod thresholds;
+mod thrift;
+mod thrift_args;
 mod tls;
 mod udp;
 mod url;
@@ -38,11 +40,12 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 6] = [
+const PLAN_KEYS: [&str; 7] = [
     "target",
     "vars",
     "secrets",
     "http",
+    "thrift",
     "scenarios",
     "thresholds",
 ];
@@ -75,6 +78,7 @@ pub(crate) fn compile(
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
+        thrift: None,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -120,6 +124,7 @@ pub(crate) fn compile(
         Target::Url(u) => u.host.parse().ok(),
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
+    cx.thrift = cx.thrift_idl(top.get("thrift"))?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -312,6 +317,8 @@ pub(crate) struct Ctx<'a> {
     on_failure_default: Cell<OnFailure>,
     /// Every file the plan refers to, as resolved ([`Plan::files`]).
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
+    /// The schema of the plan's `thrift.idl` files, when it has some.
+    thrift: Option<std::sync::Arc<onrush_thrift::Schema>>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

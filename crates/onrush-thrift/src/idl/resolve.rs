@@ -109,6 +109,8 @@ pub struct Schema {
     pub enums: Vec<EnumDef>,
     pub services: Vec<Service>,
     pub consts: Vec<Constant>,
+    /// Every file read, includes too (a distributed run sends them to its agents).
+    pub files: Vec<PathBuf>,
 }
 
 impl Schema {
@@ -169,7 +171,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Schema, IdlError> {
     for path in paths {
         read_file(path, None, &mut files, &mut by_path, 0)?;
     }
-    let mut schema = Schema::default();
+    let mut schema = Schema {
+        files: files.iter().map(|f| f.path.clone()).collect(),
+        ..Schema::default()
+    };
     // Declare every struct and enum first, so that fields may name types declared later or in
     // other files.
     for (fi, file) in files.iter_mut().enumerate() {

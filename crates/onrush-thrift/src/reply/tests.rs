@@ -40,6 +40,7 @@ fn schema() -> (Schema, Function) {
         }],
         services: vec![],
         consts: vec![],
+        files: vec![],
     };
     let f = Function {
         name: "get".into(),
