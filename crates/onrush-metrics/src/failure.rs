@@ -67,11 +67,20 @@ pub enum FailureClass {
     /// or the server did not answer). Its own class: on UDP a loss is an expected event to
     /// count, not a stalled connection.
     NoReply,
+    /// Thrift: the server answered with an exception the method declares (`throws`); the
+    /// exception's type name is the reply's `exception` header, its fields the JSON body.
+    ThriftException,
+    /// Thrift: the server answered with a `TApplicationException` (unknown method, wrong
+    /// arguments, an internal error of the server's handler).
+    ThriftApplicationException,
+    /// A templated argument rendered to a value its type cannot hold (`abc` for an i32): the
+    /// request was not sent.
+    BadArgument,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 25;
+    pub const COUNT: usize = 28;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -100,6 +109,9 @@ impl FailureClass {
         FailureClass::UnsolicitedResponse,
         FailureClass::Interrupted,
         FailureClass::NoReply,
+        FailureClass::ThriftException,
+        FailureClass::ThriftApplicationException,
+        FailureClass::BadArgument,
     ];
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
@@ -136,6 +148,9 @@ impl FailureClass {
             FailureClass::UnsolicitedResponse => "unsolicited_response",
             FailureClass::Interrupted => "interrupted",
             FailureClass::NoReply => "no_reply",
+            FailureClass::ThriftException => "thrift_exception",
+            FailureClass::ThriftApplicationException => "thrift_application_exception",
+            FailureClass::BadArgument => "bad_argument",
         }
     }
 
@@ -248,6 +263,20 @@ impl FailureClass {
                 "no reply datagram came within the step's timeout: the request or its reply was \
                  lost (a full socket buffer on either side, a lossy network), or the server does \
                  not answer this request; raise the timeout if replies are only slow"
+            }
+            FailureClass::ThriftException => {
+                "the Thrift server threw an exception the method declares: the service refused \
+                 the call (its `exception` header names the type, the body holds its fields); \
+                 check the arguments, or expect it with `on_failure: continue`"
+            }
+            FailureClass::ThriftApplicationException => {
+                "the Thrift server answered with a TApplicationException: an unknown method \
+                 (is `call:` right, and `multiplexed:` as the server expects?), arguments it \
+                 could not read, or its handler failed; the body holds its message"
+            }
+            FailureClass::BadArgument => {
+                "a templated argument rendered to a value its type cannot hold (e.g. `abc` for \
+                 an i32, an enum name the IDL does not declare): fix the variable or its feeder"
             }
         }
     }

@@ -25,6 +25,7 @@ use std::time::Duration;
 mod compile;
 mod error;
 mod schema;
+mod schema_thrift;
 mod template;
 mod threshold;
 mod units;
@@ -792,6 +793,8 @@ pub enum Step {
     Ws(WsStep),
     /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
     Udp(UdpStep),
+    /// `thrift: HOST:PORT`: an Apache Thrift call (onrush-proto-thrift).
+    Thrift(ThriftStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -950,6 +953,45 @@ pub struct UdpStep {
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,
+}
+
+/// `- { thrift: HOST:PORT, call: Service.method, args: {...} }`: one Apache Thrift call, its
+/// arguments typed against the plan's IDL (`thrift.idl`) when the plan loads, with the
+/// extractors and checks of any step (the reply as JSON is the body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThriftStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// `host:port` as written (resolved by the protocol when the run is prepared).
+    pub host: String,
+    pub port: u16,
+    /// Every type and service of the plan's IDL files (shared by all steps).
+    pub schema: std::sync::Arc<onrush_thrift::Schema>,
+    /// Index into `schema.services`, and of the method in that service's `functions`.
+    pub service: usize,
+    pub function: usize,
+    /// The message name on the wire: `method`, or `Service:method` when multiplexed.
+    pub message_name: String,
+    pub protocol: onrush_thrift::wire::Protocol,
+    /// `transport: framed` (a 4-byte length before each message) or `buffered` (none).
+    pub framed: bool,
+    /// The argument struct, constants encoded as they are, `${...}` leaves rendered per call.
+    pub args: Vec<onrush_thrift::value::FieldValue<Template>>,
+    /// The longest reply accepted, bytes (`max_message`, default 16 MiB): longer is
+    /// `bad_response`, read no further.
+    pub max_message: usize,
+    /// Overrides `http.timeout` (the default timeout of every step).
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
+impl ThriftStep {
+    /// The called method as the IDL declares it.
+    pub fn function(&self) -> &onrush_thrift::Function {
+        &self.schema.services[self.service].functions[self.function]
+    }
 }
 
 /// What a `ws:` step does.

@@ -881,6 +881,8 @@ pub fn json_schema() -> Value {
             "name": { "type": "string", "description": "The check's name in the results (default: made from it, e.g. `status in [200, 201]`)", "examples": ["download intact"] }
         }
     }));
+    // Thrift steps and the plan's `thrift.idl` (onrush-proto-thrift).
+    crate::schema_thrift::add(&mut schema);
     schema
 }
 

@@ -28,6 +28,7 @@ fn schema_is_valid_json_and_describes_every_key() {
             "secrets",
             "target",
             "thresholds",
+            "thrift",
             "vars"
         ]
     );
@@ -463,7 +464,8 @@ fn new_keys_are_described() {
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
             "#/definitions/udp",
-            "#/definitions/ws"
+            "#/definitions/ws",
+            "#/definitions/thrift"
         ]
     );
     // ws: one shape per action, each with its own keys.

@@ -46,6 +46,8 @@ mod soak;
 mod stops;
 #[path = "tcp.rs"]
 mod tcp;
+#[path = "thrift.rs"]
+mod thrift;
 #[path = "tls.rs"]
 mod tls;
 #[path = "udp.rs"]

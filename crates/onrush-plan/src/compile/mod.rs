@@ -26,6 +26,8 @@ mod secrets;
 mod steps;
 mod tcp;
 mod thresholds;
+mod thrift;
+mod thrift_args;
 mod tls;
 mod udp;
 mod url;
@@ -45,6 +47,7 @@ const PLAN_KEYS: [&str; 7] = [
     "vars",
     "secrets",
     "http",
+    "thrift",
     "scenarios",
     "thresholds",
 ];
@@ -77,6 +80,7 @@ pub(crate) fn compile(
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
+        thrift: None,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -122,6 +126,7 @@ pub(crate) fn compile(
         Target::Url(u) => u.host.parse().ok(),
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
+    cx.thrift = cx.thrift_idl(top.get("thrift"))?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -317,6 +322,8 @@ pub(crate) struct Ctx<'a> {
     on_failure_default: Cell<OnFailure>,
     /// Every file the plan refers to, as resolved ([`Plan::files`]).
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
+    /// The schema of the plan's `thrift.idl` files, when it has some.
+    thrift: Option<std::sync::Arc<onrush_thrift::Schema>>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.
