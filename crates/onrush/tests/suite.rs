@@ -10,6 +10,8 @@ mod distributed;
 mod failures;
 #[path = "generator.rs"]
 mod generator;
+#[path = "har.rs"]
+mod har;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "http2.rs"]

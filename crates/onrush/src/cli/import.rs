@@ -1,5 +1,6 @@
 //! `onrush import jmx PLAN.jmx [-o plan.yaml] [--report FILE.json] [--strict]`: converts a
 //! JMeter plan with onrush-import and writes the plan and the report where the flags say.
+//! `onrush import har` (browser recordings) is in `import_har.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,9 @@ pub struct ImportArgs {
 enum ImportFormat {
     /// An Apache JMeter plan (.jmx): writes an onrush plan and a conversion report (on stderr).
     Jmx(JmxArgs),
+    /// A browser recording (.har): one step per request, grouped by page, with think times and
+    /// correlation (values the server sent and the browser sent back become extractors).
+    Har(super::import_har::HarArgs),
 }
 
 #[derive(Args)]
@@ -35,7 +39,10 @@ struct JmxArgs {
 }
 
 pub fn run(args: ImportArgs) -> i32 {
-    let ImportFormat::Jmx(args) = args.format;
+    let args = match args.format {
+        ImportFormat::Jmx(args) => args,
+        ImportFormat::Har(args) => return super::import_har::run(args),
+    };
     let text = match std::fs::read(&args.jmx) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {

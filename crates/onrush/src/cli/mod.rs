@@ -6,6 +6,7 @@ mod distributed;
 mod doctor;
 mod export;
 mod import;
+mod import_har;
 mod kube;
 mod merge;
 mod needs;
