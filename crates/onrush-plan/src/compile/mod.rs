@@ -61,6 +61,7 @@ pub(crate) fn compile(
     source: &str,
     text: &str,
     base_dir: &Path,
+    profiles: &[String],
     overrides: &[(String, String)],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, PlanError> {
@@ -96,6 +97,8 @@ pub(crate) fn compile(
             )
             .with_hint("a plan file starts with keys such as `target: http://127.0.0.1:8080`"));
     }
+    // Profiles (`-P`) are overlays of the tree: everything below sees the merged plan.
+    let root = crate::profiles::apply(source, text, root, profiles)?;
     let top = cx.map(&root, "", &PLAN_KEYS)?;
     // Secrets are variables set from outside the plan, as -D values are (a -D value wins).
     let declared = cx.secrets(top.get("secrets"), overrides)?;
