@@ -36,6 +36,7 @@
 //! ```
 
 mod convert;
+pub mod curl;
 pub mod har;
 pub mod jmx;
 mod report;

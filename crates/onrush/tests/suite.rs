@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "curl_import.rs"]
+mod curl_import;
 #[path = "distributed.rs"]
 mod distributed;
 #[path = "failures.rs"]
@@ -28,6 +30,8 @@ mod open_model;
 mod port_wall;
 #[path = "preflight.rs"]
 mod preflight;
+#[path = "profiles.rs"]
+mod profiles;
 #[path = "rates.rs"]
 mod rates;
 #[path = "report.rs"]

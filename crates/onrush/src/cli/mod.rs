@@ -6,6 +6,7 @@ mod distributed;
 mod doctor;
 mod export;
 mod import;
+mod import_curl;
 mod import_har;
 mod kube;
 mod merge;
@@ -73,7 +74,7 @@ enum Command {
     Export(export::ExportArgs),
     /// Write the HTML report of saved results (also written at the end of every run).
     Report(report::ReportArgs),
-    /// Convert a plan of another tool into an onrush plan (`onrush import jmx PLAN.jmx`).
+    /// Convert a plan of another tool into an onrush plan (`onrush import jmx|har|curl`).
     Import(import::ImportArgs),
     /// Measure onrush's own CPU and memory cost on this host with a fixed suite of cases
     /// against the built-in server (optionally beside wrk).
