@@ -89,9 +89,65 @@ pub(crate) fn apply(
             }
             return Err(e);
         };
+        check_scenario_names(source, text, &root, name, overlay)?;
         root = overlay_plan(root, overlay);
     }
     Ok(root)
+}
+
+/// A profile's `scenarios:` entry must name a scenario of the plan (a typo would silently
+/// change nothing).
+fn check_scenario_names(
+    source: &str,
+    text: &str,
+    root: &Node,
+    profile: &str,
+    overlay: &Node,
+) -> Result<(), PlanError> {
+    let names_of = |n: &Node| -> Vec<String> {
+        match &n.kind {
+            Kind::Seq(items) => items
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    Kind::Map(e) => e
+                        .iter()
+                        .find(|(k, _)| key_text(k) == "name")
+                        .map(|(_, v)| key_text(v).to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (Kind::Map(plan), Kind::Map(over)) = (&root.kind, &overlay.kind) else {
+        return Ok(());
+    };
+    let plan_names = plan
+        .iter()
+        .find(|(k, _)| key_text(k) == "scenarios")
+        .map(|(_, v)| names_of(v))
+        .unwrap_or_default();
+    let Some((_, list)) = over.iter().find(|(k, _)| key_text(k) == "scenarios") else {
+        return Ok(());
+    };
+    let Kind::Seq(items) = &list.kind else {
+        return Ok(());
+    };
+    for item in items {
+        let Kind::Map(e) = &item.kind else { continue };
+        let Some((_, name)) = e.iter().find(|(k, _)| key_text(k) == "name") else {
+            continue;
+        };
+        if !plan_names.iter().any(|n| n == key_text(name)) {
+            let mut err = PlanError::at(source, text, name.span.clone(), &format!("profiles.{profile}.scenarios"), format!("profile {profile:?} changes scenario {:?}, which the plan does not have; its scenarios: {}", key_text(name), plan_names.join(", ")));
+            if let Some(best) = did_you_mean(key_text(name), plan_names.iter().map(String::as_str))
+            {
+                err = err.with_hint(format!("did you mean {best}?"));
+            }
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 fn check_profile(source: &str, text: &str, name: &str, p: &Node) -> Result<(), PlanError> {
@@ -445,6 +501,26 @@ scenarios:
             .unwrap_err()
             .to_string();
         assert!(e.contains("profiles.slow.scenarios[0].steps"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_changing_a_scenario_the_plan_lacks_is_an_error() {
+        let text = PLAN.replace("{ name: second, load", "{ name: secnd, load");
+        let e = load_str_with_profiles(
+            "plan.yaml",
+            &text,
+            std::path::Path::new("."),
+            &["slow".into()],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("plan.yaml:12:17")
+                && e.contains("scenario \"secnd\", which the plan does not have"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean second?"), "{e}");
     }
 
     #[test]
