@@ -1,4 +1,8 @@
-//! Converts Apache JMeter `.jmx` plans into onrush plans (`onrush import jmx`).
+//! Converts Apache JMeter `.jmx` plans into onrush plans (`onrush import jmx`); browser
+//! recordings ([`har`], `onrush import har`) and pasted curl commands ([`curl`], `onrush import
+//! curl`) into plans or steps.
+//!
+//! JMeter:
 //!
 //! The JMX is read into a tree ([`jmx`]), Module and Include controllers are resolved *before*
 //! disabled elements are pruned ([`resolve`]: JMeter saves Test Fragments disabled), and the tree
@@ -32,6 +36,8 @@
 //! ```
 
 mod convert;
+pub mod curl;
+pub mod har;
 pub mod jmx;
 mod report;
 pub mod resolve;

@@ -15,6 +15,8 @@
 //! .unwrap();
 //! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
 //! ```
+// The plan schema is one large `json!` literal (schema.rs).
+#![recursion_limit = "256"]
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,6 +26,7 @@ use std::time::Duration;
 
 mod compile;
 mod error;
+mod profiles;
 mod schema;
 mod schema_thrift;
 mod template;
@@ -40,6 +43,55 @@ pub use threshold::{
 
 /// Reads and compiles the plan file at `path`. `overrides` are `-D name=value` pairs.
 pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
+    load_with_profiles(path, &[], overrides)
+}
+
+/// Like [`load`], with the plan's `profiles:` named in `profiles` applied in order first
+/// (`onrush run -P smoke,tls`); `overrides` apply after them.
+pub fn load_with_profiles(
+    path: &Path,
+    profiles: &[String],
+    overrides: &[(String, String)],
+) -> Result<Plan, PlanError> {
+    let (name, text, base_dir) = read_plan(path)?;
+    compile::compile(&name, &text, &base_dir, profiles, overrides, &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// Like [`load_str`], with `profiles` applied first (see [`load_with_profiles`]).
+pub fn load_str_with_profiles(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    profiles: &[String],
+    overrides: &[(String, String)],
+) -> Result<Plan, PlanError> {
+    compile::compile(source_name, text, base_dir, profiles, overrides, &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// The plan at `path` with `profiles` applied, as YAML (`onrush validate -P … --print`).
+pub fn effective_yaml(path: &Path, profiles: &[String]) -> Result<String, PlanError> {
+    let (name, text, _) = read_plan(path)?;
+    let root = match yaml::parse(&text) {
+        Ok(Some(root)) => root,
+        Ok(None) => return Ok(String::new()),
+        Err(e) => {
+            return Err(
+                PlanError::at(&name, &text, e.offset..e.offset + 1, "", e.message)
+                    .with_opt_hint(e.hint),
+            )
+        }
+    };
+    Ok(profiles::emit(&profiles::apply(
+        &name, &text, root, profiles,
+    )?))
+}
+
+/// The plan file's name (for messages), text and folder.
+fn read_plan(path: &Path) -> Result<(String, String, PathBuf), PlanError> {
     let name = path.display().to_string();
     let text = std::fs::read(path).map_err(|e| {
         let msg = match e.kind() {
@@ -64,7 +116,7 @@ pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanErr
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    load_str(&name, &text, &base_dir, overrides)
+    Ok((name, text, base_dir))
 }
 
 /// Compiles plan `text`. `source_name` is used in messages and as [`Plan::source`]; `base_dir`
@@ -89,7 +141,7 @@ pub fn load_str_with_env(
     overrides: &[(String, String)],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, PlanError> {
-    compile::compile(source_name, text, base_dir, overrides, env)
+    compile::compile(source_name, text, base_dir, &[], overrides, env)
 }
 
 /// A compiled plan.

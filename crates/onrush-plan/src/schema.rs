@@ -367,6 +367,37 @@ pub fn json_schema() -> Value {
                         "description": "When an agent goes silent for 3 s: continue (default: the others go on, the run is marked partial) or abort (every agent is stopped, results so far are merged, exit code 3)"
                     }
                 }
+            },
+            "profiles": {
+                "type": "object",
+                "description": "Named overlays applied in order by `onrush run -P NAME,...` (before -D): vars and http merged deeply, target, load (every scenario's, whole) and thresholds replaced, scenarios matched by name",
+                "additionalProperties": {
+                    "type": ["object", "null"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "vars": { "type": "object", "description": "Variables merged into the plan's `vars` (-D still wins)", "additionalProperties": { "type": ["string", "number", "boolean"] } },
+                        "target": { "type": "string", "description": "Replaces the plan's target" },
+                        "http": { "$ref": "#/definitions/http" },
+                        "load": { "$ref": "#/definitions/load" },
+                        "thresholds": { "$ref": "#/definitions/thresholds" },
+                        "scenarios": {
+                            "type": "array",
+                            "description": "Per-scenario overlays, matched by name",
+                            "items": {
+                                "type": "object",
+                                "additionalProperties": false,
+                                "required": ["name"],
+                                "properties": {
+                                    "name": { "type": "string", "description": "The plan's scenario this changes" },
+                                    "load": { "$ref": "#/definitions/load" },
+                                    "http": { "$ref": "#/definitions/http" },
+                                    "pacing": { "$ref": "#/definitions/duration" },
+                                    "thresholds": { "$ref": "#/definitions/thresholds" }
+                                }
+                            }
+                        }
+                    }
+                }
             }
         },
         "definitions": {

@@ -295,7 +295,7 @@ fn flow_end(text: &str, range: &Range<usize>, close: &str) -> Option<usize> {
     (text.get(range.clone()) == Some(close)).then_some(range.end)
 }
 
-fn collection(kind: Kind, span: Range<usize>) -> Node {
+pub(crate) fn collection(kind: Kind, span: Range<usize>) -> Node {
     let (depth, count) = match &kind {
         Kind::Seq(items) => (
             items.iter().map(|n| n.depth).max().unwrap_or(0) + 1,

@@ -24,6 +24,7 @@ fn schema_is_valid_json_and_describes_every_key() {
         props("/properties"),
         [
             "http",
+            "profiles",
             "scenarios",
             "secrets",
             "target",

@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "curl_import.rs"]
+mod curl_import;
 #[path = "distributed.rs"]
 mod distributed;
 #[path = "distributed_ssh.rs"]
@@ -12,6 +14,8 @@ mod distributed_ssh;
 mod failures;
 #[path = "generator.rs"]
 mod generator;
+#[path = "har.rs"]
+mod har;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "http2.rs"]
@@ -28,6 +32,8 @@ mod open_model;
 mod port_wall;
 #[path = "preflight.rs"]
 mod preflight;
+#[path = "profiles.rs"]
+mod profiles;
 #[path = "rates.rs"]
 mod rates;
 #[path = "report.rs"]

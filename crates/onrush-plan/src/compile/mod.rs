@@ -41,7 +41,7 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 7] = [
+const PLAN_KEYS: [&str; 8] = [
     "target",
     "distributed",
     "vars",
@@ -66,6 +66,7 @@ pub(crate) fn compile(
     source: &str,
     text: &str,
     base_dir: &Path,
+    profiles: &[String],
     overrides: &[(String, String)],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, PlanError> {
@@ -102,6 +103,8 @@ pub(crate) fn compile(
             )
             .with_hint("a plan file starts with keys such as `target: http://127.0.0.1:8080`"));
     }
+    // Profiles (`-P`) are overlays of the tree: everything below sees the merged plan.
+    let root = crate::profiles::apply(source, text, root, profiles)?;
     let top = cx.map(&root, "", &PLAN_KEYS)?;
     // Secrets are variables set from outside the plan, as -D values are (a -D value wins).
     let declared = cx.secrets(top.get("secrets"), overrides)?;

@@ -1,5 +1,7 @@
 //! `onrush import jmx PLAN.jmx [-o plan.yaml] [--report FILE.json] [--strict]`: converts a
 //! JMeter plan with onrush-import and writes the plan and the report where the flags say.
+//! `onrush import har` (browser recordings) is in `import_har.rs`, `onrush import curl` in
+//! `import_curl.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,11 @@ pub struct ImportArgs {
 enum ImportFormat {
     /// An Apache JMeter plan (.jmx): writes an onrush plan and a conversion report (on stderr).
     Jmx(JmxArgs),
+    /// A browser recording (.har): one step per request, grouped by page, with think times and
+    /// correlation (values the server sent and the browser sent back become extractors).
+    Har(super::import_har::HarArgs),
+    /// A pasted curl command: one request step, as a new plan or appended to one (--append).
+    Curl(super::import_curl::CurlArgs),
 }
 
 #[derive(Args)]
@@ -35,7 +42,11 @@ struct JmxArgs {
 }
 
 pub fn run(args: ImportArgs) -> i32 {
-    let ImportFormat::Jmx(args) = args.format;
+    let args = match args.format {
+        ImportFormat::Jmx(args) => args,
+        ImportFormat::Har(args) => return super::import_har::run(args),
+        ImportFormat::Curl(args) => return super::import_curl::run(args),
+    };
     let text = match std::fs::read(&args.jmx) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {

@@ -6,6 +6,8 @@ mod distributed;
 mod doctor;
 mod export;
 mod import;
+mod import_curl;
+mod import_har;
 mod kube;
 mod merge;
 mod needs;
@@ -72,7 +74,7 @@ enum Command {
     Export(export::ExportArgs),
     /// Write the HTML report of saved results (also written at the end of every run).
     Report(report::ReportArgs),
-    /// Convert a plan of another tool into an onrush plan (`onrush import jmx PLAN.jmx`).
+    /// Convert a plan of another tool into an onrush plan (`onrush import jmx|har|curl`).
     Import(import::ImportArgs),
     /// Measure onrush's own CPU and memory cost on this host with a fixed suite of cases
     /// against the built-in server (optionally beside wrk).
@@ -86,6 +88,14 @@ pub struct RunArgs {
     /// Override a plan variable: -D vus=100 (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, String)>,
+    /// Apply the plan's profiles NAME,... in order (before -D): -P smoke,tls.
+    #[arg(
+        short = 'P',
+        long = "profile",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    profile: Vec<String>,
     #[command(flatten)]
     common: CommonRunArgs,
     #[command(flatten)]
@@ -129,6 +139,17 @@ struct ValidateArgs {
     /// Override a plan variable: -D vus=100 (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     define: Vec<(String, String)>,
+    /// Apply the plan's profiles NAME,... in order (before -D): -P smoke,tls.
+    #[arg(
+        short = 'P',
+        long = "profile",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
+    profile: Vec<String>,
+    /// Print the effective plan (profiles applied) on stdout.
+    #[arg(long)]
+    print: bool,
 }
 
 /// Says on stderr how the results directory `dir` was left when it is not a finished run's
@@ -154,34 +175,53 @@ pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => match args.distributed.agents {
-            Some(n) => match onrush_plan::load(&args.plan, &args.define) {
-                Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
+            Some(n) => {
+                match onrush_plan::load_with_profiles(&args.plan, &args.profile, &args.define) {
+                    Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        exit::USAGE
+                    }
+                }
+            }
+            None => run::run_plan_file(&args.plan, &args.profile, &args.define, &args.common),
+        },
+        Command::Agent(args) => distributed::agent(args),
+        Command::Kube(args) => kube::run(args),
+        Command::Validate(args) => {
+            match onrush_plan::load_with_profiles(&args.plan, &args.profile, &args.define) {
+                Ok(plan) => {
+                    if args.print {
+                        match onrush_plan::effective_yaml(&args.plan, &args.profile) {
+                            Ok(text) => print!("{text}"),
+                            Err(e) => {
+                                eprintln!("error: {e}");
+                                return exit::USAGE;
+                            }
+                        }
+                    }
+                    // Warnings only: the run's own check refuses what would kill it.
+                    needs::preflight(&plan, serve::default_threads(), false, false);
+                    let ok = format!(
+                        "{}: ok ({} scenario{})",
+                        args.plan.display(),
+                        plan.scenarios.len(),
+                        if plan.scenarios.len() == 1 { "" } else { "s" }
+                    );
+                    // With --print, stdout is the plan alone (it can be piped into a file).
+                    if args.print {
+                        eprintln!("{ok}");
+                    } else {
+                        println!("{ok}");
+                    }
+                    exit::OK
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     exit::USAGE
                 }
-            },
-            None => run::run_plan_file(&args.plan, &args.define, &args.common),
-        },
-        Command::Agent(args) => distributed::agent(args),
-        Command::Kube(args) => kube::run(args),
-        Command::Validate(args) => match onrush_plan::load(&args.plan, &args.define) {
-            Ok(plan) => {
-                // Warnings only: the run's own check refuses what would kill it.
-                needs::preflight(&plan, serve::default_threads(), false, false);
-                println!(
-                    "{}: ok ({} scenario{})",
-                    args.plan.display(),
-                    plan.scenarios.len(),
-                    if plan.scenarios.len() == 1 { "" } else { "s" }
-                );
-                exit::OK
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                exit::USAGE
-            }
-        },
+        }
         Command::Schema => {
             let schema = onrush_plan::json_schema();
             println!(

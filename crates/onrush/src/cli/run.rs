@@ -10,8 +10,13 @@ use super::{exit, CommonRunArgs};
 use onrush_engine::{FinishOptions, Finished, RunOptions};
 use onrush_protocols::Protocols;
 
-pub fn run_plan_file(path: &Path, defines: &[(String, String)], common: &CommonRunArgs) -> i32 {
-    let plan = match onrush_plan::load(path, defines) {
+pub fn run_plan_file(
+    path: &Path,
+    profiles: &[String],
+    defines: &[(String, String)],
+    common: &CommonRunArgs,
+) -> i32 {
+    let plan = match onrush_plan::load_with_profiles(path, profiles, defines) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
