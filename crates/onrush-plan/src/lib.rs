@@ -24,6 +24,7 @@ use std::time::Duration;
 
 mod compile;
 mod error;
+pub mod grpc;
 mod schema;
 mod template;
 mod threshold;
@@ -765,6 +766,8 @@ pub enum Step {
     Ws(WsStep),
     /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
     Udp(UdpStep),
+    /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
+    Grpc(grpc::GrpcStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,

@@ -17,6 +17,7 @@ use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
 mod flow;
 mod funcs;
+mod grpc;
 mod http;
 mod load;
 mod request;
@@ -38,8 +39,9 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 6] = [
+const PLAN_KEYS: [&str; 7] = [
     "target",
+    "grpc",
     "vars",
     "secrets",
     "http",
@@ -75,6 +77,7 @@ pub(crate) fn compile(
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
+        grpc: None,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -120,6 +123,7 @@ pub(crate) fn compile(
         Target::Url(u) => u.host.parse().ok(),
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
+    cx.grpc = cx.grpc_section(top.get("grpc"))?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -312,6 +316,8 @@ pub(crate) struct Ctx<'a> {
     on_failure_default: Cell<OnFailure>,
     /// Every file the plan refers to, as resolved ([`Plan::files`]).
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
+    /// The plan's `.proto` files compiled (`grpc:`), for `grpc:` steps.
+    grpc: Option<prost_reflect::DescriptorPool>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

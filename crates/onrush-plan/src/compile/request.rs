@@ -151,6 +151,7 @@ impl Ctx<'_> {
             globals: RefCell::new(self.globals.borrow().clone()),
             on_failure_default: Cell::new(self.on_failure_default.get()),
             files: RefCell::new(std::collections::BTreeSet::new()),
+            grpc: None,
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
