@@ -42,7 +42,7 @@ use onrush_plan::Plan;
 
 pub use codec::{encode, Deframer, FrameError};
 pub use plan::{GrpcPlan, GrpcStep};
-pub use session::{GrpcSession, SharedConns};
+pub use session::{GrpcSession, SharedConns, SharedSlot};
 
 /// gRPC as a protocol of the engine.
 pub struct Grpc;

@@ -27,7 +27,35 @@ use crate::message::{build, BuildError};
 use crate::plan::{GrpcPlan, GrpcStep};
 
 /// A worker's shared connections (`connections: shared`), one per target slot.
-pub type SharedConns = Rc<RefCell<Vec<Option<H2Connection>>>>;
+pub type SharedConns = Rc<RefCell<Vec<SharedSlot>>>;
+
+/// A shared connection's state. `Opening` makes the VUs that start together wait for the one
+/// connection being opened instead of each opening its own.
+#[derive(Default)]
+pub enum SharedSlot {
+    #[default]
+    Empty,
+    Opening(Rc<tokio::sync::Notify>),
+    Open(H2Connection),
+}
+
+/// Held while a VU opens the shared connection: if the VU gives up (its timeout), the slot is
+/// emptied and the waiters woken, so that one of them opens it.
+struct OpeningGuard<'a> {
+    shared: &'a SharedConns,
+    slot: usize,
+    notify: Rc<tokio::sync::Notify>,
+}
+
+impl Drop for OpeningGuard<'_> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.borrow_mut();
+        if matches!(&shared[self.slot], SharedSlot::Opening(n) if Rc::ptr_eq(n, &self.notify)) {
+            shared[self.slot] = SharedSlot::Empty;
+        }
+        self.notify.notify_waiters();
+    }
+}
 
 /// The JSON of the response messages kept for extractors and checks, at most (a long server
 /// stream is counted whole, but kept only up to here).
@@ -270,12 +298,41 @@ impl GrpcSession {
         started: Instant,
     ) -> Result<H2Connection, FailureClass> {
         let slot = step.target.slot;
-        let existing = if self.scope == ConnectionScope::Shared {
-            self.shared.borrow().get(slot).cloned().flatten()
-        } else {
-            self.conns.get(slot).cloned().flatten()
-        };
-        if let Some(mut conn) = existing {
+        let shared = self.shared.clone();
+        let mut guard = None;
+        if self.scope == ConnectionScope::Shared {
+            loop {
+                let waiting = {
+                    let mut v = shared.borrow_mut();
+                    if v.len() <= slot {
+                        v.resize_with(slot + 1, SharedSlot::default);
+                    }
+                    if let SharedSlot::Open(conn) = &mut v[slot] {
+                        if conn.is_open() {
+                            return Ok(conn.clone());
+                        }
+                    }
+                    match &mut v[slot] {
+                        SharedSlot::Opening(n) => Some(n.clone()),
+                        other => {
+                            let notify = Rc::new(tokio::sync::Notify::new());
+                            *other = SharedSlot::Opening(notify.clone());
+                            guard = Some(OpeningGuard {
+                                shared: &shared,
+                                slot,
+                                notify,
+                            });
+                            None
+                        }
+                    }
+                };
+                match waiting {
+                    // Single-threaded: nothing runs between the check and this wait.
+                    Some(n) => n.notified().await,
+                    None => break,
+                }
+            }
+        } else if let Some(mut conn) = self.conns.get(slot).cloned().flatten() {
             if conn.is_open() {
                 return Ok(conn);
             }
@@ -318,18 +375,14 @@ impl GrpcSession {
             }
         };
         exchange.opened_connection = true;
-        if self.scope != ConnectionScope::PerRequest {
-            let store = |v: &mut Vec<Option<H2Connection>>| {
-                if v.len() <= slot {
-                    v.resize_with(slot + 1, || None);
-                }
-                v[slot] = Some(conn.clone());
-            };
-            if self.scope == ConnectionScope::Shared {
-                store(&mut self.shared.borrow_mut());
-            } else {
-                store(&mut self.conns);
+        if self.scope == ConnectionScope::Shared {
+            shared.borrow_mut()[slot] = SharedSlot::Open(conn.clone());
+            drop(guard);
+        } else if self.scope != ConnectionScope::PerRequest {
+            if self.conns.len() <= slot {
+                self.conns.resize_with(slot + 1, || None);
             }
+            self.conns[slot] = Some(conn.clone());
         }
         Ok(conn)
     }
@@ -375,8 +428,9 @@ impl GrpcSession {
 
     fn drop_connection(&mut self, slot: usize) {
         if self.scope == ConnectionScope::Shared {
-            if let Some(c) = self.shared.borrow_mut().get_mut(slot) {
-                *c = None;
+            let mut shared = self.shared.borrow_mut();
+            if let Some(c @ SharedSlot::Open(_)) = shared.get_mut(slot) {
+                *c = SharedSlot::Empty;
             }
         } else if let Some(c) = self.conns.get_mut(slot) {
             *c = None;

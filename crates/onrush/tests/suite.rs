@@ -10,6 +10,8 @@ mod distributed;
 mod failures;
 #[path = "generator.rs"]
 mod generator;
+#[path = "grpc.rs"]
+mod grpc;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "http2.rs"]
