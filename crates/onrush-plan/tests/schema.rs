@@ -23,6 +23,7 @@ fn schema_is_valid_json_and_describes_every_key() {
     assert_eq!(
         props("/properties"),
         [
+            "grpc",
             "http",
             "scenarios",
             "secrets",
@@ -463,7 +464,8 @@ fn new_keys_are_described() {
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
             "#/definitions/udp",
-            "#/definitions/ws"
+            "#/definitions/ws",
+            "#/definitions/grpc_call"
         ]
     );
     // ws: one shape per action, each with its own keys.
