@@ -110,6 +110,14 @@ pub trait BodySink {
     /// does nothing.
     #[inline]
     fn end(&mut self) {}
+
+    /// Called once with the response's trailers (HTTP/2 only: a header block after the body,
+    /// where gRPC puts `grpc-status`), before `end`; not called when there are none. The
+    /// default does nothing.
+    #[inline]
+    fn trailers(&mut self, headers: &Headers<'_>) {
+        let _ = headers;
+    }
 }
 
 /// The header lines of a response head, as passed to [`BodySink::head`]: a view over the

@@ -25,6 +25,7 @@ struct Seen {
     headers: Vec<(String, String)>,
     body: Vec<u8>,
     ends: u32,
+    trailers: Vec<(String, String)>,
 }
 
 impl BodySink for Seen {
@@ -45,6 +46,18 @@ impl BodySink for Seen {
     }
     fn end(&mut self) {
         self.ends += 1;
+    }
+    fn trailers(&mut self, headers: &Headers<'_>) {
+        assert_eq!(self.ends, 0, "trailers come before the end");
+        self.trailers = headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
     }
 }
 
@@ -206,11 +219,13 @@ fn continuation_padding_ping_interim_trailers_huffman_and_dynamic_table() {
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
         assert_eq!(seen.headers, expect);
+        assert_eq!(seen.trailers, [("x-trailer".to_string(), "1".to_string())]);
         let mut seen = Seen::default();
         let r = conn.send(&req("GET", b""), &mut seen).await.unwrap();
         assert_eq!(r.status, 307);
         assert_eq!(seen.headers, expect);
         assert!(seen.body.is_empty());
+        assert!(seen.trailers.is_empty(), "no trailer block, no trailers");
     });
 }
 

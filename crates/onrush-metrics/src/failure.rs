@@ -76,11 +76,43 @@ pub enum FailureClass {
     /// A templated argument rendered to a value its type cannot hold (`abc` for an i32): the
     /// request was not sent.
     BadArgument,
+    /// gRPC status 1 (`cancelled`).
+    Cancelled,
+    /// gRPC status 2 (`unknown`).
+    Unknown,
+    /// gRPC status 3 (`invalid_argument`).
+    InvalidArgument,
+    /// gRPC status 4 (`deadline_exceeded`).
+    DeadlineExceeded,
+    /// gRPC status 5 (`not_found`).
+    NotFound,
+    /// gRPC status 6 (`already_exists`).
+    AlreadyExists,
+    /// gRPC status 7 (`permission_denied`).
+    PermissionDenied,
+    /// gRPC status 8 (`resource_exhausted`).
+    ResourceExhausted,
+    /// gRPC status 9 (`failed_precondition`).
+    FailedPrecondition,
+    /// gRPC status 10 (`aborted`).
+    Aborted,
+    /// gRPC status 11 (`out_of_range`).
+    OutOfRange,
+    /// gRPC status 12 (`unimplemented`).
+    Unimplemented,
+    /// gRPC status 13 (`internal`).
+    Internal,
+    /// gRPC status 14 (`unavailable`).
+    Unavailable,
+    /// gRPC status 15 (`data_loss`).
+    DataLoss,
+    /// gRPC status 16 (`unauthenticated`).
+    Unauthenticated,
 }
 
 impl FailureClass {
     /// Number of classes; `index()` is below this.
-    pub const COUNT: usize = 28;
+    pub const COUNT: usize = 44;
 
     /// Every class, in index order.
     pub const ALL: [FailureClass; FailureClass::COUNT] = [
@@ -112,7 +144,34 @@ impl FailureClass {
         FailureClass::ThriftException,
         FailureClass::ThriftApplicationException,
         FailureClass::BadArgument,
+        FailureClass::Cancelled,
+        FailureClass::Unknown,
+        FailureClass::InvalidArgument,
+        FailureClass::DeadlineExceeded,
+        FailureClass::NotFound,
+        FailureClass::AlreadyExists,
+        FailureClass::PermissionDenied,
+        FailureClass::ResourceExhausted,
+        FailureClass::FailedPrecondition,
+        FailureClass::Aborted,
+        FailureClass::OutOfRange,
+        FailureClass::Unimplemented,
+        FailureClass::Internal,
+        FailureClass::Unavailable,
+        FailureClass::DataLoss,
+        FailureClass::Unauthenticated,
     ];
+
+    /// The class of gRPC status `code` (1..=16; a code gRPC does not define is `unknown`, as
+    /// gRPC clients read it). 0 is OK and has no class: `None`.
+    pub fn grpc(code: u32) -> Option<FailureClass> {
+        const FIRST: usize = FailureClass::Cancelled as usize;
+        match code {
+            0 => None,
+            1..=16 => Some(FailureClass::ALL[FIRST + code as usize - 1]),
+            _ => Some(FailureClass::Unknown),
+        }
+    }
 
     /// Dense index in `0..COUNT` (the position in [`FailureClass::ALL`]).
     #[inline]
@@ -151,6 +210,22 @@ impl FailureClass {
             FailureClass::ThriftException => "thrift_exception",
             FailureClass::ThriftApplicationException => "thrift_application_exception",
             FailureClass::BadArgument => "bad_argument",
+            FailureClass::Cancelled => "cancelled",
+            FailureClass::Unknown => "unknown",
+            FailureClass::InvalidArgument => "invalid_argument",
+            FailureClass::DeadlineExceeded => "deadline_exceeded",
+            FailureClass::NotFound => "not_found",
+            FailureClass::AlreadyExists => "already_exists",
+            FailureClass::PermissionDenied => "permission_denied",
+            FailureClass::ResourceExhausted => "resource_exhausted",
+            FailureClass::FailedPrecondition => "failed_precondition",
+            FailureClass::Aborted => "aborted",
+            FailureClass::OutOfRange => "out_of_range",
+            FailureClass::Unimplemented => "unimplemented",
+            FailureClass::Internal => "internal",
+            FailureClass::Unavailable => "unavailable",
+            FailureClass::DataLoss => "data_loss",
+            FailureClass::Unauthenticated => "unauthenticated",
         }
     }
 
@@ -278,6 +353,22 @@ impl FailureClass {
                 "a templated argument rendered to a value its type cannot hold (e.g. `abc` for \
                  an i32, an enum name the IDL does not declare): fix the variable or its feeder"
             }
+            FailureClass::Cancelled => "the server cancelled the call (CANCELLED)",
+            FailureClass::Unknown => "the server failed with an unknown error (UNKNOWN): often an exception in its handler; check its logs",
+            FailureClass::InvalidArgument => "the server rejected the request message (INVALID_ARGUMENT): check the step's message",
+            FailureClass::DeadlineExceeded => "no answer within the call's deadline (DEADLINE_EXCEEDED, the step's timeout, sent as grpc-timeout): the server is slow or overloaded; raise the timeout or lower the load",
+            FailureClass::NotFound => "the server found no such entity (NOT_FOUND): check the message's ids",
+            FailureClass::AlreadyExists => "the entity already exists (ALREADY_EXISTS): use unique values (e.g. ${uuid()})",
+            FailureClass::PermissionDenied => "the caller may not do this (PERMISSION_DENIED): check the metadata's credentials",
+            FailureClass::ResourceExhausted => "the server ran out of a resource or rate-limited the call (RESOURCE_EXHAUSTED), or a message exceeded its size limit",
+            FailureClass::FailedPrecondition => "the system is not in a state for this call (FAILED_PRECONDITION)",
+            FailureClass::Aborted => "the call was aborted, often by a concurrency conflict (ABORTED)",
+            FailureClass::OutOfRange => "a value was out of range (OUT_OF_RANGE)",
+            FailureClass::Unimplemented => "the server does not implement this method (UNIMPLEMENTED): do its .proto and the plan's match?",
+            FailureClass::Internal => "the server failed internally (INTERNAL): check its logs",
+            FailureClass::Unavailable => "the service is unavailable (UNAVAILABLE): overloaded, shutting down or restarting; a retry may succeed",
+            FailureClass::DataLoss => "unrecoverable data loss or corruption (DATA_LOSS)",
+            FailureClass::Unauthenticated => "the call has no valid credentials (UNAUTHENTICATED): check the metadata (authorization)",
         }
     }
 
@@ -398,5 +489,16 @@ mod tests {
         );
         assert_eq!(FailureClass::for_status(503), Some(FailureClass::Http5xx));
         assert_eq!(FailureClass::for_status(302), None);
+    }
+
+    #[test]
+    fn grpc_codes_name_their_class() {
+        assert_eq!(FailureClass::grpc(0), None);
+        assert_eq!(FailureClass::grpc(1), Some(FailureClass::Cancelled));
+        assert_eq!(FailureClass::grpc(4), Some(FailureClass::DeadlineExceeded));
+        assert_eq!(FailureClass::grpc(5).unwrap().as_str(), "not_found");
+        assert_eq!(FailureClass::grpc(14).unwrap().as_str(), "unavailable");
+        assert_eq!(FailureClass::grpc(16), Some(FailureClass::Unauthenticated));
+        assert_eq!(FailureClass::grpc(99), Some(FailureClass::Unknown));
     }
 }

@@ -205,7 +205,7 @@ impl WorkerStep {
         let counters = StepCounters {
             requests: std::mem::take(&mut self.requests),
             failures: std::mem::take(&mut self.failures),
-            failures_by_class: std::mem::take(&mut self.by_class),
+            failures_by_class: std::mem::replace(&mut self.by_class, [0; FailureClass::COUNT]),
             status_codes,
             bytes_in: std::mem::take(&mut self.bytes_in),
             bytes_out: std::mem::take(&mut self.bytes_out),

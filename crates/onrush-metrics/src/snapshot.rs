@@ -7,7 +7,7 @@ use crate::failure::FailureClass;
 use crate::hist::{merge_opt, Hist};
 
 /// Counters of one step over some span (an interval, or the whole run).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct StepCounters {
     pub requests: u64,
     pub failures: u64,
@@ -19,6 +19,22 @@ pub(crate) struct StepCounters {
     /// TLS handshakes: full ones and resumed ones.
     pub handshakes_full: u64,
     pub handshakes_resumed: u64,
+}
+
+// By hand: `Default` is derived for arrays of up to 32 elements only.
+impl Default for StepCounters {
+    fn default() -> Self {
+        StepCounters {
+            requests: 0,
+            failures: 0,
+            failures_by_class: [0; FailureClass::COUNT],
+            status_codes: BTreeMap::new(),
+            bytes_in: 0,
+            bytes_out: 0,
+            handshakes_full: 0,
+            handshakes_resumed: 0,
+        }
+    }
 }
 
 impl StepCounters {

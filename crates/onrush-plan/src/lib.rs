@@ -26,6 +26,7 @@ use std::time::Duration;
 
 mod compile;
 mod error;
+pub mod grpc;
 mod profiles;
 mod schema;
 mod schema_thrift;
@@ -847,6 +848,8 @@ pub enum Step {
     Udp(UdpStep),
     /// `thrift: HOST:PORT`: an Apache Thrift call (onrush-proto-thrift).
     Thrift(ThriftStep),
+    /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
+    Grpc(grpc::GrpcStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,

@@ -23,6 +23,7 @@ fn schema_is_valid_json_and_describes_every_key() {
     assert_eq!(
         props("/properties"),
         [
+            "grpc",
             "http",
             "profiles",
             "scenarios",
@@ -466,7 +467,8 @@ fn new_keys_are_described() {
             "#/definitions/tcp",
             "#/definitions/udp",
             "#/definitions/ws",
-            "#/definitions/thrift"
+            "#/definitions/thrift",
+            "#/definitions/grpc_call"
         ]
     );
     // ws: one shape per action, each with its own keys.

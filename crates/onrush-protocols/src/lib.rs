@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use onrush_plan::{Plan, RenderContext, Step};
+use onrush_proto_grpc::Grpc;
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
 use onrush_proto_thrift::Thrift;
@@ -36,6 +37,7 @@ pub struct PlanState {
     udp: Arc<<Udp as Protocol>::Plan>,
     ws: Arc<<Ws as Protocol>::Plan>,
     thrift: Arc<<Thrift as Protocol>::Plan>,
+    grpc: Arc<<Grpc as Protocol>::Plan>,
 }
 
 /// A protocol's state while steps are compiled (nothing else holds it yet).
@@ -52,6 +54,7 @@ pub enum AnyStep {
     Udp(<Udp as Protocol>::Step),
     Ws(<Ws as Protocol>::Step),
     Thrift(<Thrift as Protocol>::Step),
+    Grpc(<Grpc as Protocol>::Step),
 }
 
 /// A worker's shared state (per scenario) of every protocol.
@@ -62,6 +65,7 @@ pub struct Workers {
     udp: <Udp as Protocol>::Worker,
     ws: <Ws as Protocol>::Worker,
     thrift: <Thrift as Protocol>::Worker,
+    grpc: <Grpc as Protocol>::Worker,
 }
 
 /// Which protocol's session answered last (its response is the one extractors see).
@@ -73,6 +77,7 @@ enum Last {
     Udp,
     Ws,
     Thrift,
+    Grpc,
 }
 
 /// A VU's sessions, one per protocol it has used.
@@ -86,6 +91,7 @@ pub struct Sessions {
     udp: Option<<Udp as Protocol>::Session>,
     ws: Option<<Ws as Protocol>::Session>,
     thrift: Option<<Thrift as Protocol>::Session>,
+    grpc: Option<<Grpc as Protocol>::Session>,
     last: Last,
 }
 
@@ -98,6 +104,7 @@ impl StepSpec for AnyStep {
             AnyStep::Udp(s) => s.metric(),
             AnyStep::Ws(s) => s.metric(),
             AnyStep::Thrift(s) => s.metric(),
+            AnyStep::Grpc(s) => s.metric(),
         }
     }
 
@@ -109,6 +116,7 @@ impl StepSpec for AnyStep {
             AnyStep::Udp(s) => s.extract(),
             AnyStep::Ws(s) => s.extract(),
             AnyStep::Thrift(s) => s.extract(),
+            AnyStep::Grpc(s) => s.extract(),
         }
     }
 
@@ -120,6 +128,7 @@ impl StepSpec for AnyStep {
             AnyStep::Udp(s) => s.checks(),
             AnyStep::Ws(s) => s.checks(),
             AnyStep::Thrift(s) => s.checks(),
+            AnyStep::Grpc(s) => s.checks(),
         }
     }
 
@@ -131,6 +140,7 @@ impl StepSpec for AnyStep {
             AnyStep::Udp(s) => s.on_failure(),
             AnyStep::Ws(s) => s.on_failure(),
             AnyStep::Thrift(s) => s.on_failure(),
+            AnyStep::Grpc(s) => s.on_failure(),
         }
     }
 }
@@ -148,6 +158,7 @@ impl Protocol for Protocols {
             udp: Arc::new(Udp::prepare(plan, builtin)?),
             ws: Arc::new(Ws::prepare(plan, builtin)?),
             thrift: Arc::new(Thrift::prepare(plan, builtin)?),
+            grpc: Arc::new(Grpc::prepare(plan, builtin)?),
         })
     }
 
@@ -172,6 +183,9 @@ impl Protocol for Protocols {
         if let Some(s) = Thrift::compile(unique(&mut state.thrift), plan, scenario, step)? {
             return Ok(Some(AnyStep::Thrift(s)));
         }
+        if let Some(s) = Grpc::compile(unique(&mut state.grpc), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Grpc(s)));
+        }
         Ok(None)
     }
 
@@ -181,6 +195,7 @@ impl Protocol for Protocols {
         all.extend(Udp::targets(&state.udp));
         all.extend(Ws::targets(&state.ws));
         all.extend(Thrift::targets(&state.thrift));
+        all.extend(Grpc::targets(&state.grpc));
         all
     }
 
@@ -191,6 +206,7 @@ impl Protocol for Protocols {
             udp: Udp::worker(&state.udp, scenario),
             ws: Ws::worker(&state.ws, scenario),
             thrift: Thrift::worker(&state.thrift, scenario),
+            grpc: Grpc::worker(&state.grpc, scenario),
         }
     }
 
@@ -205,6 +221,7 @@ impl Protocol for Protocols {
             udp: None,
             ws: None,
             thrift: None,
+            grpc: None,
             last: Last::None,
         }
     }
@@ -273,6 +290,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Grpc(step) => {
+                self.last = Last::Grpc;
+                let session = self.grpc.get_or_insert_with(|| {
+                    Grpc::session(&self.plan.grpc, self.scenario, self.vu, &self.workers.grpc)
+                });
+                Either::Grpc {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
         }
     }
 
@@ -284,6 +310,7 @@ impl Session for Sessions {
             Last::Udp => self.udp.as_ref().map(Session::response),
             Last::Ws => self.ws.as_ref().map(Session::response),
             Last::Thrift => self.thrift.as_ref().map(Session::response),
+            Last::Grpc => self.grpc.as_ref().map(Session::response),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -297,6 +324,7 @@ impl Session for Sessions {
             Last::Udp => self.udp.as_mut().and_then(Session::take_unset),
             Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
             Last::Thrift => self.thrift.as_mut().and_then(Session::take_unset),
+            Last::Grpc => self.grpc.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
     }
@@ -318,6 +346,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.thrift {
             s.begin_iteration();
         }
+        if let Some(s) = &mut self.grpc {
+            s.begin_iteration();
+        }
     }
 
     #[inline]
@@ -337,28 +368,33 @@ impl Session for Sessions {
         if let Some(s) = &mut self.thrift {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.grpc {
+            s.end_iteration();
+        }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T, U, W, R> {
+    pub enum Either<H, T, U, W, R, G> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
         Udp { #[pin] future: U },
         Ws { #[pin] future: W },
         Thrift { #[pin] future: R },
+        Grpc { #[pin] future: G },
     }
 }
 
-impl<H, T, U, W, R> Future for Either<H, T, U, W, R>
+impl<H, T, U, W, R, G> Future for Either<H, T, U, W, R, G>
 where
     H: Future<Output = Exchange>,
     T: Future<Output = Exchange>,
     U: Future<Output = Exchange>,
     W: Future<Output = Exchange>,
     R: Future<Output = Exchange>,
+    G: Future<Output = Exchange>,
 {
     type Output = Exchange;
 
@@ -370,6 +406,7 @@ where
             EitherProjection::Udp { future } => future.poll(cx),
             EitherProjection::Ws { future } => future.poll(cx),
             EitherProjection::Thrift { future } => future.poll(cx),
+            EitherProjection::Grpc { future } => future.poll(cx),
         }
     }
 }

@@ -14,6 +14,8 @@ mod distributed_ssh;
 mod failures;
 #[path = "generator.rs"]
 mod generator;
+#[path = "grpc.rs"]
+mod grpc;
 #[path = "har.rs"]
 mod har;
 #[path = "hostile.rs"]

@@ -88,6 +88,9 @@ pub(crate) struct Slot {
     /// (name start, name end = value start, value end).
     pub hbuf: Vec<u8>,
     pub fields: Vec<(u32, u32, u32)>,
+    /// Where the trailers' fields start in `fields`, when a trailer block arrived (gRPC's
+    /// `grpc-status` is there).
+    pub trailers_from: Option<usize>,
     /// Body bytes received and not yet handed to the sink.
     pub data: Vec<u8>,
     /// What we may still send on this stream (may go negative after a SETTINGS change).
@@ -275,6 +278,7 @@ impl State {
         s.first_byte_at = None;
         s.hbuf.clear();
         s.fields.clear();
+        s.trailers_from = None;
         s.data.clear();
         s.unacked = 0;
         s.waker = None;
@@ -756,9 +760,6 @@ impl State {
                 };
                 return;
             }
-            if trailers {
-                return;
-            }
             if name.is_empty() || std::str::from_utf8(name).is_err() {
                 bad = Some("a response header name is not valid");
                 return;
@@ -783,10 +784,16 @@ impl State {
         if trailers {
             if !end_stream {
                 self.malformed(i, "a second header block without END_STREAM");
-            } else if bad.is_some() {
-                self.malformed(i, "pseudo-headers in trailers");
+            } else if let Some(why) = bad {
+                let why = if why.starts_with("an unexpected pseudo") {
+                    "pseudo-headers in trailers"
+                } else {
+                    why
+                };
+                self.malformed(i, why);
             } else {
                 let s = &mut self.slots[i];
+                s.trailers_from = Some(mark);
                 s.end_received = true;
                 s.wake();
             }

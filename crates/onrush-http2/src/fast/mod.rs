@@ -399,6 +399,13 @@ impl H2Connection {
             Poll::Pending
         })
         .await?;
+        {
+            let st = self.st.borrow();
+            let s = &st.slots[idx];
+            if let Some(from) = s.trailers_from {
+                give_fields(s, &s.fields[from..], |h| sink.trailers(h));
+            }
+        }
         sink.end();
         let mut st = self.st.borrow_mut();
         let s = &st.slots[idx];
@@ -590,19 +597,25 @@ impl H2Connection {
 
 /// Passes a stream's final head to the sink.
 fn give_head(sink: &mut impl BodySink, s: &conn::Slot) {
+    let head = &s.fields[..s.trailers_from.unwrap_or(s.fields.len())];
+    give_fields(s, head, |h| sink.head(s.status, h));
+}
+
+/// Calls `give` with `fields` (of `s`) as [`Headers`].
+fn give_fields(s: &conn::Slot, fields: &[(u32, u32, u32)], give: impl FnOnce(&Headers<'_>)) {
     let mut stack = [httparse::EMPTY_HEADER; STACK_FIELDS];
     let mut heap;
-    let raw: &mut [httparse::Header<'_>] = if s.fields.len() <= STACK_FIELDS {
-        &mut stack[..s.fields.len()]
+    let raw: &mut [httparse::Header<'_>] = if fields.len() <= STACK_FIELDS {
+        &mut stack[..fields.len()]
     } else {
-        heap = vec![httparse::EMPTY_HEADER; s.fields.len()];
+        heap = vec![httparse::EMPTY_HEADER; fields.len()];
         &mut heap
     };
-    for (h, &(a, b, c)) in raw.iter_mut().zip(&s.fields) {
+    for (h, &(a, b, c)) in raw.iter_mut().zip(fields) {
         h.name = std::str::from_utf8(&s.hbuf[a as usize..b as usize]).unwrap_or("");
         h.value = &s.hbuf[b as usize..c as usize];
     }
-    sink.head(s.status, &Headers::new(raw));
+    give(&Headers::new(raw));
 }
 
 /// Splits the header block written after the placeholder at `mark` into HEADERS +

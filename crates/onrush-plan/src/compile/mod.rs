@@ -18,6 +18,7 @@ use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 mod distributed;
 mod flow;
 mod funcs;
+mod grpc;
 mod http;
 mod load;
 mod request;
@@ -41,9 +42,10 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 8] = [
+const PLAN_KEYS: [&str; 9] = [
     "target",
     "distributed",
+    "grpc",
     "vars",
     "secrets",
     "http",
@@ -82,6 +84,7 @@ pub(crate) fn compile(
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
         thrift: None,
+        grpc: None,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -130,6 +133,7 @@ pub(crate) fn compile(
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
     cx.thrift = cx.thrift_idl(top.get("thrift"))?;
+    cx.grpc = cx.grpc_section(top.get("grpc"))?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -327,6 +331,8 @@ pub(crate) struct Ctx<'a> {
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
     /// The schema of the plan's `thrift.idl` files, when it has some.
     thrift: Option<std::sync::Arc<onrush_thrift::Schema>>,
+    /// The plan's `.proto` files compiled (`grpc:`), for `grpc:` steps.
+    grpc: Option<prost_reflect::DescriptorPool>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

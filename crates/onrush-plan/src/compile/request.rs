@@ -152,6 +152,7 @@ impl Ctx<'_> {
             on_failure_default: Cell::new(self.on_failure_default.get()),
             files: RefCell::new(std::collections::BTreeSet::new()),
             thrift: self.thrift.clone(),
+            grpc: None,
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;

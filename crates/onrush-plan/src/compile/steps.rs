@@ -42,7 +42,7 @@ pub(super) const REQUEST_KEYS: [&str; 23] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }`, `{ ws: connect, url: ws://HOST:PORT/PATH }` or `{ thrift: HOST:PORT, call: Service.method, args }`";
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }`, `{ ws: connect, url: ws://HOST:PORT/PATH }`, `{ thrift: HOST:PORT, call: Service.method, args }` or `{ grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -174,6 +174,9 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "thrift") {
             return self.thrift(node, path, m);
         }
+        if entries.iter().any(|(k, _)| key_text(k) == "grpc") {
+            return self.grpc(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -216,7 +219,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "udp", "ws", "thrift"].iter())
+                    .chain(["tcp", "udp", "ws", "thrift", "grpc"].iter())
                     .copied()
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));

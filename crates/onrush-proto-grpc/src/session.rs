@@ -1,0 +1,549 @@
+//! A VU's gRPC calls: its HTTP/2 connection per target (or the worker's shared one), the
+//! request rendered into reused buffers, the response deframed as it arrives, the outcome
+//! read from `grpc-status`.
+//!
+//! Streaming calls: the plan gives a client stream's messages up front, so every call sends
+//! its request messages (one DATA frame sequence, flow-controlled) and half-closes, then reads
+//! every response message until the trailers. A bidirectional call therefore works with
+//! servers that answer as messages arrive (echo, chat) and with those that answer at the
+//! end; what it cannot express is a reply that depends on an answer it has not read yet.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use onrush_http::{push_header, BodySink, ConnectOptions, HandshakeKind, Headers, Request};
+use onrush_http::{RequestBody, TlsSession};
+use onrush_http2::{H2Connection, H2Settings};
+use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
+use onrush_plan::{ConnectionScope, RenderContext};
+use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
+use prost::Message as _;
+
+use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
+use crate::message::{build, BuildError};
+use crate::plan::{GrpcPlan, GrpcStep};
+
+/// A worker's shared connections (`connections: shared`), one per target slot.
+pub type SharedConns = Rc<RefCell<Vec<SharedSlot>>>;
+
+/// A shared connection's state. `Opening` makes the VUs that start together wait for the one
+/// connection being opened instead of each opening its own.
+#[derive(Default)]
+pub enum SharedSlot {
+    #[default]
+    Empty,
+    Opening(Rc<tokio::sync::Notify>),
+    Open(H2Connection),
+}
+
+/// Held while a VU opens the shared connection: if the VU gives up (its timeout), the slot is
+/// emptied and the waiters woken, so that one of them opens it.
+struct OpeningGuard<'a> {
+    shared: &'a SharedConns,
+    slot: usize,
+    notify: Rc<tokio::sync::Notify>,
+}
+
+impl Drop for OpeningGuard<'_> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.borrow_mut();
+        if matches!(&shared[self.slot], SharedSlot::Opening(n) if Rc::ptr_eq(n, &self.notify)) {
+            shared[self.slot] = SharedSlot::Empty;
+        }
+        self.notify.notify_waiters();
+    }
+}
+
+/// The JSON of the response messages kept for extractors and checks, at most (a long server
+/// stream is counted whole, but kept only up to here).
+const JSON_LIMIT: usize = 4 << 20;
+
+/// One VU's connections and buffers.
+pub struct GrpcSession {
+    scope: ConnectionScope,
+    tls: Option<TlsSession>,
+    /// Per target slot (all scopes but `shared`).
+    conns: Vec<Option<H2Connection>>,
+    shared: SharedConns,
+    headers: Vec<u8>,
+    body: Vec<u8>,
+    render: Vec<u8>,
+    encoded: Vec<u8>,
+    sink: Reply,
+    url: Vec<u8>,
+    unset: Option<usize>,
+}
+
+/// The response as it arrives: head and trailers as `name: value` lines, messages deframed
+/// and (when the step reads them) kept as JSON.
+struct Reply {
+    status: u16,
+    head: Vec<u8>,
+    fields: Vec<(Range<usize>, Range<usize>)>,
+    deframer: Deframer,
+    frame_error: Option<FrameError>,
+    /// Decode messages to JSON into `json` (else only count them).
+    keep: Option<MessageDescriptor>,
+    /// A server stream: `json` is an array.
+    array: bool,
+    json: Vec<u8>,
+    messages: u64,
+    /// A message that is not valid protobuf for the method's output type.
+    undecodable: bool,
+    grpc_status: Option<u32>,
+    grpc_message: String,
+}
+
+impl Reply {
+    fn new() -> Self {
+        Reply {
+            status: 0,
+            head: Vec::new(),
+            fields: Vec::new(),
+            deframer: Deframer::new(),
+            frame_error: None,
+            keep: None,
+            array: false,
+            json: Vec::new(),
+            messages: 0,
+            undecodable: false,
+            grpc_status: None,
+            grpc_message: String::new(),
+        }
+    }
+
+    fn reset(&mut self, step: &GrpcStep) {
+        self.status = 0;
+        self.head.clear();
+        self.fields.clear();
+        self.deframer.reset(step.plan.max_message);
+        self.frame_error = None;
+        self.keep = step.needs_json.then(|| step.plan.method.output());
+        self.array = step.streams_out;
+        self.json.clear();
+        if self.json.capacity() > JSON_LIMIT * 2 {
+            self.json = Vec::new();
+        }
+        self.messages = 0;
+        self.undecodable = false;
+        self.grpc_status = None;
+        self.grpc_message.clear();
+    }
+
+    fn add_fields(&mut self, headers: &Headers<'_>) {
+        for (name, value) in headers.iter() {
+            if name.eq_ignore_ascii_case(b"grpc-status") {
+                self.grpc_status = Some(parse_status(value).unwrap_or(2));
+            } else if name.eq_ignore_ascii_case(b"grpc-message") {
+                self.grpc_message = decode_message(value);
+            } else if name.eq_ignore_ascii_case(b"grpc-encoding") {
+                self.deframer.gzip = value.eq_ignore_ascii_case(b"gzip");
+            }
+            let n = self.head.len()..self.head.len() + name.len();
+            self.head.extend_from_slice(name);
+            self.head.extend_from_slice(b": ");
+            let v = self.head.len()..self.head.len() + value.len();
+            self.head.extend_from_slice(value);
+            self.head.extend_from_slice(b"\r\n");
+            self.fields.push((n, v));
+        }
+    }
+
+    fn add_count_field(&mut self) {
+        let name = b"onrush-grpc-messages";
+        let n = self.head.len()..self.head.len() + name.len();
+        self.head.extend_from_slice(name);
+        self.head.extend_from_slice(b": ");
+        let start = self.head.len();
+        self.head
+            .extend_from_slice(self.messages.to_string().as_bytes());
+        let v = start..self.head.len();
+        self.head.extend_from_slice(b"\r\n");
+        self.fields.push((n, v));
+    }
+}
+
+impl BodySink for Reply {
+    fn data(&mut self, chunk: &[u8]) {
+        if self.frame_error.is_some() {
+            return;
+        }
+        let Reply {
+            deframer,
+            keep,
+            array,
+            json,
+            messages,
+            undecodable,
+            ..
+        } = self;
+        let result = deframer.push(chunk, |bytes| {
+            *messages += 1;
+            let Some(desc) = keep else {
+                return;
+            };
+            let Ok(msg) = DynamicMessage::decode(desc.clone(), bytes) else {
+                *undecodable = true;
+                return;
+            };
+            if json.len() >= JSON_LIMIT {
+                return;
+            }
+            if *array {
+                json.push(if json.is_empty() { b'[' } else { b',' });
+            } else if !json.is_empty() {
+                // A unary response with more than one message: gRPC calls it a protocol
+                // error; the outcome says so (see `outcome`).
+                *undecodable = true;
+                return;
+            }
+            let mut ser = serde_json::Serializer::new(&mut *json);
+            if serde::Serialize::serialize(&msg, &mut ser).is_err() {
+                *undecodable = true;
+            }
+        });
+        if let Err(e) = result {
+            self.frame_error = Some(e);
+        }
+    }
+
+    fn head(&mut self, status: u16, headers: &Headers<'_>) {
+        self.status = status;
+        self.add_fields(headers);
+    }
+
+    fn trailers(&mut self, headers: &Headers<'_>) {
+        self.add_fields(headers);
+    }
+
+    fn end(&mut self) {
+        if self.frame_error.is_none() {
+            if let Err(e) = self.deframer.finish() {
+                self.frame_error = Some(e);
+            }
+        }
+        if self.array && self.keep.is_some() {
+            if self.json.is_empty() {
+                self.json.push(b'[');
+            }
+            self.json.push(b']');
+        }
+    }
+}
+
+impl GrpcSession {
+    pub fn new(plan: &Arc<GrpcPlan>, scenario: usize, vu: u64, shared: &SharedConns) -> Self {
+        GrpcSession {
+            scope: plan.scopes[scenario],
+            tls: plan.tls[scenario]
+                .as_ref()
+                .map(|(client, mode)| client.session(*mode, vu)),
+            conns: Vec::new(),
+            shared: shared.clone(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            render: Vec::new(),
+            encoded: Vec::new(),
+            sink: Reply::new(),
+            url: Vec::new(),
+            unset: None,
+        }
+    }
+
+    /// Renders the request: its headers (fixed ones and metadata) and its framed messages.
+    fn render(&mut self, step: &GrpcStep, ctx: &RenderContext<'_>) -> Result<(), FailureClass> {
+        self.headers.clear();
+        self.headers.extend_from_slice(&step.fixed_headers);
+        for (name, value) in &step.plan.metadata {
+            self.render.clear();
+            if let Err(u) = value.render(ctx, &mut self.render) {
+                self.unset = Some(u.slot);
+                return Err(FailureClass::VariableUnset);
+            }
+            if let Err(e) = push_header(&mut self.headers, name.as_bytes(), &self.render) {
+                warn_invalid_once(&step.plan.path, &format!("metadata {name}: {e:?}"));
+                return Err(FailureClass::InvalidArgument);
+            }
+        }
+        self.body.clear();
+        for m in &step.plan.messages {
+            let msg = match build(m, ctx, &mut self.render) {
+                Ok(msg) => msg,
+                Err(BuildError::Unset(slot)) => {
+                    self.unset = Some(slot);
+                    return Err(FailureClass::VariableUnset);
+                }
+                Err(BuildError::Invalid(why)) => {
+                    warn_invalid_once(&step.plan.path, &why);
+                    return Err(FailureClass::InvalidArgument);
+                }
+            };
+            self.encoded.clear();
+            msg.encode(&mut self.encoded)
+                .expect("a Vec grows as needed");
+            encode(&mut self.body, &self.encoded, step.plan.gzip);
+        }
+        Ok(())
+    }
+
+    /// The connection for `step`: the VU's or the worker's, opened when there is none (or the
+    /// server no longer accepts streams on it).
+    async fn connection(
+        &mut self,
+        step: &GrpcStep,
+        exchange: &mut Exchange,
+        started: Instant,
+    ) -> Result<H2Connection, FailureClass> {
+        let slot = step.target.slot;
+        let shared = self.shared.clone();
+        let mut guard = None;
+        if self.scope == ConnectionScope::Shared {
+            loop {
+                let waiting = {
+                    let mut v = shared.borrow_mut();
+                    if v.len() <= slot {
+                        v.resize_with(slot + 1, SharedSlot::default);
+                    }
+                    if let SharedSlot::Open(conn) = &mut v[slot] {
+                        if conn.is_open() {
+                            return Ok(conn.clone());
+                        }
+                    }
+                    match &mut v[slot] {
+                        SharedSlot::Opening(n) => Some(n.clone()),
+                        other => {
+                            let notify = Rc::new(tokio::sync::Notify::new());
+                            *other = SharedSlot::Opening(notify.clone());
+                            guard = Some(OpeningGuard {
+                                shared: &shared,
+                                slot,
+                                notify,
+                            });
+                            None
+                        }
+                    }
+                };
+                match waiting {
+                    // Single-threaded: nothing runs between the check and this wait.
+                    Some(n) => n.notified().await,
+                    None => break,
+                }
+            }
+        } else if let Some(mut conn) = self.conns.get(slot).cloned().flatten() {
+            if conn.is_open() {
+                return Ok(conn);
+            }
+        }
+        let opts = ConnectOptions::default();
+        let settings = H2Settings::default();
+        let conn = match (&self.tls, step.plan.tls) {
+            (Some(tls), true) => {
+                let (stream, kind, took) =
+                    onrush_http::connect_tls_stream(step.target.addr, &opts, tls, &step.plan.host)
+                        .await
+                        .map_err(|e| onrush_proto_http::classify(&e))?;
+                exchange.record.connect_us = Some(micros(started.elapsed().saturating_sub(took)));
+                exchange.record.handshake = Some(Handshake {
+                    resumed: kind == HandshakeKind::Resumed,
+                    duration_us: micros(took),
+                });
+                if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
+                    // A gRPC server always speaks HTTP/2.
+                    return Err(FailureClass::TlsProtocol);
+                }
+                onrush_http2::handshake(
+                    stream,
+                    http::uri::Scheme::HTTPS,
+                    &step.authority,
+                    &settings,
+                )
+                .await
+                .map_err(|e| onrush_proto_http::classify(&e))?
+            }
+            // The plan builds a TLS client for every scenario with a `grpcs://` step.
+            (None, true) => return Err(FailureClass::TlsOther),
+            (_, false) => {
+                let conn =
+                    onrush_http2::connect_h2c(step.target.addr, &opts, &step.authority, &settings)
+                        .await
+                        .map_err(|e| onrush_proto_http::classify(&e))?;
+                exchange.record.connect_us = Some(micros(started.elapsed()));
+                conn
+            }
+        };
+        exchange.opened_connection = true;
+        if self.scope == ConnectionScope::Shared {
+            shared.borrow_mut()[slot] = SharedSlot::Open(conn.clone());
+            drop(guard);
+        } else if self.scope != ConnectionScope::PerRequest {
+            if self.conns.len() <= slot {
+                self.conns.resize_with(slot + 1, || None);
+            }
+            self.conns[slot] = Some(conn.clone());
+        }
+        Ok(conn)
+    }
+
+    /// The call, up to its outcome's failure class.
+    async fn call(
+        &mut self,
+        step: &GrpcStep,
+        exchange: &mut Exchange,
+        started: Instant,
+        connecting: &mut bool,
+    ) -> Result<(), FailureClass> {
+        let mut conn = self.connection(step, exchange, started).await?;
+        *connecting = false;
+        let req = Request {
+            method: "POST",
+            target: step.plan.path.as_bytes(),
+            host: &step.authority,
+            headers: &self.headers,
+            body: RequestBody::Bytes(&self.body),
+            close: false,
+        };
+        self.sink.reset(step);
+        let result = conn.send(&req, &mut self.sink).await;
+        match result {
+            Ok(resp) => {
+                exchange.responded = true;
+                exchange.record.status = resp.status;
+                exchange.record.bytes_in = resp.bytes_in;
+                exchange.record.bytes_out = resp.bytes_out;
+                exchange.record.ttfb_us = Some(micros(
+                    resp.first_byte_at.saturating_duration_since(started),
+                ));
+                self.sink.add_count_field();
+                outcome(&self.sink)
+            }
+            Err(e) => {
+                self.drop_connection(step.target.slot);
+                Err(onrush_proto_http::classify(&e))
+            }
+        }
+    }
+
+    fn drop_connection(&mut self, slot: usize) {
+        if self.scope == ConnectionScope::Shared {
+            let mut shared = self.shared.borrow_mut();
+            if let Some(c @ SharedSlot::Open(_)) = shared.get_mut(slot) {
+                *c = SharedSlot::Empty;
+            }
+        } else if let Some(c) = self.conns.get_mut(slot) {
+            *c = None;
+        }
+    }
+}
+
+/// The call's outcome from a complete response: HTTP status, framing, `grpc-status`.
+fn outcome(r: &Reply) -> Result<(), FailureClass> {
+    if r.status != 200 {
+        // gRPC's mapping of HTTP statuses from a server (or proxy) that did not answer in gRPC.
+        return Err(match r.status {
+            400 => FailureClass::Internal,
+            401 => FailureClass::Unauthenticated,
+            403 => FailureClass::PermissionDenied,
+            404 => FailureClass::Unimplemented,
+            429 | 502..=504 => FailureClass::Unavailable,
+            _ => FailureClass::Unknown,
+        });
+    }
+    match r.frame_error {
+        Some(FrameError::Oversized) => return Err(FailureClass::ResourceExhausted),
+        Some(_) => return Err(FailureClass::BadResponse),
+        None => {}
+    }
+    match r.grpc_status {
+        None => Err(FailureClass::BadResponse),
+        Some(code) => match FailureClass::grpc(code) {
+            Some(class) => Err(class),
+            None if r.undecodable => Err(FailureClass::BadResponse),
+            None => Ok(()),
+        },
+    }
+}
+
+/// A rendered value that does not fit its field fails the call as `invalid_argument`; say
+/// why once per step path, not per call.
+fn warn_invalid_once(path: &str, why: &str) {
+    use std::sync::Mutex;
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.len() < 64 && !seen.iter().any(|p| p == path) {
+        seen.push(path.to_string());
+        eprintln!(
+            "warning: grpc {path}: a rendered value does not fit its field ({why}); the call \
+             is counted as invalid_argument and not sent"
+        );
+    }
+}
+
+impl Session for GrpcSession {
+    type Step = GrpcStep;
+
+    async fn execute(
+        &mut self,
+        step: &GrpcStep,
+        ctx: &RenderContext<'_>,
+        intended_start: Instant,
+    ) -> Exchange {
+        let started = Instant::now();
+        let mut exchange = Exchange::empty();
+        self.url.clear();
+        self.url.extend_from_slice(&step.authority);
+        self.url.extend_from_slice(step.plan.path.as_bytes());
+        let result = match self.render(step, ctx) {
+            Err(class) => Err(class),
+            Ok(()) => {
+                let mut connecting = true;
+                let call = self.call(step, &mut exchange, started, &mut connecting);
+                match tokio::time::timeout(step.timeout, call).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        // A stream given up is reset by the HTTP/2 client; the connection
+                        // stays (unless it was still being opened).
+                        if connecting {
+                            self.drop_connection(step.target.slot);
+                            Err(FailureClass::ConnectTimeout)
+                        } else {
+                            Err(FailureClass::DeadlineExceeded)
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(class) = result {
+            exchange.record.failure = Some(class);
+        }
+        if self.scope == ConnectionScope::PerRequest {
+            self.conns.clear();
+        }
+        exchange.finish(started, intended_start);
+        exchange
+    }
+
+    fn response(&self) -> ResponseView<'_> {
+        ResponseView {
+            status: self.sink.status,
+            head: &self.sink.head,
+            headers: &self.sink.fields,
+            body: &self.sink.json,
+            body_size: self.sink.json.len() as u64,
+            body_hash: None,
+            url: &self.url,
+        }
+    }
+
+    fn take_unset(&mut self) -> Option<usize> {
+        self.unset.take()
+    }
+
+    fn end_iteration(&mut self) {
+        if self.scope == ConnectionScope::PerIteration {
+            self.conns.clear();
+        }
+    }
+}
