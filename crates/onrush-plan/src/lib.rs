@@ -765,6 +765,8 @@ pub enum Step {
     Ws(WsStep),
     /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
     Udp(UdpStep),
+    /// `exec: [argv...]` or `shell: "..."`: a local command run as a step (onrush-proto-exec).
+    Exec(ExecStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -923,6 +925,42 @@ pub struct UdpStep {
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,
+}
+
+/// `- { exec: [PROGRAM, ARG...] }` or `- { shell: "COMMAND" }`: a local command run as a step,
+/// timed like a request; its exit code is the status, its stdout the body (up to
+/// `max_output`), its stderr the `stderr` header, for extractors and checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    pub command: ExecCommand,
+    /// `env:`: variables added to the environment onrush was started with.
+    pub env: Vec<(String, Template)>,
+    /// `cwd:`, resolved against the plan's directory; None: onrush's working directory.
+    pub cwd: Option<PathBuf>,
+    /// `stdin:`: written to the command's standard input (then closed); None: no input.
+    pub stdin: Option<Template>,
+    /// Overrides `http.timeout`: after it the command's process group is killed (`timeout`).
+    pub timeout: Option<Duration>,
+    /// Exit codes that count as success (`expect_exit`, default `[0]`); any other is
+    /// `unexpected_status`.
+    pub expect_exit: Vec<i32>,
+    /// The most bytes of stdout, and of stderr, kept (`max_output`, default 1 MiB); the rest
+    /// is read, counted and dropped.
+    pub max_output: usize,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
+/// What an exec step runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecCommand {
+    /// `exec: [program, args...]`: run directly (each item a template, never split).
+    Argv(Vec<Template>),
+    /// `shell: TEXT`: run as `sh -c TEXT`.
+    Shell(Template),
 }
 
 /// What a `ws:` step does.

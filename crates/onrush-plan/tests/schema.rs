@@ -463,7 +463,9 @@ fn new_keys_are_described() {
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
             "#/definitions/udp",
-            "#/definitions/ws"
+            "#/definitions/ws",
+            // a local command (onrush-proto-exec)
+            "#/definitions/exec"
         ]
     );
     // ws: one shape per action, each with its own keys.

@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use onrush_plan::{Plan, RenderContext, Step};
+use onrush_proto_exec::Exec;
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
 use onrush_proto_udp::Udp;
@@ -34,6 +35,7 @@ pub struct PlanState {
     tcp: Arc<<Tcp as Protocol>::Plan>,
     udp: Arc<<Udp as Protocol>::Plan>,
     ws: Arc<<Ws as Protocol>::Plan>,
+    exec: Arc<<Exec as Protocol>::Plan>,
 }
 
 /// A protocol's state while steps are compiled (nothing else holds it yet).
@@ -49,6 +51,7 @@ pub enum AnyStep {
     Tcp(<Tcp as Protocol>::Step),
     Udp(<Udp as Protocol>::Step),
     Ws(<Ws as Protocol>::Step),
+    Exec(<Exec as Protocol>::Step),
 }
 
 /// A worker's shared state (per scenario) of every protocol.
@@ -58,6 +61,7 @@ pub struct Workers {
     tcp: <Tcp as Protocol>::Worker,
     udp: <Udp as Protocol>::Worker,
     ws: <Ws as Protocol>::Worker,
+    exec: <Exec as Protocol>::Worker,
 }
 
 /// Which protocol's session answered last (its response is the one extractors see).
@@ -68,6 +72,7 @@ enum Last {
     Tcp,
     Udp,
     Ws,
+    Exec,
 }
 
 /// A VU's sessions, one per protocol it has used.
@@ -80,6 +85,7 @@ pub struct Sessions {
     tcp: Option<<Tcp as Protocol>::Session>,
     udp: Option<<Udp as Protocol>::Session>,
     ws: Option<<Ws as Protocol>::Session>,
+    exec: Option<<Exec as Protocol>::Session>,
     last: Last,
 }
 
@@ -91,6 +97,7 @@ impl StepSpec for AnyStep {
             AnyStep::Tcp(s) => s.metric(),
             AnyStep::Udp(s) => s.metric(),
             AnyStep::Ws(s) => s.metric(),
+            AnyStep::Exec(s) => s.metric(),
         }
     }
 
@@ -101,6 +108,7 @@ impl StepSpec for AnyStep {
             AnyStep::Tcp(s) => s.extract(),
             AnyStep::Udp(s) => s.extract(),
             AnyStep::Ws(s) => s.extract(),
+            AnyStep::Exec(s) => s.extract(),
         }
     }
 
@@ -111,6 +119,7 @@ impl StepSpec for AnyStep {
             AnyStep::Tcp(s) => s.checks(),
             AnyStep::Udp(s) => s.checks(),
             AnyStep::Ws(s) => s.checks(),
+            AnyStep::Exec(s) => s.checks(),
         }
     }
 
@@ -121,6 +130,7 @@ impl StepSpec for AnyStep {
             AnyStep::Tcp(s) => s.on_failure(),
             AnyStep::Udp(s) => s.on_failure(),
             AnyStep::Ws(s) => s.on_failure(),
+            AnyStep::Exec(s) => s.on_failure(),
         }
     }
 }
@@ -137,6 +147,7 @@ impl Protocol for Protocols {
             tcp: Arc::new(Tcp::prepare(plan, builtin)?),
             udp: Arc::new(Udp::prepare(plan, builtin)?),
             ws: Arc::new(Ws::prepare(plan, builtin)?),
+            exec: Arc::new(Exec::prepare(plan, builtin)?),
         })
     }
 
@@ -158,6 +169,9 @@ impl Protocol for Protocols {
         if let Some(s) = Ws::compile(unique(&mut state.ws), plan, scenario, step)? {
             return Ok(Some(AnyStep::Ws(s)));
         }
+        if let Some(s) = Exec::compile(unique(&mut state.exec), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Exec(s)));
+        }
         Ok(None)
     }
 
@@ -166,6 +180,7 @@ impl Protocol for Protocols {
         all.extend(Tcp::targets(&state.tcp));
         all.extend(Udp::targets(&state.udp));
         all.extend(Ws::targets(&state.ws));
+        all.extend(Exec::targets(&state.exec));
         all
     }
 
@@ -175,6 +190,7 @@ impl Protocol for Protocols {
             tcp: Tcp::worker(&state.tcp, scenario),
             udp: Udp::worker(&state.udp, scenario),
             ws: Ws::worker(&state.ws, scenario),
+            exec: Exec::worker(&state.exec, scenario),
         }
     }
 
@@ -188,6 +204,7 @@ impl Protocol for Protocols {
             tcp: None,
             udp: None,
             ws: None,
+            exec: None,
             last: Last::None,
         }
     }
@@ -242,6 +259,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Exec(step) => {
+                self.last = Last::Exec;
+                let session = self.exec.get_or_insert_with(|| {
+                    Exec::session(&self.plan.exec, self.scenario, self.vu, &self.workers.exec)
+                });
+                Either::Exec {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
         }
     }
 
@@ -252,6 +278,7 @@ impl Session for Sessions {
             Last::Tcp => self.tcp.as_ref().map(Session::response),
             Last::Udp => self.udp.as_ref().map(Session::response),
             Last::Ws => self.ws.as_ref().map(Session::response),
+            Last::Exec => self.exec.as_ref().map(Session::response),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -264,6 +291,7 @@ impl Session for Sessions {
             Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
             Last::Udp => self.udp.as_mut().and_then(Session::take_unset),
             Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
+            Last::Exec => self.exec.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
     }
@@ -282,6 +310,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.udp {
             s.begin_iteration();
         }
+        if let Some(s) = &mut self.exec {
+            s.begin_iteration();
+        }
     }
 
     #[inline]
@@ -298,26 +329,31 @@ impl Session for Sessions {
         if let Some(s) = &mut self.udp {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.exec {
+            s.end_iteration();
+        }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T, U, W> {
+    pub enum Either<H, T, U, W, E> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
         Udp { #[pin] future: U },
         Ws { #[pin] future: W },
+        Exec { #[pin] future: E },
     }
 }
 
-impl<H, T, U, W> Future for Either<H, T, U, W>
+impl<H, T, U, W, E> Future for Either<H, T, U, W, E>
 where
     H: Future<Output = Exchange>,
     T: Future<Output = Exchange>,
     U: Future<Output = Exchange>,
     W: Future<Output = Exchange>,
+    E: Future<Output = Exchange>,
 {
     type Output = Exchange;
 
@@ -328,6 +364,7 @@ where
             EitherProjection::Tcp { future } => future.poll(cx),
             EitherProjection::Udp { future } => future.poll(cx),
             EitherProjection::Ws { future } => future.poll(cx),
+            EitherProjection::Exec { future } => future.poll(cx),
         }
     }
 }

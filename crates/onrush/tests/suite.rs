@@ -6,6 +6,8 @@ mod common;
 
 #[path = "distributed.rs"]
 mod distributed;
+#[path = "exec.rs"]
+mod exec;
 #[path = "failures.rs"]
 mod failures;
 #[path = "generator.rs"]

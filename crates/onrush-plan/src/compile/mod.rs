@@ -15,6 +15,7 @@ use crate::units::{self, UnitError};
 use crate::yaml::{self, Kind, Node};
 use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
+mod exec;
 mod flow;
 mod funcs;
 mod http;

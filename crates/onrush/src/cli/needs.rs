@@ -60,7 +60,9 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
     let mut think = Duration::ZERO;
     for step in steps {
         match step {
-            Step::Request(_) | Step::Tcp(_) | Step::Udp(_) | Step::Ws(_) => requests += 1,
+            Step::Request(_) | Step::Tcp(_) | Step::Udp(_) | Step::Ws(_) | Step::Exec(_) => {
+                requests += 1
+            }
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
@@ -100,7 +102,7 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
 fn reads_bodies(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Request(r) => r.needs_body(),
-        Step::Tcp(_) | Step::Udp(_) | Step::Ws(_) | Step::Think { .. } => false,
+        Step::Tcp(_) | Step::Udp(_) | Step::Ws(_) | Step::Exec(_) | Step::Think { .. } => false,
         Step::Loop { steps, .. }
         | Step::While { steps, .. }
         | Step::ForEach { steps, .. }
