@@ -111,6 +111,13 @@ pub struct Plan {
     /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
     /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
     pub thresholds: Vec<Threshold>,
+    /// `setup: { steps }`: run once, by one VU, before any scenario starts; the variables it
+    /// extracts are given to every VU of every scenario (and to teardown) as they start.
+    /// Compiled as a scenario named `setup` of one VU and one iteration.
+    pub setup: Option<Scenario>,
+    /// `teardown: { steps }`: run once after every scenario ended, also when the run was
+    /// stopped early (a threshold, Ctrl-C, SIGTERM). A scenario named `teardown`.
+    pub teardown: Option<Scenario>,
     /// Every file the plan refers to (feeders, bodies, templates, certificates, secret files),
     /// resolved against the plan's directory, without the plan itself: what a distributed run
     /// sends to its agents.

@@ -364,6 +364,8 @@ pub fn json_schema() -> Value {
                 }
             },
             "http": { "$ref": "#/definitions/http" },
+            "setup": { "$ref": "#/definitions/phase", "description": "Steps run once, by one VU, before any scenario starts (log in, create test data); the variables they extract are given to every VU and to teardown. A failed step stops setup and the run (exit 3); teardown still runs. Results apart, in OUT/setup/" },
+            "teardown": { "$ref": "#/definitions/phase", "description": "Steps run once after every scenario ended, also after a threshold's abort_on_fail, Ctrl-C or SIGTERM (a second Ctrl-C skips it). Results apart, in OUT/teardown/" },
             "scenarios": {
                 "type": "array",
                 "minItems": 1,
@@ -629,6 +631,16 @@ pub fn json_schema() -> Value {
     let defs = schema["definitions"]
         .as_object_mut()
         .expect("definitions is an object");
+    defs.insert("phase".into(), json!({
+        "type": "object",
+        "description": "`{ steps: [...] }`: steps of any kind, run once by one VU",
+        "additionalProperties": false,
+        "required": ["steps"],
+        "properties": {
+            "steps": { "$ref": "#/definitions/steps" },
+            "on_failure": { "$ref": "#/definitions/on_failure", "description": "Default of the steps' `on_failure` (setup: stop_vu, so that a failed step ends it; teardown: continue)" }
+        }
+    }));
     defs.insert("exec".into(), json!({
         "type": "object",
         "description": "A local command run as a step: `exec: [PROGRAM, ARGS...]` or `shell: LINE`; stdout is the body, stderr the `stderr` header, the exit code the status",

@@ -26,7 +26,9 @@ fn schema_is_valid_json_and_describes_every_key() {
             "http",
             "scenarios",
             "secrets",
+            "setup",
             "target",
+            "teardown",
             "thresholds",
             "vars"
         ]

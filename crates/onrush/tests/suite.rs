@@ -24,6 +24,8 @@ mod lost_results;
 mod merge;
 #[path = "open_model.rs"]
 mod open_model;
+#[path = "phases.rs"]
+mod phases;
 #[path = "port_wall.rs"]
 mod port_wall;
 #[path = "preflight.rs"]

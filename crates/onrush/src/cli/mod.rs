@@ -9,6 +9,7 @@ mod import;
 mod kube;
 mod merge;
 mod needs;
+mod phases;
 mod quick;
 mod report;
 mod run;
