@@ -71,6 +71,14 @@ pub struct ScenarioRun<P: Protocol> {
     pub vus_started: std::sync::atomic::AtomicU64,
     /// The run's early stops, shared by all scenarios.
     pub stops: Arc<Stops>,
+    /// Values every VU starts with (`slot`, value): setup's variables ([`Prepared::seed_vars`]).
+    pub seed: Vec<(usize, onrush_plan::VarValue)>,
+    /// Keep the variables of the VU that ends an iteration last, for [`RunOutcome::vars`]
+    /// (a setup phase's; a cold path: one VU, one iteration).
+    ///
+    /// [`RunOutcome::vars`]: crate::RunOutcome::vars
+    pub keep_vars: bool,
+    pub kept_vars: std::sync::Mutex<Vec<(String, onrush_plan::VarValue)>>,
 }
 
 /// Compiles the plan's protocol steps (`builtin` is the built-in server's address when the
@@ -113,6 +121,9 @@ pub fn prepare<P: Protocol>(
             stopped: AtomicBool::new(false),
             vus_started: Default::default(),
             stops: stops.clone(),
+            seed: Vec::new(),
+            keep_vars: false,
+            kept_vars: Default::default(),
         });
         layout.push(scenario_layout(scenario));
     }
@@ -129,6 +140,22 @@ pub fn prepare<P: Protocol>(
         layout: Layout { scenarios: layout },
         stops,
     })
+}
+
+impl<P: Protocol> Prepared<P> {
+    /// Gives every VU of every scenario these variables as it starts (setup's values), in the
+    /// scenarios that have a runtime variable of that name.
+    pub fn seed_vars(&mut self, values: &[(String, onrush_plan::VarValue)]) {
+        for scenario in &mut self.scenarios {
+            scenario.seed = values
+                .iter()
+                .filter_map(|(name, value)| {
+                    let slot = scenario.vars.iter().position(|v| v == name)?;
+                    Some((slot, value.clone()))
+                })
+                .collect();
+        }
+    }
 }
 
 /// Appends the program of `steps` to `program`; request steps of any protocol go through

@@ -124,6 +124,8 @@ pub struct RunOutcome {
     pub stops: Vec<(String, String)>,
     /// Per failure class that occurred: the first message a protocol gave for it.
     pub failure_examples: BTreeMap<String, String>,
+    /// The variables kept by scenarios that asked (`ScenarioRun::keep_vars`): a setup's.
+    pub vars: Vec<(String, onrush_plan::VarValue)>,
 }
 
 /// Runs `prepared` to completion (or until SIGINT/SIGTERM/SIGHUP, or `stop` from a threshold
@@ -312,7 +314,14 @@ pub fn run<P: Protocol>(
     }
     exporters.finish();
     status.finish();
+    let vars = prepared
+        .scenarios
+        .iter()
+        .filter(|s| s.keep_vars)
+        .flat_map(|s| s.kept_vars.lock().map(|v| v.clone()).unwrap_or_default())
+        .collect();
     Ok(RunOutcome {
+        vars,
         failure_examples,
         collector,
         interrupted,

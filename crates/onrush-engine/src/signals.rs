@@ -10,6 +10,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// Signals that came before [`cleanup_phase`]: a run started after it is not stopped by them.
+static BEFORE_CLEANUP: AtomicUsize = AtomicUsize::new(0);
 
 extern "C" fn on_signal(_: libc::c_int) {
     if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
@@ -33,13 +35,25 @@ pub fn install() {
     }
 }
 
-/// Whether a stop was asked for.
+/// Whether a stop was asked for (since [`cleanup_phase`], if it was called).
 pub fn interrupted() -> bool {
-    SIGNALS.load(Ordering::SeqCst) > 0
+    SIGNALS.load(Ordering::SeqCst) > BEFORE_CLEANUP.load(Ordering::SeqCst)
+}
+
+/// Starts a cleanup that must run even after a first Ctrl-C/SIGTERM (a plan's teardown): the
+/// signals so far no longer count as a stop. A first signal during the cleanup still stops
+/// it; a second signal in all still exits at once, skipping it.
+pub fn cleanup_phase() {
+    BEFORE_CLEANUP.store(SIGNALS.load(Ordering::SeqCst), Ordering::SeqCst);
 }
 
 /// Asks the run to stop as Ctrl-C does, from inside the process (an agent whose controller
 /// said stop, or went away).
 pub fn request_stop() {
     let _ = SIGNALS.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// Whether a stop was asked for before [`cleanup_phase`] was called.
+pub fn interrupted_before_cleanup() -> bool {
+    BEFORE_CLEANUP.load(Ordering::SeqCst) > 0
 }

@@ -59,13 +59,17 @@ impl<P: Protocol> Vu<P> {
         session: P::Session,
         ends_at: Option<Instant>,
     ) -> Self {
+        let mut vars = Vars::new(scenario.vars.len(), scenario.counters, id);
+        for (slot, value) in &scenario.seed {
+            vars.set_value(*slot, value.clone());
+        }
         Vu {
             id,
             iteration: 0,
             state: VuState::Running,
             ends_at,
             session,
-            vars: Vars::new(scenario.vars.len(), scenario.counters, id),
+            vars,
             frames: Vec::new(),
             once_done: vec![false; scenario.onces],
             scratch: Vec::new(),
@@ -256,6 +260,9 @@ impl<P: Protocol> Vu<P> {
         self.session.end_iteration();
         self.iteration += 1;
         metrics.borrow_mut().record_iteration(scenario_index);
+        if scenario.keep_vars {
+            self.keep_vars(scenario);
+        }
         if matches!(next, Next::StopVu) {
             self.state = VuState::Stopped;
             return;
@@ -268,6 +275,20 @@ impl<P: Protocol> Vu<P> {
             if until > Instant::now() {
                 tokio::time::sleep_until(until.into()).await;
             }
+        }
+    }
+
+    /// Leaves this VU's variables that have a value where the run's outcome reads them.
+    fn keep_vars(&self, scenario: &ScenarioRun<P>) {
+        let kept = scenario
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(slot, _)| !matches!(self.vars.get(*slot), VarValue::Unset))
+            .map(|(slot, name)| (name.clone(), self.vars.get(slot).clone()))
+            .collect();
+        if let Ok(mut out) = scenario.kept_vars.lock() {
+            *out = kept;
         }
     }
 

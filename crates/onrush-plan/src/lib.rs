@@ -165,6 +165,13 @@ pub struct Plan {
     /// Plan-level `thresholds:`, in file order (scopes resolved against the scenarios and steps).
     /// Scenario-level ones are in [`Scenario::thresholds`]; [`Plan::all_thresholds`] lists both.
     pub thresholds: Vec<Threshold>,
+    /// `setup: { steps }`: run once, by one VU, before any scenario starts; the variables it
+    /// extracts are given to every VU of every scenario (and to teardown) as they start.
+    /// Compiled as a scenario named `setup` of one VU and one iteration.
+    pub setup: Option<Scenario>,
+    /// `teardown: { steps }`: run once after every scenario ended, also when the run was
+    /// stopped early (a threshold, Ctrl-C, SIGTERM). A scenario named `teardown`.
+    pub teardown: Option<Scenario>,
     /// Every file the plan refers to (feeders, bodies, templates, certificates, secret files),
     /// resolved against the plan's directory, without the plan itself: what a distributed run
     /// sends to its agents.
@@ -850,6 +857,8 @@ pub enum Step {
     Thrift(ThriftStep),
     /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
     Grpc(grpc::GrpcStep),
+    /// `exec: [argv...]` or `shell: "..."`: a local command run as a step (onrush-proto-exec).
+    Exec(ExecStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -1042,11 +1051,47 @@ pub struct ThriftStep {
     pub on_failure: OnFailure,
 }
 
+/// `- { exec: [PROGRAM, ARG...] }` or `- { shell: "COMMAND" }`: a local command run as a step,
+/// timed like a request; its exit code is the status, its stdout the body (up to
+/// `max_output`), its stderr the `stderr` header, for extractors and checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecStep {
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    pub command: ExecCommand,
+    /// `env:`: variables added to the environment onrush was started with.
+    pub env: Vec<(String, Template)>,
+    /// `cwd:`, resolved against the plan's directory; None: onrush's working directory.
+    pub cwd: Option<PathBuf>,
+    /// `stdin:`: written to the command's standard input (then closed); None: no input.
+    pub stdin: Option<Template>,
+    /// Overrides `http.timeout`: after it the command's process group is killed (`timeout`).
+    pub timeout: Option<Duration>,
+    /// Exit codes that count as success (`expect_exit`, default `[0]`); any other is
+    /// `unexpected_status`.
+    pub expect_exit: Vec<i32>,
+    /// The most bytes of stdout, and of stderr, kept (`max_output`, default 1 MiB); the rest
+    /// is read, counted and dropped.
+    pub max_output: usize,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+}
+
 impl ThriftStep {
     /// The called method as the IDL declares it.
     pub fn function(&self) -> &onrush_thrift::Function {
         &self.schema.services[self.service].functions[self.function]
     }
+}
+
+/// What an exec step runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecCommand {
+    /// `exec: [program, args...]`: run directly (each item a template, never split).
+    Argv(Vec<Template>),
+    /// `shell: TEXT`: run as `sh -c TEXT`.
+    Shell(Template),
 }
 
 /// What a `ws:` step does.

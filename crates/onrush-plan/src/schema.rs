@@ -274,6 +274,20 @@ pub fn json_schema() -> Value {
         "check": tcp_props["check"].clone(),
         "on_failure": tcp_props["on_failure"].clone(),
     });
+    let exec_props = json!({
+        "exec": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "The program and its arguments, each a template, never split by a shell", "examples": [["wget", "-q", "-O", "page-${vu}.html", "http://127.0.0.1:8080/"]] },
+        "shell": { "type": "string", "description": "A command line run as `sh -c LINE` (prefer `exec:` for values that come from variables: the shell would interpret them)" },
+        "name": { "type": "string", "description": "Metric name. Default: `exec PROGRAM` or `shell WORD`" },
+        "env": { "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] }, "description": "Environment variables added to onrush's (values are templates)" },
+        "cwd": { "type": "string", "description": "Working directory, relative to the plan file (default: onrush's)" },
+        "stdin": { "type": "string", "description": "Written to the command's standard input, then closed (a template); without it stdin is empty" },
+        "timeout": { "$ref": "#/definitions/duration", "description": "After this the command's process group is killed and the step is a `timeout` (default: http.timeout)" },
+        "expect_exit": { "type": ["integer", "array"], "items": { "type": "integer" }, "description": "Exit codes that are success (default 0); any other is `unexpected_status`. The exit code is the step's status (128+N when killed by signal N)" },
+        "max_output": { "type": ["integer", "string"], "description": "The most bytes of stdout (the body) and of stderr (the `stderr` header) kept, each (default 1MiB, at most 64MiB); the rest is read, counted and dropped" },
+        "extract": tcp_props["extract"].clone(),
+        "check": tcp_props["check"].clone(),
+        "on_failure": tcp_props["on_failure"].clone(),
+    });
     let grpc_section = json!({
         "type": "object",
         "description": "The .proto files gRPC steps use, compiled when the plan loads (no protoc needed)",
@@ -382,6 +396,8 @@ pub fn json_schema() -> Value {
                 }
             },
             "http": { "$ref": "#/definitions/http" },
+            "setup": { "$ref": "#/definitions/phase", "description": "Steps run once, by one VU, before any scenario starts (log in, create test data); the variables they extract are given to every VU and to teardown. A failed step stops setup and the run (exit 3); teardown still runs. Results apart, in OUT/setup/" },
+            "teardown": { "$ref": "#/definitions/phase", "description": "Steps run once after every scenario ended, also after a threshold's abort_on_fail, Ctrl-C or SIGTERM (a second Ctrl-C skips it). Results apart, in OUT/teardown/" },
             "scenarios": {
                 "type": "array",
                 "minItems": 1,
@@ -696,6 +712,26 @@ pub fn json_schema() -> Value {
     let defs = schema["definitions"]
         .as_object_mut()
         .expect("definitions is an object");
+    defs.insert("phase".into(), json!({
+        "type": "object",
+        "description": "`{ steps: [...] }`: steps of any kind, run once by one VU",
+        "additionalProperties": false,
+        "required": ["steps"],
+        "properties": {
+            "steps": { "$ref": "#/definitions/steps" },
+            "on_failure": { "$ref": "#/definitions/on_failure", "description": "Default of the steps' `on_failure` (setup: stop_vu, so that a failed step ends it; teardown: continue)" }
+        }
+    }));
+    defs.insert("exec".into(), json!({
+        "type": "object",
+        "description": "A local command run as a step: `exec: [PROGRAM, ARGS...]` or `shell: LINE`; stdout is the body, stderr the `stderr` header, the exit code the status",
+        "additionalProperties": false,
+        "properties": exec_props,
+        "oneOf": [{ "required": ["exec"] }, { "required": ["shell"] }]
+    }));
+    if let Some(kinds) = defs["step"]["anyOf"].as_array_mut() {
+        kinds.push(json!({ "$ref": "#/definitions/exec" }));
+    }
     defs.insert("loop".into(), json!({
         "type": "object",
         "description": "Repeat steps: exactly one of `count`, `while` (+ `max`) or `foreach` (+ `as`), and `steps`",

@@ -28,7 +28,9 @@ fn schema_is_valid_json_and_describes_every_key() {
             "profiles",
             "scenarios",
             "secrets",
+            "setup",
             "target",
+            "teardown",
             "thresholds",
             "thrift",
             "vars"
@@ -468,7 +470,9 @@ fn new_keys_are_described() {
             "#/definitions/udp",
             "#/definitions/ws",
             "#/definitions/thrift",
-            "#/definitions/grpc_call"
+            "#/definitions/grpc_call",
+            // a local command (onrush-proto-exec)
+            "#/definitions/exec"
         ]
     );
     // ws: one shape per action, each with its own keys.

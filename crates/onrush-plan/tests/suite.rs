@@ -8,6 +8,8 @@ mod common;
 mod docs;
 #[path = "errors.rs"]
 mod errors;
+#[path = "exec.rs"]
+mod exec;
 #[path = "good.rs"]
 mod good;
 #[path = "port_wall.rs"]

@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use onrush_plan::{Plan, RenderContext, Step};
+use onrush_proto_exec::Exec;
 use onrush_proto_grpc::Grpc;
 use onrush_proto_http::Http;
 use onrush_proto_tcp::Tcp;
@@ -38,6 +39,7 @@ pub struct PlanState {
     ws: Arc<<Ws as Protocol>::Plan>,
     thrift: Arc<<Thrift as Protocol>::Plan>,
     grpc: Arc<<Grpc as Protocol>::Plan>,
+    exec: Arc<<Exec as Protocol>::Plan>,
 }
 
 /// A protocol's state while steps are compiled (nothing else holds it yet).
@@ -55,6 +57,7 @@ pub enum AnyStep {
     Ws(<Ws as Protocol>::Step),
     Thrift(<Thrift as Protocol>::Step),
     Grpc(<Grpc as Protocol>::Step),
+    Exec(<Exec as Protocol>::Step),
 }
 
 /// A worker's shared state (per scenario) of every protocol.
@@ -66,6 +69,7 @@ pub struct Workers {
     ws: <Ws as Protocol>::Worker,
     thrift: <Thrift as Protocol>::Worker,
     grpc: <Grpc as Protocol>::Worker,
+    exec: <Exec as Protocol>::Worker,
 }
 
 /// Which protocol's session answered last (its response is the one extractors see).
@@ -78,6 +82,7 @@ enum Last {
     Ws,
     Thrift,
     Grpc,
+    Exec,
 }
 
 /// A VU's sessions, one per protocol it has used.
@@ -92,6 +97,7 @@ pub struct Sessions {
     ws: Option<<Ws as Protocol>::Session>,
     thrift: Option<<Thrift as Protocol>::Session>,
     grpc: Option<<Grpc as Protocol>::Session>,
+    exec: Option<<Exec as Protocol>::Session>,
     last: Last,
 }
 
@@ -105,6 +111,7 @@ impl StepSpec for AnyStep {
             AnyStep::Ws(s) => s.metric(),
             AnyStep::Thrift(s) => s.metric(),
             AnyStep::Grpc(s) => s.metric(),
+            AnyStep::Exec(s) => s.metric(),
         }
     }
 
@@ -117,6 +124,7 @@ impl StepSpec for AnyStep {
             AnyStep::Ws(s) => s.extract(),
             AnyStep::Thrift(s) => s.extract(),
             AnyStep::Grpc(s) => s.extract(),
+            AnyStep::Exec(s) => s.extract(),
         }
     }
 
@@ -129,6 +137,7 @@ impl StepSpec for AnyStep {
             AnyStep::Ws(s) => s.checks(),
             AnyStep::Thrift(s) => s.checks(),
             AnyStep::Grpc(s) => s.checks(),
+            AnyStep::Exec(s) => s.checks(),
         }
     }
 
@@ -141,6 +150,7 @@ impl StepSpec for AnyStep {
             AnyStep::Ws(s) => s.on_failure(),
             AnyStep::Thrift(s) => s.on_failure(),
             AnyStep::Grpc(s) => s.on_failure(),
+            AnyStep::Exec(s) => s.on_failure(),
         }
     }
 }
@@ -159,6 +169,7 @@ impl Protocol for Protocols {
             ws: Arc::new(Ws::prepare(plan, builtin)?),
             thrift: Arc::new(Thrift::prepare(plan, builtin)?),
             grpc: Arc::new(Grpc::prepare(plan, builtin)?),
+            exec: Arc::new(Exec::prepare(plan, builtin)?),
         })
     }
 
@@ -186,6 +197,9 @@ impl Protocol for Protocols {
         if let Some(s) = Grpc::compile(unique(&mut state.grpc), plan, scenario, step)? {
             return Ok(Some(AnyStep::Grpc(s)));
         }
+        if let Some(s) = Exec::compile(unique(&mut state.exec), plan, scenario, step)? {
+            return Ok(Some(AnyStep::Exec(s)));
+        }
         Ok(None)
     }
 
@@ -196,6 +210,7 @@ impl Protocol for Protocols {
         all.extend(Ws::targets(&state.ws));
         all.extend(Thrift::targets(&state.thrift));
         all.extend(Grpc::targets(&state.grpc));
+        all.extend(Exec::targets(&state.exec));
         all
     }
 
@@ -207,6 +222,7 @@ impl Protocol for Protocols {
             ws: Ws::worker(&state.ws, scenario),
             thrift: Thrift::worker(&state.thrift, scenario),
             grpc: Grpc::worker(&state.grpc, scenario),
+            exec: Exec::worker(&state.exec, scenario),
         }
     }
 
@@ -222,6 +238,7 @@ impl Protocol for Protocols {
             ws: None,
             thrift: None,
             grpc: None,
+            exec: None,
             last: Last::None,
         }
     }
@@ -299,6 +316,15 @@ impl Session for Sessions {
                     future: session.execute(step, ctx, intended_start),
                 }
             }
+            AnyStep::Exec(step) => {
+                self.last = Last::Exec;
+                let session = self.exec.get_or_insert_with(|| {
+                    Exec::session(&self.plan.exec, self.scenario, self.vu, &self.workers.exec)
+                });
+                Either::Exec {
+                    future: session.execute(step, ctx, intended_start),
+                }
+            }
         }
     }
 
@@ -311,6 +337,7 @@ impl Session for Sessions {
             Last::Ws => self.ws.as_ref().map(Session::response),
             Last::Thrift => self.thrift.as_ref().map(Session::response),
             Last::Grpc => self.grpc.as_ref().map(Session::response),
+            Last::Exec => self.exec.as_ref().map(Session::response),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -325,6 +352,7 @@ impl Session for Sessions {
             Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
             Last::Thrift => self.thrift.as_mut().and_then(Session::take_unset),
             Last::Grpc => self.grpc.as_mut().and_then(Session::take_unset),
+            Last::Exec => self.exec.as_mut().and_then(Session::take_unset),
             Last::None => None,
         }
     }
@@ -349,6 +377,9 @@ impl Session for Sessions {
         if let Some(s) = &mut self.grpc {
             s.begin_iteration();
         }
+        if let Some(s) = &mut self.exec {
+            s.begin_iteration();
+        }
     }
 
     #[inline]
@@ -371,23 +402,27 @@ impl Session for Sessions {
         if let Some(s) = &mut self.grpc {
             s.end_iteration();
         }
+        if let Some(s) = &mut self.exec {
+            s.end_iteration();
+        }
     }
 }
 
 pin_project_lite::pin_project! {
     /// The future of whichever protocol's session executes a step.
     #[project = EitherProjection]
-    pub enum Either<H, T, U, W, R, G> {
+    pub enum Either<H, T, U, W, R, G, E> {
         Http { #[pin] future: H },
         Tcp { #[pin] future: T },
         Udp { #[pin] future: U },
         Ws { #[pin] future: W },
         Thrift { #[pin] future: R },
         Grpc { #[pin] future: G },
+        Exec { #[pin] future: E },
     }
 }
 
-impl<H, T, U, W, R, G> Future for Either<H, T, U, W, R, G>
+impl<H, T, U, W, R, G, E> Future for Either<H, T, U, W, R, G, E>
 where
     H: Future<Output = Exchange>,
     T: Future<Output = Exchange>,
@@ -395,6 +430,7 @@ where
     W: Future<Output = Exchange>,
     R: Future<Output = Exchange>,
     G: Future<Output = Exchange>,
+    E: Future<Output = Exchange>,
 {
     type Output = Exchange;
 
@@ -407,6 +443,7 @@ where
             EitherProjection::Ws { future } => future.poll(cx),
             EitherProjection::Thrift { future } => future.poll(cx),
             EitherProjection::Grpc { future } => future.poll(cx),
+            EitherProjection::Exec { future } => future.poll(cx),
         }
     }
 }

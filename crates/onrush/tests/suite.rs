@@ -10,6 +10,8 @@ mod curl_import;
 mod distributed;
 #[path = "distributed_ssh.rs"]
 mod distributed_ssh;
+#[path = "exec.rs"]
+mod exec;
 #[path = "failures.rs"]
 mod failures;
 #[path = "generator.rs"]
@@ -30,6 +32,8 @@ mod lost_results;
 mod merge;
 #[path = "open_model.rs"]
 mod open_model;
+#[path = "phases.rs"]
+mod phases;
 #[path = "port_wall.rs"]
 mod port_wall;
 #[path = "preflight.rs"]

@@ -16,11 +16,13 @@ use crate::yaml::{self, Kind, Node};
 use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
 mod distributed;
+mod exec;
 mod flow;
 mod funcs;
 mod grpc;
 mod http;
 mod load;
+mod phase;
 mod request;
 mod runtime;
 mod secrets;
@@ -42,10 +44,12 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 9] = [
+const PLAN_KEYS: [&str; 11] = [
     "target",
     "distributed",
     "grpc",
+    "setup",
+    "teardown",
     "vars",
     "secrets",
     "http",
@@ -163,6 +167,12 @@ pub(crate) fn compile(
         Target::Url(u) => u.base_path.clone(),
         Target::Builtin => String::new(),
     };
+    // Setup first: what it extracts is a runtime variable of every scenario and of teardown.
+    let setup = match top.get("setup") {
+        Some(node) => Some(cx.phase(node, "setup", &http, &base_path, &[])?),
+        None => None,
+    };
+    let exports: Vec<String> = setup.as_ref().map_or(Vec::new(), |s| s.vars.clone());
     let mut scenarios: Vec<Scenario> = Vec::with_capacity(items.len());
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, item) in items.iter().enumerate() {
@@ -209,6 +219,11 @@ pub(crate) fn compile(
                     }
                 }
                 feeders.push((feeder, cols));
+            }
+        }
+        for name in &exports {
+            if !columns.contains(name) {
+                columns.push(name.clone());
             }
         }
         cx.runtime = cx.runtime_names(steps_node, columns)?;
@@ -270,6 +285,10 @@ pub(crate) fn compile(
             thresholds,
         });
     }
+    let teardown = match top.get("teardown") {
+        Some(node) => Some(cx.phase(node, "teardown", &http, &base_path, &exports)?),
+        None => None,
+    };
     let thresholds = match top.get("thresholds") {
         Some(t) => {
             let names = ScopeNames {
@@ -305,6 +324,8 @@ pub(crate) fn compile(
         vars: cx.vars,
         secrets: secret_names,
         thresholds,
+        setup,
+        teardown,
         files: cx.files.into_inner().into_iter().collect(),
         distributed,
     };

@@ -42,7 +42,7 @@ pub(super) const REQUEST_KEYS: [&str; 23] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }`, `{ ws: connect, url: ws://HOST:PORT/PATH }`, `{ thrift: HOST:PORT, call: Service.method, args }` or `{ grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }`";
+pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }`, `{ ws: connect, url: ws://HOST:PORT/PATH }`, `{ thrift: HOST:PORT, call: Service.method, args }`, `{ grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }` or `{ exec: [program, arg...] }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -177,6 +177,12 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "grpc") {
             return self.grpc(node, path, m);
         }
+        if entries
+            .iter()
+            .any(|(k, _)| matches!(key_text(k).as_str(), "exec" | "shell"))
+        {
+            return self.exec(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -219,7 +225,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "udp", "ws", "thrift", "grpc"].iter())
+                    .chain(["tcp", "udp", "ws", "thrift", "grpc", "exec", "shell"].iter())
                     .copied()
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));

@@ -136,6 +136,15 @@ pub fn controller(
         );
         return exit::USAGE;
     }
+    if plan.setup.is_some() || plan.teardown.is_some() {
+        eprintln!(
+            "error: {}: `setup:`/`teardown:` are not supported with --agents yet (they would run \
+             on every agent); run them as a plan of their own before and after the distributed \
+             run (docs/distributed.md, \"Limits\")",
+            plan.source.display()
+        );
+        return exit::USAGE;
+    }
     let Some(out_dir) = super::run::results_dir(plan, common) else {
         return exit::RUNTIME;
     };

@@ -11,6 +11,7 @@ mod import_har;
 mod kube;
 mod merge;
 mod needs;
+mod phases;
 mod quick;
 mod report;
 mod run;

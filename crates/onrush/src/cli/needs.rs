@@ -65,7 +65,8 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
             | Step::Udp(_)
             | Step::Ws(_)
             | Step::Thrift(_)
-            | Step::Grpc(_) => requests += 1,
+            | Step::Grpc(_)
+            | Step::Exec(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
@@ -110,6 +111,7 @@ fn reads_bodies(steps: &[Step]) -> bool {
         | Step::Ws(_)
         | Step::Thrift(_)
         | Step::Grpc(_)
+        | Step::Exec(_)
         | Step::Think { .. } => false,
         Step::Loop { steps, .. }
         | Step::While { steps, .. }

@@ -93,14 +93,29 @@ pub fn run_plan_as(
         },
         Target::Url(_) => None,
     };
-    let prepared =
-        match onrush_engine::prepare::<Protocols>(plan, server.as_ref().map(|s| s.local_addr())) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: {}: {e:#}", plan.source.display());
-                return exit::USAGE;
-            }
-        };
+    let builtin = server.as_ref().map(|s| s.local_addr());
+    let mut prepared = match onrush_engine::prepare::<Protocols>(plan, builtin) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}: {e:#}", plan.source.display());
+            return exit::USAGE;
+        }
+    };
+    // Setup runs before any scenario; its variables reach every VU (and teardown).
+    let mut setup_vars = Vec::new();
+    if let Some(setup) = &plan.setup {
+        let outcome = super::phases::run_phase(plan, setup, &out_dir, builtin, &[], common.quiet);
+        if let Some(why) = outcome.failed {
+            eprintln!(
+                "error: setup failed: {why}; the load did not run (setup's results: {})",
+                out_dir.join("setup").display()
+            );
+            teardown(plan, &out_dir, builtin, &outcome.vars, common.quiet);
+            return exit::RUNTIME;
+        }
+        setup_vars = outcome.vars;
+        prepared.seed_vars(&setup_vars);
+    }
 
     let mut exporters = match exporters(common) {
         Ok(e) => e,
@@ -153,9 +168,6 @@ pub fn run_plan_as(
             return exit::RUNTIME;
         }
     };
-    if let Some(server) = server {
-        server.shutdown();
-    }
     let finished = match onrush_engine::finish(
         plan,
         outcome,
@@ -167,9 +179,15 @@ pub fn run_plan_as(
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
+            teardown(plan, &out_dir, builtin, &setup_vars, common.quiet);
             return exit::RUNTIME;
         }
     };
+    // After the load, however it ended (a threshold, `stop_test`, the first Ctrl-C).
+    teardown(plan, &out_dir, builtin, &setup_vars, common.quiet);
+    if let Some(server) = server {
+        server.shutdown();
+    }
     // From here on, nothing printed may panic: after a SIGHUP the terminal is usually gone
     // (writes fail), and the exit code must still say how the run ended. The results are
     // written already.
@@ -180,6 +198,29 @@ pub fn run_plan_as(
     }
     print(&finished, &out_dir, output);
     exit_code(&finished)
+}
+
+/// Runs the plan's teardown, if it has one, even after a first Ctrl-C or SIGTERM (a second
+/// one exits at once and skips it). A failed teardown is said, not an exit code of its own:
+/// the load's results stand.
+fn teardown(
+    plan: &Plan,
+    out_dir: &Path,
+    builtin: Option<std::net::SocketAddr>,
+    setup_vars: &[(String, onrush_plan::VarValue)],
+    quiet: bool,
+) {
+    let Some(teardown) = &plan.teardown else {
+        return;
+    };
+    onrush_engine::signals::cleanup_phase();
+    if onrush_engine::signals::interrupted_before_cleanup() {
+        note("running teardown (press Ctrl-C again to skip it and exit at once)");
+    }
+    let outcome = super::phases::run_phase(plan, teardown, out_dir, builtin, setup_vars, quiet);
+    if let Some(why) = outcome.failed {
+        note(&format!("warning: teardown failed: {why}"));
+    }
 }
 
 /// The results directory (`--out`, or `results/<plan>-<timestamp>/`), created; `None` after

@@ -1,0 +1,103 @@
+//! A plan's `setup:` and `teardown:`: each run once, by one VU, on the load's protocols,
+//! apart from the load — its results in `OUT/setup/` and `OUT/teardown/` (a summary.json of
+//! its own), never in the load's totals or thresholds.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use onrush_engine::{FinishOptions, RunOptions};
+use onrush_plan::{Plan, Scenario, VarValue};
+use onrush_protocols::Protocols;
+
+/// How a phase went.
+pub struct PhaseOutcome {
+    /// Setup's extracted variables (for every VU of the load, and for teardown).
+    pub vars: Vec<(String, VarValue)>,
+    /// Why the phase failed (a request failed, or it was interrupted), in words.
+    pub failed: Option<String>,
+}
+
+/// Runs `phase` (`plan.setup` or `plan.teardown`) once; its results go to `out_dir/<name>/`.
+/// `seed`: variables the phase starts with (setup's, for teardown).
+pub fn run_phase(
+    plan: &Plan,
+    phase: &Scenario,
+    out_dir: &Path,
+    builtin: Option<SocketAddr>,
+    seed: &[(String, VarValue)],
+    quiet: bool,
+) -> PhaseOutcome {
+    let name = phase.name.clone();
+    let failed = |why: String| PhaseOutcome {
+        vars: Vec::new(),
+        failed: Some(why),
+    };
+    let mut phase_plan = plan.clone();
+    phase_plan.scenarios = vec![phase.clone()];
+    phase_plan.thresholds.clear();
+    phase_plan.setup = None;
+    phase_plan.teardown = None;
+    phase_plan.name = format!("{}-{name}", plan.name);
+    let mut prepared = match onrush_engine::prepare::<Protocols>(&phase_plan, builtin) {
+        Ok(p) => p,
+        Err(e) => return failed(format!("{e:#}")),
+    };
+    prepared.seed_vars(seed);
+    prepared.scenarios[0].keep_vars = true;
+    let dir = out_dir.join(&name);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return failed(format!("cannot create {}: {e}", dir.display()));
+    }
+    if !quiet {
+        eprintln!("{name}: running its steps once");
+    }
+    let mut options = RunOptions::quiet(1, &phase_plan.name);
+    options.out_dir = Some(dir.clone());
+    let outcome = match onrush_engine::run(prepared, options) {
+        Ok(o) => o,
+        Err(e) => return failed(e.to_string()),
+    };
+    let vars = outcome.vars.clone();
+    let interrupted = outcome.interrupted;
+    let finished = match onrush_engine::finish(
+        &phase_plan,
+        outcome,
+        &FinishOptions {
+            threads: 1,
+            junit: None,
+        },
+    ) {
+        Ok(f) => f,
+        Err(e) => return failed(e.to_string()),
+    };
+    let totals = &finished.summary.totals;
+    let classes: Vec<String> = totals
+        .failures_by_class
+        .iter()
+        .map(|(class, n)| format!("{n} {class}"))
+        .collect();
+    eprintln!(
+        "{name}: {} requests, {} failed{} (results: {})",
+        totals.requests,
+        totals.failures,
+        if classes.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", classes.join(", "))
+        },
+        dir.display()
+    );
+    let failed = if interrupted {
+        Some("it was interrupted".to_string())
+    } else if totals.failures > 0 {
+        Some(format!(
+            "{} of its {} requests failed ({})",
+            totals.failures,
+            totals.requests,
+            classes.join(", ")
+        ))
+    } else {
+        None
+    };
+    PhaseOutcome { vars, failed }
+}
