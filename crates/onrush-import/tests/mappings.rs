@@ -180,18 +180,22 @@ fn thread_group_load_scheduler_and_setup_groups() {
         &out,
         "vus: 50\n      duration: \"600s\"\n      ramp_up: \"30s\"",
     );
+    // The setUp Thread Group is the plan's `setup:`, run once before the load.
     let (s, note) = status_of(&out, "start server");
-    assert_eq!(s, Status::NotConverted);
-    assert!(note.contains("setUp"), "{note}");
-    assert_eq!(
+    assert_eq!(s, Status::Converted, "{note}");
+    assert!(note.contains("`setup:`"), "{note}");
+    assert_ne!(
         status_of(&out, "start server / start").0,
         Status::NotConverted
+    );
+    has(&out, "setup:\n  steps:\n");
+    has(
+        &out,
+        "    - name: \"start\"\n      get: \"http://localhost/\"\nscenarios:",
     );
     let (s, note) = status_of(&out, "/ soak");
     assert_eq!(s, Status::Approximated);
     assert!(note.contains("startup delay"), "{note}");
-    assert!(!out.yaml.contains("start\""));
-    assert!(out.report.has_not_converted());
 }
 
 #[test]
@@ -565,8 +569,15 @@ log.info("hi")</stringProp>
 <BeanShellSampler testclass="BeanShellSampler" testname="bsh"><stringProp name="BeanShellSampler.filename">prep.bsh</stringProp></BeanShellSampler><hashTree/>
 <SystemSampler testclass="SystemSampler" testname="tar">
   <stringProp name="SystemSampler.command">tar</stringProp>
+  <boolProp name="SystemSampler.checkReturnCode">true</boolProp>
+  <stringProp name="SystemSampler.expectedReturnCode">2</stringProp>
+  <stringProp name="SystemSampler.timeout">5000</stringProp>
   <elementProp name="SystemSampler.arguments" elementType="Arguments"><collectionProp name="Arguments.arguments">
     <elementProp name="" elementType="Argument"><stringProp name="Argument.value">czf</stringProp></elementProp>
+    <elementProp name="" elementType="Argument"><stringProp name="Argument.value">out-${__threadNum}.tgz</stringProp></elementProp>
+  </collectionProp></elementProp>
+  <elementProp name="SystemSampler.environment" elementType="Arguments"><collectionProp name="Arguments.arguments">
+    <elementProp name="GZIP" elementType="Argument"><stringProp name="Argument.name">GZIP</stringProp><stringProp name="Argument.value">-9</stringProp></elementProp>
   </collectionProp></elementProp>
 </SystemSampler><hashTree/>
 <ResultCollector testclass="ResultCollector" testname="View Results Tree"/><hashTree/>
@@ -582,9 +593,12 @@ log.info("hi")</stringProp>
         "#   | vars.put(\"x\", \"1\")\n      #   | log.info(\"hi\")",
     );
     has(&out, "#   script file: prep.bsh");
-    has(&out, "# NOT CONVERTED: OS Process Sampler `tar` at");
-    has(&out, ": tar czf");
-    assert_eq!(status_of(&out, "Users / tar").0, Status::NotConverted);
+    // The OS Process Sampler is an exec step: argv as JMeter runs it, never through a shell.
+    has(&out, "name: \"tar\"\n        exec:\n          - \"tar\"\n          - \"czf\"\n          - \"out-${vu}.tgz\"");
+    has(&out, "GZIP: \"-9\"");
+    has(&out, "timeout: \"5000ms\"");
+    has(&out, "expect_exit: 2");
+    assert_eq!(status_of(&out, "Users / tar").0, Status::Converted);
     assert_eq!(
         status_of(&out, "Users / View Results Tree").0,
         Status::Converted

@@ -53,6 +53,9 @@ pub(crate) struct Conv<'o> {
     pub plan_scen: ScenState,
     /// A header Manager sent `Accept-Encoding`: the plan decodes bodies as JMeter does.
     pub decompress: bool,
+    /// The steps of setUp and tearDown Thread Groups: the plan's `setup:` and `teardown:`.
+    pub setup_steps: Vec<Item>,
+    pub teardown_steps: Vec<Item>,
 }
 
 /// What a thread group gathers besides its steps.
@@ -80,6 +83,8 @@ pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
         scen: ScenState::default(),
         plan_scen: ScenState::default(),
         decompress: false,
+        setup_steps: Vec::new(),
+        teardown_steps: Vec::new(),
     };
     let mut scenarios: Vec<Item> = Vec::new();
     let root = Scope::default();

@@ -110,6 +110,18 @@ impl Conv<'_> {
                 d.default_path = d.default_path.replace(&format!("${{{name}}}"), value);
             }
         }
+        for (key, steps) in [
+            ("setup", std::mem::take(&mut self.setup_steps)),
+            ("teardown", std::mem::take(&mut self.teardown_steps)),
+        ] {
+            if !steps.is_empty() {
+                let mut steps = Y::Seq(steps);
+                relativize(&mut steps, &target);
+                let mut phase = Y::map();
+                phase.set("steps", steps);
+                plan.set(key, phase);
+            }
+        }
         let mut scenarios = Y::Seq(scenarios);
         relativize(&mut scenarios, &target);
         plan.set("scenarios", scenarios);

@@ -20,15 +20,7 @@ impl Conv<'_> {
         match el.class.as_str() {
             "ThreadGroup" => {}
             "SetupThreadGroup" | "PostThreadGroup" => {
-                let which = if el.class == "SetupThreadGroup" {
-                    "setUp"
-                } else {
-                    "tearDown"
-                };
-                self.entry_tree(el, parent, Status::NotConverted, &format!(
-                    "a {which} Thread Group: onrush has no {which} phase yet (issue 14, a later slice); run its requests as a separate plan {}",
-                    if which == "setUp" { "before this one" } else { "after this one" }
-                ));
+                self.phase_group(el, scope, parent, scenarios);
                 return;
             }
             CONCURRENCY | ARRIVALS => {
@@ -196,6 +188,78 @@ impl Conv<'_> {
             http_set(&mut s, "cookies", Y::s("per_iteration"));
         }
         scenarios.push((s, comments));
+    }
+
+    /// A setUp or tearDown Thread Group → the plan's `setup:` or `teardown:` steps: converted
+    /// as a thread group would be, then its steps run once, by one VU, before (after) the load.
+    fn phase_group(&mut self, el: &El, scope: &Scope, parent: &str, scenarios: &[Item]) {
+        let setup = el.class == "SetupThreadGroup";
+        let (which, key) = if setup {
+            ("setUp", "setup")
+        } else {
+            ("tearDown", "teardown")
+        };
+        let mut plain = el.clone();
+        plain.class = "ThreadGroup".into();
+        let mut converted: Vec<Item> = scenarios.to_vec();
+        let before = converted.len();
+        let first_entry = self.report.entries.len();
+        self.thread_group(&plain, scope, parent, &mut converted);
+        // The entries of the group itself say what it became.
+        let path = join(parent, &el.name);
+        let several = el
+            .s("ThreadGroup.num_threads")
+            .trim()
+            .parse::<u64>()
+            .is_ok_and(|n| n > 1)
+            || el.prop("ThreadGroup.main_controller").is_some_and(|p| {
+                p.s("LoopController.loops")
+                    .trim()
+                    .parse::<i64>()
+                    .is_ok_and(|n| n != 1)
+            });
+        for e in &mut self.report.entries[first_entry..] {
+            if e.path == path && e.testclass == "ThreadGroup" {
+                e.testclass = el.class.clone();
+                if several {
+                    e.status = Status::Approximated;
+                    e.note =
+                        format!(
+                        "→ `{key}:` steps, run once by one VU {} (JMeter ran its threads × loops; \
+                         onrush's {key} runs once)",
+                        if setup { "before the load" } else { "after the load, however it ended" }
+                    );
+                } else {
+                    e.note = format!(
+                        "→ `{key}:` steps, run once {}",
+                        if setup {
+                            "before the load; what they extract is readable by every VU"
+                        } else {
+                            "after the load, however it ended"
+                        }
+                    );
+                }
+            }
+        }
+        let Some((scenario, _)) = converted.into_iter().nth(before) else {
+            return; // left out (0 threads or loops), and reported so
+        };
+        let steps = match scenario.get("steps") {
+            Some(Y::Seq(items)) => items.clone(),
+            _ => return,
+        };
+        let target = if setup {
+            &mut self.setup_steps
+        } else {
+            &mut self.teardown_steps
+        };
+        if !target.is_empty() {
+            target.push((
+                Y::Nothing,
+                vec![format!("JMeter {which} Thread Group `{}`", el.name)],
+            ));
+        }
+        target.extend(steps);
     }
 
     /// The plugins' Concurrency Thread Group (→ closed `stages`) and Arrivals Thread Group
