@@ -23,6 +23,7 @@ fn schema_is_valid_json_and_describes_every_key() {
     assert_eq!(
         props("/properties"),
         [
+            "distributed",
             "grpc",
             "http",
             "profiles",
@@ -469,10 +470,10 @@ fn new_keys_are_described() {
             "#/definitions/tcp",
             "#/definitions/udp",
             "#/definitions/ws",
-            "#/definitions/thrift",
             "#/definitions/grpc_call",
             // a local command (onrush-proto-exec)
-            "#/definitions/exec"
+            "#/definitions/exec",
+            "#/definitions/thrift"
         ]
     );
     // ws: one shape per action, each with its own keys.
