@@ -5,8 +5,8 @@
 //! onrush-distributed) with a host key and an authorized key made for the test. The agents
 //! reach the controller and the target (a Python server, the witness) across the veth, as
 //! from another machine. The remote side has no onrush: the first launch copies this binary
-//! there, the second finds it. Needs root, iproute2 and sshd; under CI=true their absence
-//! fails the test, elsewhere it is skipped with a message.
+//! there, the second finds it. Needs sshd (under CI=true its absence fails the test), and root
+//! and iproute2 for the namespace (without them the test is skipped with a message).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -185,7 +185,12 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     let k = 100 + std::process::id() % 150;
     let ns = match namespace(k) {
         Ok(ns) => ns,
-        Err(why) => return skip_or_fail(&why),
+        // As the port-wall test: a machine that cannot make namespaces (no root, no
+        // iproute2, a sandbox that forbids them) skips, saying so.
+        Err(why) => {
+            eprintln!("SKIPPED: the --launch ssh test: cannot make a network namespace: {why}");
+            return;
+        }
     };
     let dir = temp_dir(&format!("dist-ssh-{}", std::process::id()));
     let _sshd = start_sshd(&ns, k, &dir);
