@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use memchr::memmem;
 use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{
+    connect_failure, io_failure, micros, Exchange, FailureClass, ResponseView, Session,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -198,23 +200,6 @@ fn frame(
     match end {
         Some(end) if end > max => Err(FailureClass::BadResponse),
         end => Ok(end.map(|end| (0, end))),
-    }
-}
-
-fn connect_failure(e: std::io::Error) -> FailureClass {
-    match e.kind() {
-        ErrorKind::ConnectionRefused => FailureClass::ConnectRefused,
-        ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
-        ErrorKind::TimedOut => FailureClass::ConnectTimeout,
-        _ => FailureClass::Io,
-    }
-}
-
-fn io_failure(e: std::io::Error) -> FailureClass {
-    match e.kind() {
-        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => FailureClass::Reset,
-        ErrorKind::UnexpectedEof => FailureClass::ClosedEarly,
-        _ => FailureClass::Io,
     }
 }
 

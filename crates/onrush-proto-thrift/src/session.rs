@@ -2,11 +2,12 @@
 //! each call encoded into a reused buffer, its reply read until the transport says it is whole
 //! (a frame's length, or — buffered — until the message decodes), then classified.
 
-use std::io::ErrorKind;
 use std::time::Instant;
 
 use onrush_plan::{ConnectionScope, RenderContext, Template, Unset};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{
+    connect_failure, io_failure, micros, Exchange, FailureClass, ResponseView, Session,
+};
 use onrush_thrift::reply::{decode_reply, Outcome};
 use onrush_thrift::value::{encode_call, EncodeError};
 use onrush_thrift::wire::{Encoder, WireError};
@@ -198,23 +199,6 @@ fn frame(framed: bool, buffer: &[u8], max: usize) -> Result<Option<(usize, usize
     }
     let end = 4 + len as usize;
     Ok((buffer.len() >= end).then_some((4, end)))
-}
-
-fn connect_failure(e: std::io::Error) -> FailureClass {
-    match e.kind() {
-        ErrorKind::ConnectionRefused => FailureClass::ConnectRefused,
-        ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
-        ErrorKind::TimedOut => FailureClass::ConnectTimeout,
-        _ => FailureClass::Io,
-    }
-}
-
-fn io_failure(e: std::io::Error) -> FailureClass {
-    match e.kind() {
-        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => FailureClass::Reset,
-        ErrorKind::UnexpectedEof => FailureClass::ClosedEarly,
-        _ => FailureClass::Io,
-    }
 }
 
 impl Session for ThriftSession {

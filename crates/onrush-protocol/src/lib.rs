@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
 
+mod io_class;
 mod targets;
+pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 pub use targets::{Target, Targets};
 
