@@ -173,12 +173,10 @@ impl AgentLink {
                 sha256: String::new(),
             })
             .collect();
+        let data = files.into_iter().map(|(_, bytes)| bytes).collect();
         self.out
-            .send(Out::Msg(Msg::Results { files: metas }))
+            .send(Out::WithData(Msg::Results { files: metas }, data))
             .map_err(|_| "the connection to the controller is gone".to_string())?;
-        for (_, bytes) in files {
-            let _ = self.out.send(Out::Data(bytes));
-        }
         if !self.flush() {
             return Err("the results could not be sent to the controller in time".into());
         }
@@ -220,7 +218,7 @@ impl IntervalsStreamer {
         };
         buf.truncate(end + 1);
         self.offset += buf.len() as u64;
-        let _ = self.out.send(Out::WithData(Msg::Intervals, buf));
+        let _ = self.out.send(Out::WithData(Msg::Intervals, vec![buf]));
     }
 }
 

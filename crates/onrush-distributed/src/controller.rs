@@ -289,10 +289,8 @@ impl Controller {
                 segment: a.report.segment.expect("set above"),
                 run_name: run_name.to_string(),
             };
-            let _ = a.out.send(Out::Msg(plan));
-            for (_, bytes) in &bundle.files {
-                let _ = a.out.send(Out::Data(bytes.clone()));
-            }
+            let data = bundle.files.iter().map(|(_, b)| b.clone()).collect();
+            let _ = a.out.send(Out::WithData(plan, data));
             links.push(a.out);
             reports.push(a.report);
         }

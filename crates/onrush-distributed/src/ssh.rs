@@ -209,6 +209,28 @@ impl Launched {
     }
 }
 
+/// The `error:` lines of the agents' ssh logs in `log_dir`, each prefixed by its agent's
+/// name: what a failed run shows so that nobody has to open the logs to learn why.
+pub fn agents_errors(log_dir: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    let Ok(entries) = std::fs::read_dir(log_dir) else {
+        return said;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let file = path.file_name().unwrap_or_default().to_string_lossy();
+        let Some(name) = file.strip_suffix(".ssh.log") else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for line in text.lines().filter(|l| l.starts_with("error:")) {
+            said.push(format!("agent {name} said: {line}"));
+        }
+    }
+    said
+}
+
 fn last_line(path: &Path) -> String {
     std::fs::read_to_string(path)
         .ok()
@@ -523,6 +545,17 @@ mod tests {
         ));
         assert!(matches!(parse_probe("need x86_64\n"), Some(Found::Need(a)) if a == "x86_64"));
         assert!(parse_probe("sh: 1: syntax error\n").is_none());
+    }
+
+    #[test]
+    fn agents_errors_are_read_from_their_logs() {
+        let dir = std::env::temp_dir().join(format!("onrush-ssh-logs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("b.ssh.log"), "warning: x\nerror: no plan\n").unwrap();
+        std::fs::write(dir.join("a.ssh.log"), "").unwrap();
+        std::fs::write(dir.join("notes.txt"), "error: not a log\n").unwrap();
+        assert_eq!(agents_errors(&dir), ["agent b said: error: no plan"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -163,6 +163,9 @@ pub async fn read_file<R: AsyncRead + Unpin>(r: &mut R, len: u64) -> Result<Vec<
     while (out.len() as u64) < len {
         match read_frame(r).await? {
             Frame::Data(d) => out.extend_from_slice(&d),
+            // A heartbeat is never written inside a message's data, but one that came would
+            // say nothing about the file: skipping it costs nothing.
+            Frame::Msg(Msg::Heartbeat) => {}
             Frame::Msg(m) => {
                 return Err(WireError::Io(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -212,5 +215,18 @@ mod tests {
             Err(WireError::TooLarge(_))
         ));
         writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_file_skips_heartbeats_and_refuses_other_messages() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 16);
+        write_data(&mut a, b"abc").await.unwrap();
+        write_msg(&mut a, &Msg::Heartbeat).await.unwrap();
+        write_data(&mut a, b"de").await.unwrap();
+        assert_eq!(read_file(&mut b, 5).await.unwrap(), b"abcde");
+        write_data(&mut a, b"abc").await.unwrap();
+        write_msg(&mut a, &Msg::Stop).await.unwrap();
+        let e = read_file(&mut b, 5).await.unwrap_err().to_string();
+        assert!(e.contains("expected file bytes"), "{e}");
     }
 }

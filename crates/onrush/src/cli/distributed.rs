@@ -238,14 +238,22 @@ pub fn controller(
         &onrush_engine::signals::interrupted,
         &mut launch_failed,
     );
+    let ssh_launched = launched.is_some();
     if let Some(l) = launched {
-        // Agents exit once their results are handed over; after a failure, at once.
-        l.finish(Duration::from_secs(if result.is_ok() { 15 } else { 0 }));
+        // Agents exit once their results are handed over; after a failure, soon (they are
+        // told to stop or lose the controller), and what they said before is worth waiting for.
+        l.finish(Duration::from_secs(if result.is_ok() { 15 } else { 2 }));
     }
     let reports = match result {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
+            if ssh_launched {
+                // An agent that failed on its side says why only in its ssh log.
+                for said in onrush_distributed::ssh::agents_errors(&log_dir) {
+                    eprintln!("  {said}");
+                }
+            }
             return exit::RUNTIME;
         }
     };
