@@ -47,6 +47,7 @@ mod failure;
 pub mod failure_examples;
 mod files;
 pub mod hist;
+mod live_merge;
 mod merge;
 mod merge_extras;
 mod print;
@@ -60,6 +61,7 @@ mod summary;
 pub use collector::{Collector, IntervalView, RunInfo};
 pub use failure::{FailureClass, UnknownFailureClass};
 pub use hist::{decode_hist, Hist, MsStats};
+pub use live_merge::{LiveMerge, WAIT_SECONDS};
 pub use merge::{merge, rebuild_summary, MergeError};
 /// The result files' owner; what this crate re-exports of it keeps the paths callers used.
 pub use onrush_results as results;
