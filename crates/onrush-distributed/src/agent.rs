@@ -150,8 +150,18 @@ impl AgentLink {
     /// An exporter that sends the new lines of `results_dir/intervals.jsonl` each second.
     pub fn streamer(&self, results_dir: &Path) -> IntervalsStreamer {
         IntervalsStreamer {
-            path: results_dir.join(onrush_results::INTERVALS_FILE),
-            offset: 0,
+            files: vec![
+                (
+                    results_dir.join(onrush_results::INTERVALS_FILE),
+                    0,
+                    Kind::Intervals,
+                ),
+                (
+                    results_dir.join(onrush_results::GENERATOR_FILE),
+                    0,
+                    Kind::Generator,
+                ),
+            ],
             out: self.out.clone(),
         }
     }
@@ -193,33 +203,47 @@ impl AgentLink {
 }
 
 /// Feeds the controller: each closed second, the bytes `intervals.jsonl` grew by (whole
-/// lines only; the collector writes a second's lines in one write before the exporters run).
+/// lines only; the collector writes a second's lines in one write before the exporters run),
+/// and those `generator.jsonl` grew by (the agent's own health, a second behind: the monitor
+/// writes its line after the exporters ran).
 pub struct IntervalsStreamer {
-    path: PathBuf,
-    offset: u64,
+    /// Each file streamed: its path, the bytes already sent, and the message announcing it.
+    files: Vec<(PathBuf, u64, Kind)>,
     out: mpsc::UnboundedSender<Out>,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Intervals,
+    Generator,
 }
 
 impl IntervalsStreamer {
     fn send_new(&mut self) {
-        use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(&self.path) else {
-            return;
-        };
-        if f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return;
+        for (path, offset, kind) in &mut self.files {
+            let Some(buf) = new_lines(path, offset) else {
+                continue;
+            };
+            let msg = match kind {
+                Kind::Intervals => Msg::Intervals,
+                Kind::Generator => Msg::Generator,
+            };
+            let _ = self.out.send(Out::WithData(msg, vec![buf]));
         }
-        let mut buf = Vec::new();
-        if f.read_to_end(&mut buf).is_err() {
-            return;
-        }
-        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
-            return;
-        };
-        buf.truncate(end + 1);
-        self.offset += buf.len() as u64;
-        let _ = self.out.send(Out::WithData(Msg::Intervals, vec![buf]));
     }
+}
+
+/// The whole lines `path` holds past `offset` (which moves past them); `None` when none.
+fn new_lines(path: &Path, offset: &mut u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(SeekFrom::Start(*offset)).ok()?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).ok()?;
+    let end = buf.iter().rposition(|&b| b == b'\n')?;
+    buf.truncate(end + 1);
+    *offset += buf.len() as u64;
+    Some(buf)
 }
 
 impl onrush_export::Exporter for IntervalsStreamer {

@@ -21,6 +21,7 @@ use crate::bundle::Bundle;
 use crate::link::{write_loop, Out};
 use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
 use crate::{LOSS_AFTER, RESULTS_FORMAT, VERSION};
+use onrush_metrics::LiveMerge;
 
 type Stream = TlsStream<TcpStream>;
 
@@ -55,8 +56,20 @@ pub struct AgentReport {
     pub start_late_ms: Option<f64>,
     /// Whether it handed its result files over at the end.
     pub results_received: bool,
-    /// Bytes of `intervals.jsonl` it streamed during the run.
+    /// Bytes of `intervals.jsonl` and `generator.jsonl` it streamed during the run.
     pub streamed_bytes: u64,
+    /// Its generator verdict (`healthy` or `saturated`) and peak CPU, from the summary it
+    /// handed over (set by the caller once the results are in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator: Option<AgentHealth>,
+}
+
+/// An agent's own health over the run: what its `summary.json` says of the generator.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AgentHealth {
+    pub verdict: String,
+    pub cpu_percent_max: f64,
+    pub message: String,
 }
 
 /// An admitted agent: its connection already has its reader and writer (heartbeats start at
@@ -153,47 +166,24 @@ impl Controller {
     }
 
     /// Waits for the agents, sends them the plan, starts them together and gathers their
-    /// results under `out_dir/agents/<name>/`. `interrupted` is polled: when it says so,
-    /// every agent is told to stop (and still sends its results).
+    /// results under `out_dir/agents/<name>/`, calling `hooks` on the way (see [`Hooks`]).
     pub fn run(
-        self,
-        bundle: &Bundle,
-        overrides: &[(String, String)],
-        run_name: &str,
-        out_dir: &Path,
-        interrupted: &dyn Fn() -> bool,
-    ) -> Result<Vec<AgentReport>, String> {
-        self.run_with_launcher(
-            bundle,
-            overrides,
-            run_name,
-            out_dir,
-            interrupted,
-            &mut || None,
-        )
-    }
-
-    /// [`Controller::run`] for agents this process launched: while it waits for them to
-    /// join, `launch_failed` is polled, and what it says (a host whose ssh failed) ends the
-    /// wait at once instead of after `--agents-wait`.
-    pub fn run_with_launcher(
         mut self,
         bundle: &Bundle,
         overrides: &[(String, String)],
         run_name: &str,
         out_dir: &Path,
-        interrupted: &dyn Fn() -> bool,
-        launch_failed: &mut dyn FnMut() -> Option<String>,
+        hooks: Hooks<'_>,
     ) -> Result<Vec<AgentReport>, String> {
         let n = self.options.agents;
         let quiet = self.options.quiet;
         let deadline = Instant::now() + self.options.wait;
         let mut agents: Vec<Joined> = Vec::new();
         while agents.len() < n {
-            if interrupted() {
+            if (hooks.interrupted)() {
                 return Err("interrupted while waiting for agents".into());
             }
-            if let Some(failure) = launch_failed() {
+            if let Some(failure) = (hooks.launch_failed)() {
                 return Err(format!(
                     "{} of {n} agents joined; launching failed:\n{failure}",
                     agents.len()
@@ -349,6 +339,7 @@ impl Controller {
         let mut done = vec![false; reports.len()];
         let mut status = LiveStatus::new(reports.len(), quiet);
         let mut stop_sent = false;
+        let mut live = LiveMerge::new(reports.len());
         for a in &reports {
             let dir = agents_dir.join(&a.name);
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -356,7 +347,7 @@ impl Controller {
             let _ = std::fs::remove_file(dir.join(onrush_results::INTERVALS_FILE));
         }
         while !done.iter().all(|d| *d) {
-            if interrupted() && !stop_sent {
+            if (hooks.interrupted)() && !stop_sent {
                 stop_sent = true;
                 if !quiet {
                     eprintln!("interrupted: stopping every agent; waiting for their results");
@@ -373,6 +364,13 @@ impl Controller {
                         eprintln!("warning: {}: {e}", path.display());
                     }
                     status.lines(i, &bytes);
+                    if let Err(e) = live.push(i, &bytes) {
+                        eprintln!("warning: agent {}'s stream: {e}", reports[i].name);
+                    }
+                }
+                Ok((i, Event::Generator(bytes))) => {
+                    reports[i].streamed_bytes += bytes.len() as u64;
+                    status.generator(i, &bytes);
                 }
                 Ok((i, Event::Results(list))) => {
                     files[i] = Some((list, 0));
@@ -435,12 +433,44 @@ impl Controller {
                 Err(std_mpsc::RecvTimeoutError::Timeout) => {}
                 Err(std_mpsc::RecvTimeoutError::Disconnected) => break,
             }
+            for (i, d) in done.iter().enumerate() {
+                if *d {
+                    live.end(i);
+                }
+            }
+            if live.close_ready() > 0 {
+                if let Some(collector) = live.collector_mut() {
+                    if let Some(why) = (hooks.seconds)(collector, start.elapsed()) {
+                        if !stop_sent {
+                            stop_sent = true;
+                            eprintln!(
+                                "{why}; stopping every agent (their results so far are kept)"
+                            );
+                            stop_all(&links);
+                        }
+                    }
+                }
+            }
             status.tick(&reports, &done);
         }
         drop(links);
         self.runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(reports)
     }
+}
+
+/// What the caller of [`Controller::run`] does while the run goes.
+pub struct Hooks<'a> {
+    /// Polled: once it says so, every agent is told to stop (and still sends its results).
+    pub interrupted: &'a dyn Fn() -> bool,
+    /// Polled while agents join: what it says (a host whose ssh failed) ends the wait at once
+    /// instead of after `--agents-wait`.
+    pub launch_failed: &'a mut dyn FnMut() -> Option<String>,
+    /// Called each time merged seconds close, with the collector of the whole run so far (its
+    /// [`closed_seconds`](onrush_metrics::Collector::closed_seconds) are the new ones: for
+    /// exporters) and the time since the start. What it returns is a reason to stop every
+    /// agent (an `abort_on_fail` threshold lost), said on stderr.
+    pub seconds: &'a mut dyn FnMut(&mut onrush_metrics::Collector, Duration) -> Option<String>,
 }
 
 /// The most two agents' starts can be apart, in ms: each woke `start_late_ms` after the
@@ -588,6 +618,7 @@ async fn admit(
             start_late_ms: None,
             results_received: false,
             streamed_bytes: 0,
+            generator: None,
         },
         stream,
     })
@@ -598,13 +629,15 @@ enum Event {
     Failed(String),
     Started(f64),
     Intervals(Vec<u8>),
+    Generator(Vec<u8>),
     Results(Vec<FileMeta>),
     Data(Vec<u8>),
     Lost(String),
 }
 
 async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u64, Event)>) {
-    let mut expect_intervals = false;
+    // The data frame that follows an Intervals or Generator message is its bytes.
+    let mut expect: Option<fn(Vec<u8>) -> Event> = None;
     // A results file's bytes may come in several data frames: gathered here, one event each.
     let mut results: Option<(Vec<u64>, usize, Vec<u8>)> = None;
     loop {
@@ -624,7 +657,11 @@ async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u6
             Frame::Msg(Msg::Failed { error }) => Event::Failed(error),
             Frame::Msg(Msg::Started { late_ms }) => Event::Started(late_ms),
             Frame::Msg(Msg::Intervals) => {
-                expect_intervals = true;
+                expect = Some(Event::Intervals);
+                continue;
+            }
+            Frame::Msg(Msg::Generator) => {
+                expect = Some(Event::Generator);
                 continue;
             }
             Frame::Msg(Msg::Results { files }) => {
@@ -638,10 +675,7 @@ async fn read_loop(mut r: ReadHalf<Stream>, i: u64, events: std_mpsc::Sender<(u6
                 continue;
             }
             Frame::Msg(_) => continue,
-            Frame::Data(d) if expect_intervals => {
-                expect_intervals = false;
-                Event::Intervals(d)
-            }
+            Frame::Data(d) if expect.is_some() => expect.take().expect("checked")(d),
             Frame::Data(d) => {
                 let Some((lens, k, buf)) = results.as_mut() else {
                     continue;
@@ -696,11 +730,15 @@ impl EventsOf {
     }
 }
 
-/// The controller's live line: per second, the requests and failures of every agent.
+/// The controller's live line: per second, the requests and failures of every agent, with
+/// each agent's VUs and its own CPU (from the generator lines it streams).
 struct LiveStatus {
     quiet: bool,
-    /// Per agent: second → (requests, failures).
-    per_agent: Vec<BTreeMap<u64, (u64, u64)>>,
+    /// Per agent: second → (requests, failures, active VUs).
+    per_agent: Vec<BTreeMap<u64, (u64, u64, u64)>>,
+    /// Per agent: its latest generator line's process CPU (% of one core) and schedule lag
+    /// p99 (ms).
+    health: Vec<(Option<f64>, Option<f64>)>,
     shown: u64,
     last_print: Instant,
 }
@@ -710,6 +748,7 @@ impl LiveStatus {
         LiveStatus {
             quiet,
             per_agent: vec![BTreeMap::new(); agents],
+            health: vec![(None, None); agents],
             shown: 0,
             last_print: Instant::now(),
         }
@@ -717,11 +756,28 @@ impl LiveStatus {
 
     fn lines(&mut self, agent: usize, bytes: &[u8]) {
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            if let Ok(onrush_results::Line::Step(s)) = serde_json::from_slice(line) {
-                let e = self.per_agent[agent].entry(s.t).or_default();
-                e.0 += s.requests;
-                e.1 += s.failures;
+            match serde_json::from_slice(line) {
+                Ok(onrush_results::Line::Step(s)) => {
+                    let e = self.per_agent[agent].entry(s.t).or_default();
+                    e.0 += s.requests;
+                    e.1 += s.failures;
+                }
+                Ok(onrush_results::Line::Scenario(s)) => {
+                    self.per_agent[agent].entry(s.t).or_default().2 += s.active_vus;
+                }
+                _ => {}
             }
+        }
+    }
+
+    fn generator(&mut self, agent: usize, bytes: &[u8]) {
+        let last = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| serde_json::from_slice::<onrush_results::GeneratorLine>(l).ok())
+            .next_back();
+        if let (Some(l), Some(h)) = (last, self.health.get_mut(agent)) {
+            *h = (l.cpu_percent.or(h.0), l.schedule_lag_p99_ms);
         }
     }
 
@@ -730,7 +786,7 @@ impl LiveStatus {
         if self.quiet || self.last_print.elapsed() < Duration::from_millis(900) {
             return;
         }
-        let latest = |m: &BTreeMap<u64, (u64, u64)>| m.keys().next_back().copied();
+        let latest = |m: &BTreeMap<u64, (u64, u64, u64)>| m.keys().next_back().copied();
         let Some(t) = self
             .per_agent
             .iter()
@@ -746,20 +802,31 @@ impl LiveStatus {
         }
         self.shown = t + 1;
         self.last_print = Instant::now();
-        let mut total = (0, 0);
+        let mut total = (0, 0, 0);
         let mut parts = Vec::new();
-        for (a, m) in reports.iter().zip(&self.per_agent) {
-            let (r, f) = m.get(&t).copied().unwrap_or_default();
+        for ((a, m), (cpu, lag)) in reports.iter().zip(&self.per_agent).zip(&self.health) {
+            let (r, f, vus) = m.get(&t).copied().unwrap_or_default();
             total.0 += r;
             total.1 += f;
-            let state = if a.lost_at_s.is_some() { " LOST" } else { "" };
-            parts.push(format!("{} {r}/s{state}", a.name));
+            total.2 += vus;
+            let mut part = format!("{} {r}/s {vus} VUs", a.name);
+            if let Some(cpu) = cpu {
+                part.push_str(&format!(" cpu {cpu:.0}%"));
+            }
+            if let Some(lag) = lag.filter(|l| *l >= 10.0) {
+                part.push_str(&format!(" lag p99 {lag:.0} ms"));
+            }
+            if a.lost_at_s.is_some() {
+                part.push_str(" LOST");
+            }
+            parts.push(part);
         }
         eprintln!(
-            "[{}s] {} req/s, {} failed · {}",
+            "[{}s] {} req/s, {} failed, {} VUs · {}",
             t + 1,
             total.0,
             total.1,
+            total.2,
             parts.join(" · ")
         );
         for m in &mut self.per_agent {

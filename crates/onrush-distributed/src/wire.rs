@@ -82,6 +82,9 @@ pub enum Msg {
     Started { late_ms: f64 },
     /// Agent → controller: the next bytes of its `intervals.jsonl` follow in one data frame.
     Intervals,
+    /// Agent → controller: the next bytes of its `generator.jsonl` (its own CPU, memory,
+    /// schedule lag per second) follow in one data frame.
+    Generator,
     /// Both ways, every second: still here.
     Heartbeat,
     /// Controller → agent: stop the load now and send the results.

@@ -219,16 +219,14 @@ fn a_wrong_token_is_refused_on_both_sides() {
         &d,
         "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n",
     );
-    // Flags a distributed run does not honour yet are refused, not ignored.
-    for flag in [&["--metrics-addr", "127.0.0.1:0"][..], &["-t", "2"]] {
-        let refused = onrush()
-            .args(["run", plan.to_str().unwrap(), "--agents", "1"])
-            .args(flag)
-            .output()
-            .unwrap();
-        assert_eq!(refused.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&refused.stderr).contains(flag[0]));
-    }
+    // A flag a distributed run does not honour is refused, not ignored: the threads are
+    // each agent's.
+    let refused = onrush()
+        .args(["run", plan.to_str().unwrap(), "--agents", "1", "-t", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("-t/--threads"));
     let controller = start_controller(&plan, &out, 1, &["--agents-wait", "4"]);
     let wrong = d.join("wrong-token");
     std::fs::write(&wrong, "0123456789abcdef0123456789abcdef\n").unwrap();
@@ -559,4 +557,185 @@ fn on_agent_loss_abort_stops_every_agent_and_keeps_their_results() {
     let after = server.received();
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(server.received(), after, "load went on after the abort");
+}
+
+/// An InfluxDB write endpoint reduced to what the test reads: it answers every POST with 204
+/// and keeps the bodies (line protocol), for the exporter's points to be added up.
+struct WriteReceiver {
+    port: u16,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl WriteReceiver {
+    fn start() -> WriteReceiver {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = bodies.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 8192];
+                    loop {
+                        let Some(head_end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            match conn.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        while buf.len() < head_end + 4 + len {
+                            match conn.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let body = &buf[head_end + 4..head_end + 4 + len];
+                        kept.lock()
+                            .unwrap()
+                            .push(String::from_utf8_lossy(body).into_owned());
+                        buf.drain(..head_end + 4 + len);
+                        let _ =
+                            conn.write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+                    }
+                });
+            }
+        });
+        WriteReceiver { port, bodies }
+    }
+
+    /// The sum of an integer field over every point of a measurement.
+    fn sum(&self, measurement: &str, field: &str) -> u64 {
+        let bodies = self.bodies.lock().unwrap();
+        bodies
+            .iter()
+            .flat_map(|b| b.lines())
+            .filter(|l| l.split([',', ' ']).next() == Some(measurement))
+            .filter_map(|l| {
+                l.split([' ', ','])
+                    .find_map(|kv| kv.strip_prefix(&format!("{field}=")))
+                    .and_then(|v| v.trim_end_matches('i').parse::<u64>().ok())
+            })
+            .sum()
+    }
+}
+
+fn scrape(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut body = String::new();
+    conn.read_to_string(&mut body).ok()?;
+    Some(body)
+}
+
+#[test]
+fn exporters_and_abort_on_fail_see_the_merged_run_live() {
+    let server = RogueServer::start();
+    let d = dir("live");
+    // Exporters: every request of both agents reaches InfluxDB once, second by second, and
+    // Prometheus is scraped while the run goes.
+    let out = d.join("exported");
+    let plan = write_plan(
+        &d,
+        &format!(
+            "target: {}\nscenarios:\n  - name: s\n    load: {{ vus: 4, shared_iterations: 301 }}\n    steps:\n      - get: /e\n      - think: 30ms\n",
+            server.url("")
+        ),
+    );
+    let influx = WriteReceiver::start();
+    let prom_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let controller = start_controller(
+        &plan,
+        &out,
+        2,
+        &[
+            "--influx",
+            &format!("http://127.0.0.1:{}/write?db=onrush", influx.port),
+            "--metrics-addr",
+            &format!("127.0.0.1:{prom_port}"),
+        ],
+    );
+    let token = out.join("agent-token");
+    let work = d.join("agents");
+    let a = start_agent(controller.port, &token, "a", 1, &work);
+    let b = start_agent(controller.port, &token, "b", 1, &work);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut scraped = None;
+    while scraped.is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        scraped = scrape(prom_port).filter(|body| {
+            body.lines()
+                .filter(|l| l.starts_with("onrush_requests_total{"))
+                .any(|l| !l.ends_with(" 0"))
+        });
+    }
+    let (code, stdout, stderr) = controller.finish();
+    for agent in [a, b] {
+        agent.wait_with_output().unwrap();
+    }
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        scraped.is_some(),
+        "Prometheus never showed a request while the run went: {stderr}"
+    );
+    assert_eq!(server.received(), 301);
+    assert_eq!(u64_at(&summary(&out), "/totals/requests"), 301);
+    assert_eq!(
+        influx.sum("onrush_totals", "count"),
+        301,
+        "the seconds sent to InfluxDB add up to every request of both agents"
+    );
+
+    // abort_on_fail on the merged run: the threshold is lost once both agents together sent
+    // 60 requests, long before the planned 30 s, and every agent stops.
+    let out = d.join("aborted");
+    let plan = write_plan(
+        &d,
+        &format!(
+            "target: {}\nthresholds:\n  - {{ threshold: \"requests < 60\", abort_on_fail: true, grace: 1s }}\nscenarios:\n  - name: open\n    load: {{ rate: 40/s, duration: 30s, max_vus: 10 }}\n    steps: [ {{ get: /o }} ]\n",
+            server.url("")
+        ),
+    );
+    let started = Instant::now();
+    let controller = start_controller(&plan, &out, 2, &[]);
+    let token = out.join("agent-token");
+    let a = start_agent(controller.port, &token, "a", 1, &work);
+    let b = start_agent(controller.port, &token, "b", 1, &work);
+    let (code, stdout, stderr) = controller.finish();
+    for agent in [a, b] {
+        agent.wait_with_output().unwrap();
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}\n{stderr}",
+        started.elapsed()
+    );
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stderr.contains("threshold lost: requests < 60"), "{stderr}");
+    let s = summary(&out);
+    assert_eq!(s["aborted_by"]["threshold"], "requests < 60", "{s:#}");
+    assert_eq!(s["thresholds"][0]["passed"], false, "{s:#}");
+    // Both agents ran and were stopped: the merged run holds the requests of both.
+    let list = agents_file(&out);
+    for agent in list["agents"].as_array().unwrap() {
+        assert_eq!(agent["results_received"], true, "{agent:#}");
+    }
+    let total = u64_at(&s, "/totals/requests");
+    assert!((60..400).contains(&total), "{total}");
 }

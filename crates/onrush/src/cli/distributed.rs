@@ -11,6 +11,7 @@ use onrush_distributed::auth;
 use onrush_distributed::bundle::Bundle;
 use onrush_distributed::controller::{self, Controller, ControllerOptions};
 use onrush_distributed::ssh;
+use onrush_export::Exporter;
 use onrush_plan::Plan;
 
 use super::run::{AgentShare, Output};
@@ -119,17 +120,6 @@ pub fn controller(
         eprintln!("error: --agents 0: a distributed run needs at least one agent");
         return exit::USAGE;
     }
-    // Said rather than ignored: what `run` offers that a distributed run does not do yet.
-    let unsupported = [
-        ("--metrics-addr", common.metrics_addr.is_some()),
-        ("--influx", common.influx.is_some()),
-    ];
-    if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
-        eprintln!(
-            "error: {flag} is not supported with --agents yet (thresholds are evaluated on the merged results at the end; see docs/distributed.md, \"Limits\")"
-        );
-        return exit::USAGE;
-    }
     if common.threads.is_some() && args.launch.is_none() {
         eprintln!(
             "error: -t/--threads sets a machine's worker threads: give it to each `onrush agent`"
@@ -230,21 +220,61 @@ pub fn controller(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let result = controller.run_with_launcher(
+    // Live, on the merged seconds: the exporters (one Prometheus endpoint, one InfluxDB
+    // series for the whole run) and the `abort_on_fail` thresholds.
+    let mut exporters = match super::run::exporters(common) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let abort_thresholds: Vec<onrush_plan::Threshold> = plan
+        .all_thresholds()
+        .into_iter()
+        .filter(|t| t.abort_on_fail)
+        .collect();
+    let mut begun = false;
+    let mut aborted_by: Option<onrush_sla::ThresholdResult> = None;
+    let mut seconds = |merged: &mut onrush_metrics::Collector, elapsed: Duration| {
+        if !begun {
+            begun = true;
+            exporters.begin(merged.layout());
+        }
+        for second in merged.closed_seconds() {
+            exporters.second(second);
+        }
+        if aborted_by.is_some() || abort_thresholds.is_empty() {
+            return None;
+        }
+        merged.set_duration(elapsed);
+        let lost = onrush_sla::abort_check(&abort_thresholds, &merged.summary(), elapsed, None)?;
+        let why = format!(
+            "threshold lost: {} ({}: {}) on the merged results (abort_on_fail)",
+            lost.threshold, lost.scope, lost.measured_text
+        );
+        aborted_by = Some(lost);
+        Some(why)
+    };
+    let result = controller.run(
         &bundle,
         &overrides,
         &plan.name,
         &out_dir,
-        &onrush_engine::signals::interrupted,
-        &mut launch_failed,
+        controller::Hooks {
+            interrupted: &onrush_engine::signals::interrupted,
+            launch_failed: &mut launch_failed,
+            seconds: &mut seconds,
+        },
     );
+    exporters.finish();
     let ssh_launched = launched.is_some();
     if let Some(l) = launched {
         // Agents exit once their results are handed over; after a failure, soon (they are
         // told to stop or lose the controller), and what they said before is worth waiting for.
         l.finish(Duration::from_secs(if result.is_ok() { 15 } else { 2 }));
     }
-    let reports = match result {
+    let mut reports = match result {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -257,6 +287,23 @@ pub fn controller(
             return exit::RUNTIME;
         }
     };
+    // Each agent's own verdict on itself, from the summary it handed over.
+    for a in &mut reports {
+        let path = out_dir
+            .join("agents")
+            .join(&a.name)
+            .join(onrush_results::SUMMARY_FILE);
+        if let Some(g) = onrush_results::read_summary(&path)
+            .ok()
+            .and_then(|s| s.extra.generator)
+        {
+            a.generator = Some(controller::AgentHealth {
+                verdict: g.verdict,
+                cpu_percent_max: g.cpu_percent_max,
+                message: g.message,
+            });
+        }
+    }
     if let Err(e) = controller::write_agents_file(&out_dir, &reports) {
         eprintln!("warning: agents.json: {e}");
     }
@@ -289,14 +336,27 @@ pub fn controller(
             "on_agent_loss": plan.distributed.on_agent_loss.as_str(),
         }),
     );
-    if let Err(e) = summary.write_to(&out_dir.join(onrush_results::SUMMARY_FILE)) {
-        eprintln!("warning: summary.json: {e}");
-    }
     let thresholds = onrush_sla::evaluate(
         &plan.all_thresholds(),
         &summary,
         summary.extra.generator.as_ref().map(|g| g.verdict.as_str()),
     );
+    // As a single run records them: the verdicts, and the threshold that stopped the run.
+    if !thresholds.is_empty() {
+        summary.set_extra(
+            "thresholds",
+            serde_json::to_value(&thresholds).expect("threshold results serialise"),
+        );
+    }
+    if let Some(lost) = &aborted_by {
+        summary.set_extra(
+            "aborted_by",
+            serde_json::to_value(lost).expect("a threshold result serialises"),
+        );
+    }
+    if let Err(e) = summary.write_to(&out_dir.join(onrush_results::SUMMARY_FILE)) {
+        eprintln!("warning: summary.json: {e}");
+    }
     if let Some(path) = &common.junit {
         let xml = onrush_sla::junit_xml(&thresholds, &plan.name, summary.run.duration_s);
         if let Err(e) = std::fs::write(path, xml) {
@@ -311,6 +371,25 @@ pub fn controller(
         use std::io::Write;
         let _ = writeln!(out);
         onrush_sla::print_results(&thresholds, &mut out);
+    }
+    if reports.len() > 1 || reports.iter().any(|a| a.generator.is_none()) {
+        println!();
+        for a in &reports {
+            match &a.generator {
+                Some(g) => println!(
+                    "agent {}: {} (CPU peak {:.0}% of a core){}",
+                    a.name,
+                    g.verdict,
+                    g.cpu_percent_max,
+                    if g.verdict == "healthy" {
+                        String::new()
+                    } else {
+                        format!(": {}", g.message)
+                    }
+                ),
+                None => println!("agent {}: no verdict (its summary did not arrive)", a.name),
+            }
+        }
     }
     let lost: Vec<&str> = reports
         .iter()
@@ -338,7 +417,7 @@ pub fn controller(
         exit::INTERRUPTED
     } else if aborted_by_loss {
         exit::RUNTIME
-    } else if !onrush_sla::all_passed(&thresholds) {
+    } else if aborted_by.is_some() || !onrush_sla::all_passed(&thresholds) {
         exit::THRESHOLDS
     } else {
         exit::OK

@@ -293,7 +293,9 @@ fn exit_code(finished: &Finished) -> i32 {
 }
 
 /// Live exporters asked for on the command line.
-fn exporters(common: &CommonRunArgs) -> Result<Vec<Box<dyn onrush_export::Exporter>>, String> {
+pub(super) fn exporters(
+    common: &CommonRunArgs,
+) -> Result<Vec<Box<dyn onrush_export::Exporter>>, String> {
     let mut list: Vec<Box<dyn onrush_export::Exporter>> = Vec::new();
     if let Some(addr) = common.metrics_addr {
         let prometheus = onrush_export::PrometheusExporter::start(addr)
