@@ -727,3 +727,45 @@ fn a_server_named_by_a_variable_nothing_sets_still_loads() {
     // (a byte slice at 7 would cut `ü` in two)
     has(&out, "get: \"/abcde%C3%BC%20x\"");
 }
+
+#[test]
+fn an_ultimate_thread_group_becomes_stages_through_every_corner() {
+    let row = |cells: [&str; 5]| {
+        let props: String = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!(r#"<stringProp name="{}">{c}</stringProp>"#, 48 + i))
+            .collect();
+        format!(r#"<collectionProp name="row">{props}</collectionProp>"#)
+    };
+    let text = format!(
+        r#"<jmeterTestPlan><hashTree><TestPlan testclass="TestPlan" testname="Plan"/><hashTree>
+<kg.apc.jmeter.threads.UltimateThreadGroup testclass="kg.apc.jmeter.threads.UltimateThreadGroup" testname="utg">
+  <collectionProp name="ultimatethreadgroupdata">{}{}</collectionProp>
+  <stringProp name="ThreadGroup.on_sample_error">stopthread</stringProp>
+</kg.apc.jmeter.threads.UltimateThreadGroup>
+<hashTree>{}<hashTree/></hashTree>
+</hashTree></hashTree></jmeterTestPlan>"#,
+        row(["10", "0", "10", "20", "10"]),
+        row(["6", "15", "5", "5", "0"]),
+        http("a", "GET", "/a", "")
+    );
+    let out = import(&text);
+    has(
+        &out,
+        "stages:
+        - vus: 10\n          over: \"10s\"\n        - vus: 10\n          over: \"5s\"\n        - vus: 16\n          over: \"5s\"\n        - vus: 16\n          over: \"5s\"\n        - vus: 10\n          over: \"1ms\"\n        - vus: 10\n          over: \"4999ms\"\n        - vus: 0\n          over: \"10s\"",
+    );
+    has(&out, "on_failure: \"stop_vu\"");
+    assert_eq!(status_of(&out, "Plan / utg").0, Status::Converted);
+
+    // A row that is not five numbers is left out, said so.
+    let broken = text.replace(
+        &row(["6", "15", "5", "5", "0"]),
+        &row(["6", "${x}", "5", "5", "0"]),
+    );
+    let out = import(&broken);
+    let (status, note) = status_of(&out, "Plan / utg");
+    assert_eq!(status, Status::Approximated);
+    assert!(note.contains("row 2"), "{note}");
+}

@@ -8,6 +8,7 @@ use crate::yaml::Y;
 
 const CONCURRENCY: &str = "com.blazemeter.jmeter.threads.concurrency.ConcurrencyThreadGroup";
 const ARRIVALS: &str = "com.blazemeter.jmeter.threads.arrivals.ArrivalsThreadGroup";
+const ULTIMATE: &str = "kg.apc.jmeter.threads.UltimateThreadGroup";
 
 impl Conv<'_> {
     pub(super) fn thread_group(
@@ -25,6 +26,10 @@ impl Conv<'_> {
             }
             CONCURRENCY | ARRIVALS => {
                 self.plugin_group(el, scope, parent, scenarios);
+                return;
+            }
+            ULTIMATE => {
+                self.ultimate_group(el, scope, parent, scenarios);
                 return;
             }
             _ => {
@@ -369,6 +374,82 @@ impl Conv<'_> {
         self.scenario_from(&el.name, &el.children, scope, scenarios, load, None);
     }
 
+    /// The plugins' Ultimate Thread Group: rows of (threads, initial delay, startup time, hold,
+    /// shutdown time), each a batch of threads that ramps up, holds and ramps down on its own.
+    /// The VUs over time are the sum of those trapezoids: piecewise linear, with a corner at
+    /// each row's four instants, so closed `stages` through every corner are exact.
+    fn ultimate_group(&mut self, el: &El, scope: &Scope, parent: &str, scenarios: &mut Vec<Item>) {
+        let mut notes = Vec::new();
+        let mut rows: Vec<[f64; 5]> = Vec::new();
+        let table = el
+            .prop("ultimatethreadgroupdata")
+            .map(|p| p.children.as_slice())
+            .unwrap_or_default();
+        for (i, row) in table.iter().enumerate() {
+            let cells: Vec<&str> = row.children.iter().map(|c| c.value.trim()).collect();
+            let parsed: Option<Vec<f64>> = cells
+                .iter()
+                .map(|c| c.parse::<f64>().ok().filter(|v| *v >= 0.0))
+                .collect();
+            match parsed {
+                Some(v) if v.len() == 5 => rows.push([v[0], v[1], v[2], v[3], v[4]]),
+                _ => notes.push(format!(
+                    "row {} ({}) is not five plain numbers (threads, delay, startup, hold, shutdown): left out",
+                    i + 1,
+                    cells.join(", ")
+                )),
+            }
+        }
+        if rows.is_empty() {
+            self.entry_tree(
+                el,
+                parent,
+                Status::NotConverted,
+                "an Ultimate Thread Group without a usable schedule row: write its load as `load: { stages: [...] }` (docs/plan.md, Load models)",
+            );
+            return;
+        }
+        let mut stages = Vec::new();
+        let mut at = 0.0;
+        for (t, vus) in ultimate_corners(&rows) {
+            if t <= at {
+                continue;
+            }
+            let mut st = Y::map();
+            st.set("vus", Y::Raw(format!("{}", vus.round() as u64)));
+            st.set("over", Y::s(seconds_text(t - at)));
+            stages.push((st, vec![]));
+            at = t;
+        }
+        let mut load = Y::map();
+        load.set("stages", Y::Seq(stages));
+        if rows.iter().any(|r| r[0].fract() != 0.0) {
+            notes.push("fractional thread counts are rounded".into());
+        }
+        let how = format!(
+            "→ closed `stages` of VUs through every corner of its {} schedule row{} (exact)",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        );
+        if notes.is_empty() {
+            self.entry(el, parent, Status::Converted, how);
+        } else {
+            self.entry(
+                el,
+                parent,
+                Status::Approximated,
+                format!("{how}; {}", notes.join("; ")),
+            );
+        }
+        let on_failure = match el.s("ThreadGroup.on_sample_error") {
+            "startnextloop" => Some("next_iteration"),
+            "stopthread" => Some("stop_vu"),
+            "stoptest" | "stoptestnow" => Some("stop_test"),
+            _ => None,
+        };
+        self.scenario_from(&el.name, &el.children, scope, scenarios, load, on_failure);
+    }
+
     /// A load value (`vus`, `iterations`): a number, or a plan-variable template.
     fn load_number(
         &mut self,
@@ -454,5 +535,92 @@ fn http_set(s: &mut Y, key: &str, value: Y) {
     }
     if let Some(h) = s.get_mut("http") {
         h.set(key, value);
+    }
+}
+
+/// The corners of the sum of an Ultimate Thread Group's trapezoids: (seconds, VUs) at every
+/// instant where a row starts or ends a ramp, in time order, from (0, 0). Where the VUs jump
+/// (a startup or shutdown time of 0: JMeter starts or stops those threads at once) the corner
+/// is followed by one 1 ms later at the new level: stages ramp, they cannot jump.
+fn ultimate_corners(rows: &[[f64; 5]]) -> Vec<(f64, f64)> {
+    // Inside the pieces; the limits at a corner are taken just before and just after it.
+    let level = |r: &[f64; 5], t: f64| {
+        let [n, delay, up, hold, down] = *r;
+        let (a, b, c, d) = (
+            delay,
+            delay + up,
+            delay + up + hold,
+            delay + up + hold + down,
+        );
+        if t <= a || t >= d {
+            0.0
+        } else if t < b {
+            n * (t - a) / up
+        } else if t <= c {
+            n
+        } else {
+            n * (d - t) / down
+        }
+    };
+    let total = |t: f64| -> f64 { rows.iter().map(|r| level(r, t)).sum::<f64>().round() };
+    let mut times: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| {
+            let [_, delay, up, hold, down] = *r;
+            [
+                delay,
+                delay + up,
+                delay + up + hold,
+                delay + up + hold + down,
+            ]
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut corners = vec![(0.0, 0.0)];
+    const NEAR: f64 = 1e-7;
+    for t in times {
+        let (before, after) = (total(t - NEAR), total(t + NEAR));
+        corners.push((t, before));
+        if after != before {
+            corners.push((t + 0.001, after));
+        }
+    }
+    corners
+}
+
+/// `90s`, `1.5s`: a duration in seconds as the plan writes it.
+fn seconds_text(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{}s", s as u64)
+    } else {
+        format!("{}ms", (s * 1000.0).round() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_rows_sum_at_every_corner() {
+        // 10 threads: up over 10 s, hold 20 s, down over 10 s; 6 more from 15 s, up 5 s,
+        // hold 5 s, down at once.
+        let corners =
+            ultimate_corners(&[[10.0, 0.0, 10.0, 20.0, 10.0], [6.0, 15.0, 5.0, 5.0, 0.0]]);
+        assert_eq!(
+            corners,
+            [
+                (0.0, 0.0),
+                (0.0, 0.0),
+                (10.0, 10.0),
+                (15.0, 10.0),
+                (20.0, 16.0),
+                (25.0, 16.0),
+                (25.001, 10.0),
+                (30.0, 10.0),
+                (40.0, 0.0)
+            ]
+        );
     }
 }
