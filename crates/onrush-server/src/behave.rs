@@ -7,7 +7,7 @@
 //! | `/delay/MS REST` | `REST`, after MS milliseconds (the connection's later messages wait) |
 //! | `/stream/N REST` | `REST` N times (N ≤ 10000), as N separate messages |
 //! | `/close` (WebSocket: `/close/CODE REASON`) | no answer: the server closes the connection (a WebSocket close frame with CODE, default 1000) |
-//! | `/stall` | no answer, ever: the server stops reading the connection until the client closes it |
+//! | `/stall` | no answer, ever: the server reads and drops until the client closes the connection |
 //! | anything else | itself |
 //!
 //! A command with a bad argument (`/delay/x`) is answered `ERR ...` naming what was expected.

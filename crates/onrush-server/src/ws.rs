@@ -105,8 +105,8 @@ async fn answer(ws: &mut WebSocketStream<TcpStream>, payload: &Bytes, text: bool
             false
         }
         Behaviour::Stall => {
-            // Silent from now on: read and drop until the client goes away (pings too stay
-            // unanswered, since nothing is flushed).
+            // Silent from now on: read and drop until the client goes away (tungstenite still
+            // answers pings as it reads: a stalled application, not a dead peer).
             while let Some(Ok(_)) = ws.next().await {}
             false
         }
