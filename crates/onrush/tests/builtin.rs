@@ -186,7 +186,7 @@ fn grpc_example_counts_match_the_builtin_servers() {
 }
 
 #[test]
-fn grpc_status_error_and_unknown_method_are_statuses() {
+fn grpc_status_error_and_delay_asked_by_the_request() {
     let dir = temp_dir("builtin-grpc-status");
     let protos = example("protos");
     let plan = write_plan(
