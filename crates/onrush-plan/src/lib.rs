@@ -35,6 +35,11 @@ mod threshold;
 mod units;
 mod yaml;
 
+/// The host that names the built-in target server in a `tcp:`, `thrift:`, `grpc:` or `ws:`
+/// step (`tcp: builtin`, `url: ws://builtin/ws/echo`): its one port serves every protocol it
+/// speaks and is known only when it runs, so such a step's port is 0 in the plan.
+pub const BUILTIN_HOST: &str = "builtin";
+
 pub use error::PlanError;
 pub use schema::json_schema;
 pub use template::{RenderContext, Template, Unset, VarValue, Vars};

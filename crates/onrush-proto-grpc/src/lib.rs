@@ -54,8 +54,8 @@ impl onrush_protocol::Protocol for Grpc {
     type Worker = SharedConns;
     type Session = GrpcSession;
 
-    fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<GrpcPlan> {
-        Ok(GrpcPlan::new(plan))
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<GrpcPlan> {
+        Ok(GrpcPlan::new(plan, builtin))
     }
 
     fn compile(

@@ -1,6 +1,7 @@
 //! What gRPC resolves once per run: each target's address (a slot per distinct `host:port`),
 //! each scenario's connection scope, timeout and TLS client, each step's fixed request headers.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,9 +41,9 @@ pub struct GrpcStep {
 }
 
 impl GrpcPlan {
-    pub fn new(plan: &Plan) -> Self {
+    pub fn new(plan: &Plan, builtin: Option<SocketAddr>) -> Self {
         GrpcPlan {
-            targets: Targets::default(),
+            targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
             tls: plan.scenarios.iter().map(|_| None).collect(),

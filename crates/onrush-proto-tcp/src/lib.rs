@@ -32,8 +32,8 @@ impl onrush_protocol::Protocol for Tcp {
     type Worker = ();
     type Session = TcpSession;
 
-    fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<TcpPlan> {
-        Ok(TcpPlan::new(plan))
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<TcpPlan> {
+        Ok(TcpPlan::new(plan, builtin))
     }
 
     fn compile(

@@ -29,9 +29,9 @@ pub struct TcpStep {
 }
 
 impl TcpPlan {
-    pub fn new(plan: &Plan) -> Self {
+    pub fn new(plan: &Plan, builtin: Option<SocketAddr>) -> Self {
         TcpPlan {
-            targets: Targets::default(),
+            targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
         }

@@ -34,8 +34,8 @@ impl onrush_protocol::Protocol for Thrift {
     type Worker = ();
     type Session = ThriftSession;
 
-    fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<ThriftPlan> {
-        Ok(ThriftPlan::new(plan))
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<ThriftPlan> {
+        Ok(ThriftPlan::new(plan, builtin))
     }
 
     fn compile(

@@ -30,9 +30,9 @@ pub struct ThriftStep {
 }
 
 impl ThriftPlan {
-    pub fn new(plan: &Plan) -> Self {
+    pub fn new(plan: &Plan, builtin: Option<SocketAddr>) -> Self {
         ThriftPlan {
-            targets: Targets::default(),
+            targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
         }

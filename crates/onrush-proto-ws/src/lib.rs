@@ -46,8 +46,8 @@ impl onrush_protocol::Protocol for Ws {
     type Worker = ();
     type Session = WsSession;
 
-    fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<WsPlan> {
-        Ok(WsPlan::new(plan))
+    fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<WsPlan> {
+        Ok(WsPlan::new(plan, builtin))
     }
 
     fn compile(

@@ -1,11 +1,10 @@
 //! What WebSocket resolves once per run: each target's address, each scenario's TLS client and
 //! timeout, each step's settings.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use onrush_http::{SessionMode, TlsClient};
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction};
 use onrush_protocol::StepSpec;
@@ -15,6 +14,8 @@ use onrush_protocol::StepSpec;
 pub struct WsPlan {
     /// Distinct `host:port` targets and their addresses.
     targets: Vec<(String, SocketAddr)>,
+    /// The built-in server, for `ws://builtin/...` (see `onrush_protocol::BUILTIN_HOST`).
+    builtin: Option<SocketAddr>,
     /// Per scenario: how long sockets live (`http.connections`: `per_iteration` closes the
     /// socket at the iteration's end; the others keep it until `ws: close`).
     pub(crate) scopes: Vec<ConnectionScope>,
@@ -43,9 +44,10 @@ pub struct WsStep {
 }
 
 impl WsPlan {
-    pub fn new(plan: &Plan) -> Self {
+    pub fn new(plan: &Plan, builtin: Option<SocketAddr>) -> Self {
         WsPlan {
             targets: Vec::new(),
+            builtin,
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
             tls: plan.scenarios.iter().map(|_| None).collect(),
@@ -71,15 +73,12 @@ impl WsPlan {
                 let addr = match self.targets.iter().find(|(l, _)| *l == label) {
                     Some((_, addr)) => *addr,
                     None => {
-                        let addr = (connect.host.as_str(), connect.port)
-                            .to_socket_addrs()
-                            .with_context(|| {
-                                format!("cannot resolve WebSocket host {:?}", connect.host)
-                            })?
-                            .next()
-                            .with_context(|| {
-                                format!("WebSocket host {:?} has no address", connect.host)
-                            })?;
+                        let addr = onrush_protocol::resolve_host(
+                            "WebSocket",
+                            &connect.host,
+                            connect.port,
+                            self.builtin,
+                        )?;
                         self.targets.push((label.clone(), addr));
                         addr
                     }

@@ -27,7 +27,7 @@ mod io_class;
 mod targets;
 pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
-pub use targets::{Target, Targets};
+pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};
 
 /// The result of executing one request step.
 pub struct Exchange {

@@ -5,11 +5,39 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use anyhow::Context;
 
+pub use onrush_plan::BUILTIN_HOST;
+
+/// The address of `host:port`: the built-in server's for [`BUILTIN_HOST`] (any port written
+/// is ignored), else the host resolved. `protocol` ("tcp", "WebSocket") names it in errors.
+pub fn resolve_host(
+    protocol: &str,
+    host: &str,
+    port: u16,
+    builtin: Option<SocketAddr>,
+) -> anyhow::Result<SocketAddr> {
+    if host == BUILTIN_HOST {
+        return builtin.with_context(|| {
+            format!(
+                "the {protocol} target `builtin` names the built-in server, which runs only \
+                 when the plan says `target: builtin` (it speaks HTTP, WebSocket, TCP, gRPC and \
+                 Thrift)"
+            )
+        });
+    }
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve {protocol} target host {host:?}"))?
+        .next()
+        .with_context(|| format!("{protocol} target host {host:?} has no address"))
+}
+
 /// Targets in the order the steps first name them.
 #[derive(Debug, Default)]
 pub struct Targets {
     /// `host:port` as a label (IPv6 in brackets) and its address.
     list: Vec<(String, SocketAddr)>,
+    /// The built-in server's address, for steps whose host is [`BUILTIN_HOST`].
+    builtin: Option<SocketAddr>,
 }
 
 /// One step's target: its slot, address and label.
@@ -22,10 +50,21 @@ pub struct Target {
 }
 
 impl Targets {
+    /// No targets yet; `builtin` is where [`BUILTIN_HOST`] goes (the built-in server, when the
+    /// plan's target is `builtin`).
+    pub fn with_builtin(builtin: Option<SocketAddr>) -> Self {
+        Targets {
+            list: Vec::new(),
+            builtin,
+        }
+    }
+
     /// The target `host:port`, resolved the first time it is named; `protocol` ("tcp", "udp")
     /// names it in errors.
     pub fn resolve(&mut self, protocol: &str, host: &str, port: u16) -> anyhow::Result<Target> {
-        let label = if host.contains(':') {
+        let label = if host == BUILTIN_HOST {
+            BUILTIN_HOST.to_owned()
+        } else if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
             format!("{host}:{port}")
@@ -33,11 +72,7 @@ impl Targets {
         let slot = match self.list.iter().position(|(l, _)| *l == label) {
             Some(slot) => slot,
             None => {
-                let addr = (host, port)
-                    .to_socket_addrs()
-                    .with_context(|| format!("cannot resolve {protocol} target host {host:?}"))?
-                    .next()
-                    .with_context(|| format!("{protocol} target host {host:?} has no address"))?;
+                let addr = resolve_host(protocol, host, port, self.builtin)?;
                 self.list.push((label.clone(), addr));
                 self.list.len() - 1
             }

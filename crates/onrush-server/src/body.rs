@@ -47,6 +47,9 @@ enum Kind {
     Pattern { remaining: u64, exact: bool },
     /// Pattern bytes compressed on the fly (boxed: the encoders' state is large).
     Encoded(Box<Encoded>),
+    /// Frames sent by a task as it produces them, trailers included (gRPC calls); boxed so
+    /// that HTTP responses stay as small as before.
+    Channel(Box<tokio::sync::mpsc::Receiver<Frame<Bytes>>>),
 }
 
 /// A `Content-Encoding` this server can produce.
@@ -207,6 +210,11 @@ impl ResponseBody {
         })))
     }
 
+    /// The frames `rx` receives, until its sender is dropped.
+    pub(crate) fn channel(rx: tokio::sync::mpsc::Receiver<Frame<Bytes>>) -> Self {
+        ResponseBody::new(Kind::Channel(Box::new(rx)))
+    }
+
     /// `len` pattern bytes; `chunked` hides the length so the response is sent chunked.
     pub(crate) fn pattern(len: u64, chunked: bool) -> Self {
         ResponseBody::new(Kind::Pattern {
@@ -226,6 +234,7 @@ impl Body for ResponseBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
         let data = match &mut this.kind {
+            Kind::Channel(rx) => return rx.poll_recv(cx).map(|f| f.map(Ok)),
             Kind::Encoded(enc) => match enc.next() {
                 Ok(Some(data)) => Some(data),
                 Ok(None) => {
@@ -253,6 +262,7 @@ impl Body for ResponseBody {
             Kind::Once(data) => data.is_none(),
             Kind::Pattern { remaining, exact } => *exact && *remaining == 0,
             Kind::Encoded(enc) => enc.encoder.is_none(),
+            Kind::Channel(_) => false,
         }
     }
 
@@ -263,7 +273,9 @@ impl Body for ResponseBody {
                 remaining,
                 exact: true,
             } => SizeHint::with_exact(*remaining),
-            Kind::Pattern { exact: false, .. } | Kind::Encoded(_) => SizeHint::default(),
+            Kind::Pattern { exact: false, .. } | Kind::Encoded(_) | Kind::Channel(_) => {
+                SizeHint::default()
+            }
         }
     }
 }

@@ -36,16 +36,21 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod behave;
 mod body;
+mod echo;
 mod forms;
+mod grpc;
 mod listen;
 mod login;
 mod routes;
 pub mod samples;
 mod scenario;
+mod sniff;
 mod stats;
 mod tls;
 mod worker;
+mod ws;
 
 use std::io;
 use std::net::SocketAddr;
@@ -59,7 +64,7 @@ pub use forms::{MAX_TEXT_FIELD, MAX_URLENCODED_FORM};
 pub use login::{LOGIN_DEFAULT_USER, MAX_USER_LEN, SESSION_COOKIE, TOKEN_PREFIX};
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
 pub use scenario::AUTH_REALM;
-pub use stats::{H2Stats, LoginStats, Stats};
+pub use stats::{H2Stats, LoginStats, ProtocolStats, Stats};
 pub use tls::{ServerTls, TlsStats};
 
 use stats::Shared;
@@ -183,6 +188,18 @@ impl ServerHandle {
     /// written to a file for `tls.ca_file`). `None` otherwise.
     pub fn self_signed_ca_pem(&self) -> Option<&str> {
         self.ca_pem.as_deref()
+    }
+
+    /// What the other protocols of the plain port did since start: TCP echo, WebSocket, gRPC,
+    /// Thrift (the `tcp_*`, `ws_*`, `grpc_*` and `thrift_*` fields of `/stats`).
+    pub fn protocol_stats(&self) -> ProtocolStats {
+        self.shared.protocols()
+    }
+
+    /// Everything `GET /stats` answers, as its JSON document (what `onrush run` writes to
+    /// `builtin_server.json` after a run against `target: builtin`).
+    pub fn stats_json(&self) -> serde_json::Value {
+        routes::stats_json(&self.shared)
     }
 
     /// What the login endpoints did since start: the `tokens_*` and `sessions_*` fields of

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::body::{Encoding, ResponseBody};
 use crate::stats::{ConnCounter, LoginEvent, Shared};
 use crate::tls::TlsInfo;
-use crate::{forms, login, samples, scenario};
+use crate::{forms, grpc, login, samples, scenario};
 
 pub(crate) const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -128,6 +128,8 @@ pub(crate) async fn handle_h2(
     let resp = if stream.is_none() {
         drain(req.into_body()).await;
         stats(&conn.shared)
+    } else if grpc::is_grpc(&req) {
+        grpc::call(req, conn.shared.clone(), conn.counter.shard())
     } else {
         let is_head = req.method() == Method::HEAD;
         let resp = route(req, conn).await;
@@ -379,11 +381,27 @@ async fn upload(body: Incoming) -> Resp {
 }
 
 fn stats(shared: &Shared) -> Resp {
+    json(&stats_json(shared))
+}
+
+/// The document `/stats` answers (also [`crate::ServerHandle::stats_json`]).
+pub(crate) fn stats_json(shared: &Shared) -> serde_json::Value {
     let s = shared.totals();
     let tls = shared.tls();
     let login = shared.login();
     let h2 = shared.h2();
-    json(&serde_json::json!({
+    let p = shared.protocols();
+    serde_json::json!({
+        "tcp_connections": p.tcp_connections,
+        "tcp_messages": p.tcp_messages,
+        "ws_connections": p.ws_connections,
+        "ws_messages": p.ws_messages,
+        "ws_pings": p.ws_pings,
+        "grpc_calls": p.grpc_calls,
+        "grpc_messages_in": p.grpc_messages_in,
+        "grpc_messages_out": p.grpc_messages_out,
+        "thrift_connections": p.thrift_connections,
+        "thrift_calls": p.thrift_calls,
         "requests": s.requests,
         "connections": s.connections,
         "accepted": shared.accepted(),
@@ -400,7 +418,7 @@ fn stats(shared: &Shared) -> Resp {
         "h2_max_concurrent_streams": h2.max_concurrent_streams,
         "tls_clients": shared.tls_clients(),
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
-    }))
+    })
 }
 
 /// Reads the whole body frame by frame, hashing as it goes: memory stays constant whatever the

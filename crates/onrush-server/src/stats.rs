@@ -45,6 +45,8 @@ pub(crate) struct Shard {
     h2_connections: AtomicU64,
     h2_streams: AtomicU64,
     h2_max_concurrent: AtomicU64,
+    /// The other protocols of the plain port, by [`Event`].
+    events: [AtomicU64; Event::COUNT],
     /// Client-certificate name -> handshakes that presented it. Locked once per handshake with
     /// a client certificate only (never per request), and per shard, so threads do not contend.
     tls_clients: Mutex<HashMap<String, u64>>,
@@ -82,6 +84,53 @@ pub struct LoginStats {
     pub sessions_ok: u64,
     /// `/account` requests without a valid `session` cookie (answered 401).
     pub sessions_bad: u64,
+}
+
+/// What the server's other protocols did since it started: TCP echo, WebSocket, gRPC and
+/// Thrift (the fields of `/stats` of the same names; also [`crate::ServerHandle::protocol_stats`]).
+/// A protocol's connections are counted when they are recognised (their first bytes, or for
+/// WebSocket the handshake done), its messages as they arrive, before they are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProtocolStats {
+    /// TCP echo connections (lines or length-prefixed).
+    pub tcp_connections: u64,
+    /// TCP messages received: lines, or length-prefixed messages.
+    pub tcp_messages: u64,
+    /// WebSocket connections (handshake done).
+    pub ws_connections: u64,
+    /// WebSocket data messages received (text and binary).
+    pub ws_messages: u64,
+    /// WebSocket pings received (each answered with a pong).
+    pub ws_pings: u64,
+    /// gRPC calls (any method, known or not).
+    pub grpc_calls: u64,
+    /// gRPC request messages received.
+    pub grpc_messages_in: u64,
+    /// gRPC reply messages sent.
+    pub grpc_messages_out: u64,
+    /// Thrift calls received (oneway included).
+    pub thrift_calls: u64,
+    /// Thrift connections (framed, binary protocol).
+    pub thrift_connections: u64,
+}
+
+/// One protocol event to count ([`ProtocolStats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    TcpConnection,
+    TcpMessage,
+    WsConnection,
+    WsMessage,
+    WsPing,
+    GrpcCall,
+    GrpcMessageIn,
+    GrpcMessageOut,
+    ThriftCall,
+    ThriftConnection,
+}
+
+impl Event {
+    const COUNT: usize = 10;
 }
 
 /// One login event to count.
@@ -191,6 +240,31 @@ impl Shared {
 }
 
 impl Shared {
+    pub(crate) fn count(&self, shard: usize, event: Event) {
+        self.shards[shard].events[event as usize].fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn protocols(&self) -> ProtocolStats {
+        let n = |e: Event| -> u64 {
+            self.shards
+                .iter()
+                .map(|s| s.events[e as usize].load(Relaxed))
+                .sum()
+        };
+        ProtocolStats {
+            tcp_connections: n(Event::TcpConnection),
+            tcp_messages: n(Event::TcpMessage),
+            ws_connections: n(Event::WsConnection),
+            ws_messages: n(Event::WsMessage),
+            ws_pings: n(Event::WsPing),
+            grpc_calls: n(Event::GrpcCall),
+            grpc_messages_in: n(Event::GrpcMessageIn),
+            grpc_messages_out: n(Event::GrpcMessageOut),
+            thrift_calls: n(Event::ThriftCall),
+            thrift_connections: n(Event::ThriftConnection),
+        }
+    }
+
     pub(crate) fn login(&self) -> LoginStats {
         let mut s = LoginStats::default();
         for shard in self.shards.iter() {

@@ -8,9 +8,11 @@
 //! never run in parallel (which the per-connection counters rely on).
 //!
 //! Which protocol a connection speaks:
-//! - plain port: the first bytes are peeked at (`MSG_PEEK`, nothing consumed); the HTTP/2
-//!   preface (`PRI * HTTP/2.0...`) means h2c with prior knowledge, anything else HTTP/1.1.
-//!   The socket then goes to hyper's HTTP/1.1 or HTTP/2 connection as it is, unwrapped. Not
+//! - plain port: the first bytes are peeked at (`MSG_PEEK`, nothing consumed, [`crate::sniff`]);
+//!   the HTTP/2 preface (`PRI * HTTP/2.0...`) means h2c with prior knowledge (gRPC too), an
+//!   HTTP/1.1 request line HTTP/1.1 (`GET /ws/...` WebSocket), a first byte 0 a length-prefixed
+//!   echo or Thrift framed, any other line a line echo.
+//!   An HTTP socket then goes to hyper's HTTP/1.1 or HTTP/2 connection as it is, unwrapped. Not
 //!   hyper-util's `auto` builder: it consumes the bytes and wraps the socket in a rewinding
 //!   reader, and cost 384 instructions per keep-alive request (4.6%, callgrind); the peek costs
 //!   one `recvfrom` per connection and nothing per request.
@@ -26,14 +28,16 @@ use std::time::Duration;
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
+use crate::echo::{self, Framing};
 use crate::routes::{self, Conn};
+use crate::sniff::{self, Wire};
 use crate::stats::{ConnCounter, Shared};
 use crate::tls::TlsInfo;
-use crate::Http2Config;
+use crate::{ws, Http2Config};
 
 pub(crate) struct Worker {
     pub(crate) index: usize,
@@ -57,9 +61,6 @@ struct Protocols {
 /// `SETTINGS_MAX_HEADER_LIST_SIZE` (decoded header bytes of one request): like HTTP/1.1's
 /// 400 KB read buffer rather than hyper's 16 KiB, as a test may send big cookies or headers.
 const MAX_HEADER_LIST: u32 = 256 * 1024;
-
-/// What an HTTP/2 client sends first (RFC 9113 3.4).
-const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 impl Protocols {
     fn new(http2: Http2Config) -> Protocols {
@@ -116,28 +117,6 @@ impl Protocols {
                 let _ = connection.await;
             });
         }
-    }
-}
-
-/// Whether a plain connection opens with the HTTP/2 preface (h2c with prior knowledge). Only
-/// peeks: the bytes stay in the socket for hyper. A connection that closes first, or sends
-/// anything that differs from the preface, is HTTP/1.1 (hyper then answers or closes it).
-async fn opens_with_h2_preface(stream: &TcpStream) -> io::Result<bool> {
-    let mut buf = [0u8; H2_PREFACE.len()];
-    let mut wait = Duration::from_millis(1);
-    loop {
-        let n = stream.peek(&mut buf).await?;
-        if n == 0 || buf[..n] != H2_PREFACE[..n] {
-            return Ok(false);
-        }
-        if n == H2_PREFACE.len() {
-            return Ok(true);
-        }
-        // A beginning of the preface, not all of it yet (rare: clients send it in one write).
-        // Peeking again would return at once with the same bytes, as the socket stays
-        // readable, so wait a little, longer each time, for the rest.
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(Duration::from_millis(100));
     }
 }
 
@@ -208,12 +187,24 @@ async fn accept_loop(
         let protocols = protocols.clone();
         match &tls {
             None => {
-                let conn = new_conn(shared.clone(), index, None);
+                let shared = shared.clone();
                 tokio::spawn(async move {
-                    let Ok(h2) = opens_with_h2_preface(&stream).await else {
+                    let Ok(wire) = sniff::sniff(&stream).await else {
                         return;
                     };
-                    protocols.spawn_connection(TokioIo::new(stream), conn, h2);
+                    match wire {
+                        Wire::Http1 | Wire::H2 => {
+                            let conn = new_conn(shared, index, None);
+                            let h2 = wire == Wire::H2;
+                            protocols.spawn_connection(TokioIo::new(stream), conn, h2);
+                        }
+                        Wire::WebSocket => ws::serve(stream, shared, index).await,
+                        Wire::Lines => echo::serve(stream, Framing::Lines, shared, index).await,
+                        // Thrift is served by its own module (next commit); until then, an echo.
+                        Wire::LengthPrefixed | Wire::ThriftFramed => {
+                            echo::serve(stream, Framing::LengthPrefixed, shared, index).await
+                        }
+                    }
                 });
             }
             Some(acceptor) => {

@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "builtin.rs"]
+mod builtin;
 #[path = "curl_import.rs"]
 mod curl_import;
 #[path = "distributed.rs"]

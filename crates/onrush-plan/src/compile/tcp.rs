@@ -4,7 +4,7 @@ use super::steps::Build;
 use super::{Ctx, Fields};
 use crate::error::PlanError;
 use crate::yaml::Node;
-use crate::{LengthPrefix, Step, TcpPayload, TcpReply, TcpStep};
+use crate::{LengthPrefix, Step, TcpPayload, TcpReply, TcpStep, BUILTIN_HOST};
 
 pub(super) const TCP_KEYS: [&str; 16] = [
     "tcp",
@@ -286,8 +286,12 @@ impl Ctx<'_> {
     }
 }
 
-/// `host:port` or `[v6]:port`.
+/// `host:port` or `[v6]:port`, or `builtin` alone (the built-in server: its port is known only
+/// when it runs, so the port is 0 here and the protocol's prepare puts the real address).
 pub(super) fn split_host_port(text: &str) -> Option<(String, u16)> {
+    if text.trim() == BUILTIN_HOST {
+        return Some((BUILTIN_HOST.to_owned(), 0));
+    }
     let (host, port) = text.trim().rsplit_once(':')?;
     let host = host
         .strip_prefix('[')
@@ -335,6 +339,7 @@ mod tests {
         assert_eq!(split_host_port("localhost"), None);
         assert_eq!(split_host_port("tcp://a:1"), None);
         assert_eq!(split_host_port("a:0"), None);
+        assert_eq!(split_host_port("builtin"), Some(("builtin".into(), 0)));
     }
 
     #[test]

@@ -168,6 +168,15 @@ pub fn run_plan_as(
             return exit::RUNTIME;
         }
     };
+    // The built-in server's own counts, for comparing with onrush's (the test suite does):
+    // taken when the load is over, before teardown adds its requests.
+    if let Some(server) = &server {
+        let path = out_dir.join("builtin_server.json");
+        let text = format!("{:#}\n", server.stats_json());
+        if let Err(e) = std::fs::write(&path, text) {
+            note(&format!("warning: cannot write {}: {e}", path.display()));
+        }
+    }
     let finished = match onrush_engine::finish(
         plan,
         outcome,

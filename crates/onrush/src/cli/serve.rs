@@ -1,7 +1,8 @@
 //! `onrush serve`: the built-in target server in the foreground until Ctrl-C.
 //!
 //! It speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on the plain port, and over TLS
-//! whichever ALPN negotiates (`h2` preferred).
+//! whichever ALPN negotiates (`h2` preferred); on the plain port also WebSocket, gRPC and TCP
+//! echo (lines, length-prefixed), told apart by a connection's first bytes.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,14 +14,23 @@ use super::exit;
 
 #[derive(Args)]
 #[command(
-    after_help = "Protocols: plain HTTP/1.1, and HTTP/2 with prior knowledge (h2c: a connection \
-                  that opens with the HTTP/2 preface) on the same port; with --tls, HTTP/2 or \
-                  HTTP/1.1 as ALPN negotiates (h2 preferred, HTTP/1.1 without ALPN). GET /stats \
-                  counts h2_connections, h2_streams and h2_max_concurrent_streams (the most \
-                  streams in flight at once on one connection); GET /tls describes the TLS of \
-                  the connection it is asked on (version, cipher, ALPN, resumed, client \
-                  certificate subject), and /stats' tls_clients counts handshakes per client \
-                  certificate name."
+    after_help = "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
+  HTTP/1.1 (an HTTP request line), HTTP/2 with prior knowledge (h2c: the HTTP/2 preface),\n\
+  WebSocket (GET /ws/echo: echo of text and binary, pings answered, close codes),\n\
+  gRPC over h2c (helloworld.Greeter of examples/protos/greeter.proto: SayHello,\n\
+  SayHelloStream, SayHelloClientStream, SayHelloBidi; HelloRequest's delay_ms and error_code\n\
+  ask for a delay or a status),\n\
+  TCP echo of length-prefixed messages (first byte 0: a 4-byte big-endian length, then the\n\
+  message; under 16 MiB), TCP echo of lines (any other first line).\n\
+TCP lines/frames and WebSocket messages take commands: /delay/MS TEXT, /stream/N TEXT,\n\
+  /close (WebSocket: /close/CODE REASON), /stall; anything else is echoed.\n\
+In a plan with `target: builtin`, steps name this server with the host `builtin`:\n\
+  `tcp: builtin`, `grpc: builtin`, `url: ws://builtin/ws/echo`.\n\
+With --tls: HTTP/2 or HTTP/1.1 as ALPN negotiates (h2 preferred); the other protocols are on\n\
+  the plain port only.\n\
+GET /stats counts requests and connections, h2_*, tls_*, and per protocol tcp_connections,\n\
+  tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls, grpc_messages_in,\n\
+  grpc_messages_out; GET /tls describes the TLS of the connection it is asked on."
 )]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -94,7 +104,7 @@ pub fn run(args: ServeArgs) -> i32 {
         if tls {
             "HTTP/1.1 and HTTP/2 by ALPN"
         } else {
-            "HTTP/1.1 and h2c"
+            "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, TCP echo"
         },
         if threads == 1 { "" } else { "s" }
     );
