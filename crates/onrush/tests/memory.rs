@@ -8,10 +8,11 @@
 //! cancelled out (`onrush bench`'s `idle_vu_memory` measures the same way, with 100 and
 //! 2,100 VUs). Each run is read once the server has received every VU's request, then stopped with SIGINT.
 //!
-//! Measured on the 2-core VM of docs/benchmarks.md: 16.0 KiB per VU on 2026-11-24 (31 KiB in
-//! this test's shape: the exec protocol's 16 KiB of stack buffers sized every VU's task), and
-//! after the fix ~5 KiB. The ceiling is twice the fixed figure and half the old one, so a
-//! busy machine does not fail it and a regression of the old size does.
+//! Measured on the 2-core VM of docs/benchmarks.md: 31 KiB per VU before issue 17 (the exec
+//! protocol's 16 KiB of stack buffers sized every VU's task, and a 16 KiB read buffer per
+//! connection), ~7 KiB after (6.98-7.26 in this test). The ceiling, 10 KiB, leaves ~40% for a
+//! busy machine's noise (the figure varied by less than 0.3 KiB between runs) and fails a
+//! return of either old cost (16 KiB or more).
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -150,7 +151,7 @@ fn a_vu_holds_small_sessions_and_request_futures() {
         .collect();
     eprintln!("{table}");
     let (_, sessions, future) = *sizes.last().unwrap();
-    // Measured: 104 and 1,384 bytes (the HTTP future is ~1.3 KiB: render, the timeout's timer,
+    // Measured: 104 and 1,280 bytes (the HTTP future is ~1.3 KiB: render, the timeout's timer,
     // an HTTP/1.1 or HTTP/2 send in flight). Ceilings with room for ordinary growth, far below
     // the 2,432 and 17,720 bytes before.
     assert!(
