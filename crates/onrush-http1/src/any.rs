@@ -74,12 +74,16 @@ pub async fn connect_any(
             AnyConnection::Throttled(Box::new(connect_throttled(addr, opts).await?)),
             None,
         ),
+        // The TLS handshakes are boxed: their futures hold a TLS client (kilobytes), and inline
+        // they would size this whole future, plain connections included, which every VU
+        // connecting at once holds together (issue 17: freed, that memory stays resident).
         (Some((session, name)), false) => {
-            let (c, kind, took) = connect_tls(addr, opts, session, name).await?;
+            let (c, kind, took) = Box::pin(connect_tls(addr, opts, session, name)).await?;
             (AnyConnection::Tls(Box::new(c)), Some((kind, took)))
         }
         (Some((session, name)), true) => {
-            let (c, kind, took) = connect_tls_throttled(addr, opts, session, name).await?;
+            let (c, kind, took) =
+                Box::pin(connect_tls_throttled(addr, opts, session, name)).await?;
             (AnyConnection::ThrottledTls(Box::new(c)), Some((kind, took)))
         }
     })

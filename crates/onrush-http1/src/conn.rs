@@ -19,15 +19,16 @@ use crate::{connect_tcp, ConnectOptions, Piece};
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
 use onrush_http::{refuse_throttle, IoOp as Op};
 
-/// Read buffer size: a typical response (head + small body) arrives in one read, and a large
-/// body streams through in 16 KiB reads. Grown once to [`MAX_HEAD_BYTES`] only when a response
-/// head does not fit; 16 KiB rather than 64 KiB because a run may hold tens of thousands of
-/// connections.
-const READ_BUF: usize = 16 * 1024;
+/// Read buffer size at first: a small response (head + a small body) arrives in one read.
+/// 2 KiB, not more, because a run may hold tens of thousands of connections and an idle one
+/// costs its buffer (issue 17: 16 KiB here was most of an idle VU); a connection whose reads
+/// fill the buffer grows it (see below), once, and keeps the size.
+const READ_BUF: usize = 2 * 1024;
 
-/// When a read fills the whole buffer, the server is streaming faster than we drain 16 KiB at a
-/// time (a large download): the buffer grows once to this size so a bulk body costs a quarter of
-/// the read syscalls. Only connections that really download in bulk pay for it.
+/// When a read fills the whole buffer, the server is sending more than we drain at a time:
+/// the buffer grows fourfold, 2 KiB → 8 KiB → 32 KiB → 64 KiB, so a bulk body costs a quarter
+/// of the read syscalls per step. Only connections that really download in bulk pay for
+/// 64 KiB, and each growth happens once per connection (one extra read and copy).
 const BULK_READ_BUF: usize = 64 * 1024;
 
 /// File bodies are read and sent in pieces of this size, through the reused write buffer.
@@ -76,7 +77,9 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
             rbuf: vec![0; READ_BUF].into_boxed_slice(),
             start: 0,
             end: 0,
-            wbuf: Vec::with_capacity(1024),
+            // Grows to the connection's largest request once, then is reused; most request
+            // heads are a few hundred bytes.
+            wbuf: Vec::with_capacity(256),
             requests: 0,
             reusable: true,
         }
@@ -358,10 +361,11 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                 self.start = 0;
             }
             if self.end == self.rbuf.len() {
-                // A head larger than the buffer: grow once, to the head limit. (At the limit,
-                // the decoder has already reported the head as too large.)
+                // A head larger than the buffer: grow fourfold, up to the head limit. (At the
+                // limit, the decoder has already reported the head as too large.)
                 debug_assert!(self.rbuf.len() < MAX_HEAD_BYTES);
-                let mut bigger = vec![0; MAX_HEAD_BYTES].into_boxed_slice();
+                let mut bigger =
+                    vec![0; (self.rbuf.len() * 4).min(MAX_HEAD_BYTES)].into_boxed_slice();
                 bigger[..self.end].copy_from_slice(&self.rbuf[..self.end]);
                 self.rbuf = bigger;
             }
@@ -374,7 +378,8 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                 return dec.eof(self.end - self.start, sink);
             }
             if n == space && self.end == 0 && self.rbuf.len() < BULK_READ_BUF {
-                let mut bigger = vec![0; BULK_READ_BUF].into_boxed_slice();
+                let mut bigger =
+                    vec![0; (self.rbuf.len() * 4).min(BULK_READ_BUF)].into_boxed_slice();
                 bigger[..n].copy_from_slice(&self.rbuf[..n]);
                 self.rbuf = bigger;
             }

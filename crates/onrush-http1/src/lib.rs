@@ -9,7 +9,7 @@
 //!
 //! Steady-state cost per request on a kept-alive connection: no heap allocation, one `write`
 //! syscall for the head and a small body, one `read` syscall when the response fits the read
-//! buffer (16 KiB, grown once to 64 KiB only for a head that needs it). Before each request the
+//! buffer (2 KiB, grown fourfold up to 64 KiB by a connection whose reads fill it). Before each request the
 //! connection takes what is known to wait on it (`idle`: no syscall in the steady state) and
 //! refuses bytes nobody asked for.
 //!

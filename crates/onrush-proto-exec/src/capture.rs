@@ -16,7 +16,11 @@ pub(crate) async fn read_capped<R: AsyncRead + Unpin>(
 ) {
     let Some(mut pipe) = pipe else { return };
     let start = keep.len();
-    let mut chunk = [0u8; 8192];
+    // On the heap, not the stack: an array here lives in the step's future (twice: stdout and
+    // stderr are read together), and the largest protocol future sizes every VU of every
+    // protocol (onrush-protocols' `Either`): 8 KiB arrays made an idle HTTP VU 16 KiB larger.
+    // One allocation beside a process spawn is nothing.
+    let mut chunk = vec![0u8; 8192];
     loop {
         let n = match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => return,

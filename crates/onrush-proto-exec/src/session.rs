@@ -219,7 +219,10 @@ impl Session for ExecSession {
             exchange.finish(started, intended_start);
             return exchange;
         }
-        match self.run(step, &mut exchange).await {
+        // Boxed: spawning and reading a command is the largest future of any protocol, and
+        // the engine's request future is as large as the largest (onrush-protocols' `Either`):
+        // inline, it sized every idle VU of every protocol. One allocation beside a spawn.
+        match Box::pin(self.run(step, &mut exchange)).await {
             Ok(status) => {
                 self.status = status;
                 exchange.record.status = status;

@@ -395,7 +395,10 @@ impl GrpcSession {
         started: Instant,
         connecting: &mut bool,
     ) -> Result<(), FailureClass> {
-        let mut conn = self.connection(step, exchange, started).await?;
+        // Boxed: opening a connection (TCP, TLS, the HTTP/2 preface) is a large future, and
+        // inline it would size every VU's request future, of every protocol, while idle
+        // (one allocation per new connection, none per request on a kept one).
+        let mut conn = Box::pin(self.connection(step, exchange, started)).await?;
         *connecting = false;
         let req = Request {
             method: "POST",

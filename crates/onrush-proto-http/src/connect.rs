@@ -53,7 +53,9 @@ pub async fn open(
     let host = &target.host_header;
     match (target.tls, tls, version) {
         (false, _, HttpVersion::H2) => {
-            let conn = onrush_http2::connect_h2c(target.addr, options, host, h2)
+            // Boxed, as the TLS handshake below: HTTP/2 and TLS set-up futures are kilobytes,
+            // and inline they would size every plain HTTP/1.1 connect too (issue 17).
+            let conn = Box::pin(onrush_http2::connect_h2c(target.addr, options, host, h2))
                 .await
                 .map_err(|e| classify(&e))?;
             Ok(Opened {
@@ -64,15 +66,24 @@ pub async fn open(
         (true, Some(session), HttpVersion::H2 | HttpVersion::Auto)
             if options.throttle.is_none() =>
         {
-            let (stream, kind, took) =
-                http1::connect_tls_stream(target.addr, options, session, &target.server_name)
-                    .await
-                    .map_err(|e| classify(&e))?;
+            let (stream, kind, took) = Box::pin(http1::connect_tls_stream(
+                target.addr,
+                options,
+                session,
+                &target.server_name,
+            ))
+            .await
+            .map_err(|e| classify(&e))?;
             let handshake = Some((kind, took));
             if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-                let conn = onrush_http2::handshake(stream, http::uri::Scheme::HTTPS, host, h2)
-                    .await
-                    .map_err(|e| classify(&e))?;
+                let conn = Box::pin(onrush_http2::handshake(
+                    stream,
+                    http::uri::Scheme::HTTPS,
+                    host,
+                    h2,
+                ))
+                .await
+                .map_err(|e| classify(&e))?;
                 Ok(Opened {
                     conn: HttpConn::H2 { conn, lease: None },
                     handshake,

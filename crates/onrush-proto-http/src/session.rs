@@ -87,8 +87,10 @@ impl HttpSession {
             sink: Decompress::new(Capture::default()),
             hash_hex: None,
             unset: None,
-            path: Vec::with_capacity(256),
-            headers: Vec::with_capacity(256),
+            // Sized by the first request's render, then reused: no capacity reserved up front
+            // for the VUs of a run (tens of thousands) that render short paths.
+            path: Vec::new(),
+            headers: Vec::new(),
             body: Vec::new(),
             scratch: Vec::new(),
         }
@@ -302,7 +304,11 @@ impl HttpSession {
         // race is not the target's fault, so retry once on a fresh connection.
         for attempt in 0..2 {
             if self.connections[slot].is_none() {
-                let conn = self.connection(step, record, opened).await?;
+                // Boxed: opening a connection (TCP, TLS handshake, HTTP/2 preface, the shared
+                // pool's wait) is the largest future of the session; inline, every VU's task
+                // would carry its bytes even while it waits on a kept-alive connection. One
+                // allocation per new connection, none per request on a kept one.
+                let conn = Box::pin(self.connection(step, record, opened)).await?;
                 self.connections[slot] = Some(conn);
             }
             let conn = self.connections[slot].as_mut().expect("connected above");

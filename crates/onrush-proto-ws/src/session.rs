@@ -110,7 +110,10 @@ impl WsSession {
         match &step.plan.action {
             WsAction::Connect(connect) => {
                 *connecting = true;
-                self.connect(step, connect, ctx, exchange, started).await
+                // Boxed: the handshake's future (TCP, TLS, HTTP upgrade) is large, and inline
+                // it would size every VU's request future, of every protocol, while idle; a
+                // connect is one allocation beside a new socket.
+                Box::pin(self.connect(step, connect, ctx, exchange, started)).await
             }
             WsAction::Send { payload, until } => {
                 let message = match payload {

@@ -25,6 +25,9 @@ use onrush_proto_udp::Udp;
 use onrush_proto_ws::Ws;
 use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
 
+mod sizes;
+pub use sizes::session_sizes;
+
 /// Every protocol of this build.
 pub struct Protocols;
 
@@ -86,18 +89,22 @@ enum Last {
 }
 
 /// A VU's sessions, one per protocol it has used.
+///
+/// Each session is boxed: a VU lives in its task, so an inline `Option` of every protocol's
+/// session made every VU carry ~1.7 KiB of sessions it never uses (a VU pays now only for
+/// the protocols its steps use; one allocation when its first step of one runs).
 pub struct Sessions {
     plan: Arc<PlanState>,
     scenario: usize,
     vu: u64,
     workers: Workers,
-    http: Option<<Http as Protocol>::Session>,
-    tcp: Option<<Tcp as Protocol>::Session>,
-    udp: Option<<Udp as Protocol>::Session>,
-    ws: Option<<Ws as Protocol>::Session>,
-    thrift: Option<<Thrift as Protocol>::Session>,
-    grpc: Option<<Grpc as Protocol>::Session>,
-    exec: Option<<Exec as Protocol>::Session>,
+    http: Option<Box<<Http as Protocol>::Session>>,
+    tcp: Option<Box<<Tcp as Protocol>::Session>>,
+    udp: Option<Box<<Udp as Protocol>::Session>>,
+    ws: Option<Box<<Ws as Protocol>::Session>>,
+    thrift: Option<Box<<Thrift as Protocol>::Session>>,
+    grpc: Option<Box<<Grpc as Protocol>::Session>>,
+    exec: Option<Box<<Exec as Protocol>::Session>>,
     last: Last,
 }
 
@@ -260,7 +267,12 @@ impl Session for Sessions {
             AnyStep::Http(step) => {
                 self.last = Last::Http;
                 let session = self.http.get_or_insert_with(|| {
-                    Http::session(&self.plan.http, self.scenario, self.vu, &self.workers.http)
+                    Box::new(Http::session(
+                        &self.plan.http,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.http,
+                    ))
                 });
                 Either::Http {
                     future: session.execute(step, ctx, intended_start),
@@ -269,7 +281,12 @@ impl Session for Sessions {
             AnyStep::Tcp(step) => {
                 self.last = Last::Tcp;
                 let session = self.tcp.get_or_insert_with(|| {
-                    Tcp::session(&self.plan.tcp, self.scenario, self.vu, &self.workers.tcp)
+                    Box::new(Tcp::session(
+                        &self.plan.tcp,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.tcp,
+                    ))
                 });
                 Either::Tcp {
                     future: session.execute(step, ctx, intended_start),
@@ -278,7 +295,12 @@ impl Session for Sessions {
             AnyStep::Ws(step) => {
                 self.last = Last::Ws;
                 let session = self.ws.get_or_insert_with(|| {
-                    Ws::session(&self.plan.ws, self.scenario, self.vu, &self.workers.ws)
+                    Box::new(Ws::session(
+                        &self.plan.ws,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.ws,
+                    ))
                 });
                 Either::Ws {
                     future: session.execute(step, ctx, intended_start),
@@ -287,7 +309,12 @@ impl Session for Sessions {
             AnyStep::Udp(step) => {
                 self.last = Last::Udp;
                 let session = self.udp.get_or_insert_with(|| {
-                    Udp::session(&self.plan.udp, self.scenario, self.vu, &self.workers.udp)
+                    Box::new(Udp::session(
+                        &self.plan.udp,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.udp,
+                    ))
                 });
                 Either::Udp {
                     future: session.execute(step, ctx, intended_start),
@@ -296,12 +323,12 @@ impl Session for Sessions {
             AnyStep::Thrift(step) => {
                 self.last = Last::Thrift;
                 let session = self.thrift.get_or_insert_with(|| {
-                    Thrift::session(
+                    Box::new(Thrift::session(
                         &self.plan.thrift,
                         self.scenario,
                         self.vu,
                         &self.workers.thrift,
-                    )
+                    ))
                 });
                 Either::Thrift {
                     future: session.execute(step, ctx, intended_start),
@@ -310,7 +337,12 @@ impl Session for Sessions {
             AnyStep::Grpc(step) => {
                 self.last = Last::Grpc;
                 let session = self.grpc.get_or_insert_with(|| {
-                    Grpc::session(&self.plan.grpc, self.scenario, self.vu, &self.workers.grpc)
+                    Box::new(Grpc::session(
+                        &self.plan.grpc,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.grpc,
+                    ))
                 });
                 Either::Grpc {
                     future: session.execute(step, ctx, intended_start),
@@ -319,7 +351,12 @@ impl Session for Sessions {
             AnyStep::Exec(step) => {
                 self.last = Last::Exec;
                 let session = self.exec.get_or_insert_with(|| {
-                    Exec::session(&self.plan.exec, self.scenario, self.vu, &self.workers.exec)
+                    Box::new(Exec::session(
+                        &self.plan.exec,
+                        self.scenario,
+                        self.vu,
+                        &self.workers.exec,
+                    ))
                 });
                 Either::Exec {
                     future: session.execute(step, ctx, intended_start),
@@ -331,13 +368,13 @@ impl Session for Sessions {
     #[inline]
     fn response(&self) -> ResponseView<'_> {
         match self.last {
-            Last::Http => self.http.as_ref().map(Session::response),
-            Last::Tcp => self.tcp.as_ref().map(Session::response),
-            Last::Udp => self.udp.as_ref().map(Session::response),
-            Last::Ws => self.ws.as_ref().map(Session::response),
-            Last::Thrift => self.thrift.as_ref().map(Session::response),
-            Last::Grpc => self.grpc.as_ref().map(Session::response),
-            Last::Exec => self.exec.as_ref().map(Session::response),
+            Last::Http => self.http.as_ref().map(|s| s.response()),
+            Last::Tcp => self.tcp.as_ref().map(|s| s.response()),
+            Last::Udp => self.udp.as_ref().map(|s| s.response()),
+            Last::Ws => self.ws.as_ref().map(|s| s.response()),
+            Last::Thrift => self.thrift.as_ref().map(|s| s.response()),
+            Last::Grpc => self.grpc.as_ref().map(|s| s.response()),
+            Last::Exec => self.exec.as_ref().map(|s| s.response()),
             Last::None => None,
         }
         .unwrap_or_default()
@@ -346,13 +383,13 @@ impl Session for Sessions {
     #[inline]
     fn take_unset(&mut self) -> Option<usize> {
         match self.last {
-            Last::Http => self.http.as_mut().and_then(Session::take_unset),
-            Last::Tcp => self.tcp.as_mut().and_then(Session::take_unset),
-            Last::Udp => self.udp.as_mut().and_then(Session::take_unset),
-            Last::Ws => self.ws.as_mut().and_then(Session::take_unset),
-            Last::Thrift => self.thrift.as_mut().and_then(Session::take_unset),
-            Last::Grpc => self.grpc.as_mut().and_then(Session::take_unset),
-            Last::Exec => self.exec.as_mut().and_then(Session::take_unset),
+            Last::Http => self.http.as_mut().and_then(|s| s.take_unset()),
+            Last::Tcp => self.tcp.as_mut().and_then(|s| s.take_unset()),
+            Last::Udp => self.udp.as_mut().and_then(|s| s.take_unset()),
+            Last::Ws => self.ws.as_mut().and_then(|s| s.take_unset()),
+            Last::Thrift => self.thrift.as_mut().and_then(|s| s.take_unset()),
+            Last::Grpc => self.grpc.as_mut().and_then(|s| s.take_unset()),
+            Last::Exec => self.exec.as_mut().and_then(|s| s.take_unset()),
             Last::None => None,
         }
     }

@@ -30,6 +30,8 @@ mod http2;
 mod import;
 #[path = "lost_results.rs"]
 mod lost_results;
+#[path = "memory.rs"]
+mod memory;
 #[path = "merge.rs"]
 mod merge;
 #[path = "open_model.rs"]
