@@ -41,7 +41,7 @@ const SPIN: Duration = Duration::from_micros(30);
 /// this late; later ones are dropped and counted (a worker far behind does not run past the
 /// end). Without the slack, the last arrival (intended a few µs before the end) would be
 /// dropped whenever the wake-up for it came those few µs late.
-const END_SLACK: Duration = Duration::from_millis(5);
+const END_SLACK: Duration = Duration::from_millis(50);
 
 /// This worker's share of a scenario's arrivals (indices w, w+W, w+2W…), in order.
 pub(crate) struct Queue {
@@ -314,4 +314,30 @@ pub(crate) async fn open<P: Protocol>(
     vus.abort_all();
     // Dropping the parked VUs' futures ends them; the last of them drops `open`.
     shared.metrics.borrow_mut().set_active_vus(s, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onrush_plan::RateStage;
+
+    #[test]
+    fn a_queue_hands_out_its_workers_share_in_order_and_only_when_due() {
+        let start = Instant::now();
+        let stage = RateStage {
+            per_second: 1000.0,
+            over: Duration::from_millis(10),
+        };
+        // Worker 1 of 3: arrivals 1, 4, 7 of the ten at 0, 1, ... 9 ms.
+        let mut q = Queue::new(Arrivals::new(1000.0, &[stage]), 1, 3, start);
+        let ms = |n: u64| start + Duration::from_millis(n);
+        assert_eq!(q.peek(), Some(ms(1)));
+        assert_eq!(q.pop_due(start), None, "not due yet");
+        assert_eq!(q.pop_due(ms(5)), Some(ms(1)));
+        assert_eq!(q.pop_due(ms(5)), Some(ms(4)));
+        assert_eq!(q.pop_due(ms(5)), None);
+        assert_eq!(q.pop(), Some(ms(7)));
+        assert_eq!(q.peek(), None, "arrival 10 is past the schedule");
+        assert_eq!(q.pop(), None);
+    }
 }
