@@ -247,6 +247,9 @@ pub(crate) async fn open<P: Protocol>(
     let mut vus = JoinSet::new();
     let mut timer = PreciseTimer::new().ok();
     let mut created = 0u32;
+    // The arrival the pacer yielded once for, finding no free VU: after that yield it gets a new
+    // VU, or is dropped when there are max_vus already.
+    let mut waited_for: Option<Instant> = None;
     'pace: loop {
         if open.stopped() {
             // Its unique test data ran out: the scenario is over.
@@ -257,25 +260,43 @@ pub(crate) async fn open<P: Protocol>(
         let mut dropped = 0u64;
         // Every arrival due by now, in one pass.
         loop {
-            let Some(at) = open.queue.borrow_mut().pop_due(now) else {
+            // (Read into a local first: a borrow in the `while let` head would last the body.)
+            let head = open.queue.borrow().peek();
+            let Some(at) = head.filter(|at| *at <= now) else {
                 break;
             };
             if late_end && now - at > END_SLACK {
                 // The scenario's time is up and the worker is far behind: not run after the end.
+                open.queue.borrow_mut().pop();
                 dropped += 1;
                 continue;
             }
-            if let Some(parked) = open.idle.borrow_mut().pop() {
+            let parked = open.idle.borrow_mut().pop();
+            if let Some(parked) = parked {
+                open.queue.borrow_mut().pop();
                 open.claim();
                 parked.hand(at);
+                waited_for = None;
+            } else if waited_for != Some(at) && open.in_flight.get() > 0 {
+                // Every VU is busy, but some may have finished in I/O not yet polled: one
+                // yield lets them, and one that frees up takes the arrival itself. Without it,
+                // a worker that fell behind would meet a whole batch of due arrivals with new
+                // VUs (each a new connection, which puts it further behind) or drops, where
+                // VUs finishing a few µs later could have run them.
+                waited_for = Some(at);
+                break;
             } else if created < my_max {
+                open.queue.borrow_mut().pop();
                 open.claim();
                 created += 1;
                 let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
                 let vu = shared.vu(id, s);
                 vus.spawn_local(vu_task(open.clone(), vu, at));
+                waited_for = None;
             } else {
+                open.queue.borrow_mut().pop();
                 dropped += 1;
+                waited_for = None;
             }
         }
         if dropped > 0 {
