@@ -20,6 +20,7 @@
 pub(crate) mod checks;
 pub mod finish;
 pub mod monitor;
+mod open;
 mod pacer;
 mod prepare;
 mod program;
