@@ -20,7 +20,6 @@
 pub(crate) mod checks;
 pub mod finish;
 pub mod monitor;
-mod open;
 mod pacer;
 mod prepare;
 mod program;

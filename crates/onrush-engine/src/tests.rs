@@ -213,53 +213,6 @@ fn open_model_counts_arrivals_that_find_no_free_vu_as_dropped() {
 }
 
 #[test]
-fn open_model_at_a_high_rate_starts_every_arrival_once_and_measures_each_lag() {
-    // 20,000 arrivals in 1 s on one worker: the pacer hands out several per wake-up and VUs
-    // take due ones themselves, and still each arrival runs exactly once.
-    let (outcome, log) = run_plan(
-        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 20000/s, duration: 1s, max_vus: 500 }\n    steps:\n      - get: /a\n",
-        1,
-    );
-    let summary = outcome.collector.summary();
-    assert_eq!(summary.totals.dropped_iterations, 0);
-    assert_eq!(summary.totals.iterations, 20_000);
-    assert_eq!(log.len(), 20_000);
-    assert_eq!(
-        summary.totals.schedule_lag_ms.count, 20_000,
-        "every start records its lag"
-    );
-}
-
-#[test]
-fn open_model_ramp_on_two_workers_starts_the_integral() {
-    // 0 -> 30,000/s over 1 s: 15,000 arrivals, split by index between two workers.
-    let (outcome, log) = run_plan(
-        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { stages: [{ rate: 30000/s, over: 1s }], max_vus: 400 }\n    steps:\n      - get: /a\n",
-        2,
-    );
-    let summary = outcome.collector.summary();
-    assert_eq!(summary.totals.dropped_iterations, 0);
-    assert_eq!(summary.totals.iterations, 15_000);
-    assert_eq!(log.len(), 15_000);
-}
-
-#[test]
-fn open_model_at_a_high_rate_counts_every_arrival_no_vu_was_free_for() {
-    // 20,000/s for 1 s with 4 VUs whose requests take 50 ms: ~80 run, the rest find every VU
-    // busy. Started + dropped is the schedule, to the arrival.
-    let (outcome, log) = run_plan(
-        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 20000/s, duration: 1s, max_vus: 4 }\n    steps:\n      - get: /slow/50\n",
-        1,
-    );
-    let summary = outcome.collector.summary();
-    let started = summary.totals.iterations;
-    assert!((4..=200).contains(&started), "{started} iterations ran");
-    assert_eq!(log.len() as u64, started);
-    assert_eq!(started + summary.totals.dropped_iterations, 20_000);
-    assert!(summary.totals.active_vus_max <= 4);
-}
-
-#[test]
 fn vus_the_run_never_reached_are_counted_and_make_the_generator_unhealthy() {
     // 40 VUs for 1 s on one worker, each request holding the worker 100 ms: at most ~10 VUs
     // get their first turn before the end. The others are counted, with why.

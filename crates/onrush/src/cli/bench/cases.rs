@@ -20,10 +20,7 @@ pub const CASES: &[&str] = &[
     "body_1m",
     "scenario_10_steps",
     "empty_iterations",
-    "open_model_1k",
     "open_model",
-    "open_model_20k",
-    "open_model_60k",
     "idle_vu_memory",
     "tls_keepalive",
     "tls_full",
@@ -40,15 +37,8 @@ pub fn is_tls(case: &str) -> bool {
 const IDLE_SECONDS: u64 = 3;
 /// The two idle-VU runs: their difference is 2,000 VUs.
 const IDLE_VUS: (u64, u64) = (100, 2_100);
-/// Open-model cases: (name, arrivals per second, max_vus). One worker (`-t 1`) runs each, so
-/// the 20,000/s and 60,000/s cases show what one core's arrival path sustains; max_vus is many
-/// times the VUs a ~0.1 ms request needs, so a dropped iteration means the worker fell behind.
-const OPEN_CASES: &[(&str, u64, u64)] = &[
-    ("open_model_1k", 1_000, 200),
-    ("open_model", 5_000, 200),
-    ("open_model_20k", 20_000, 500),
-    ("open_model_60k", 60_000, 1_000),
-];
+/// Open-model case: arrivals per second.
+const OPEN_RATE: u64 = 5_000;
 /// A child still running this long after its planned duration is killed.
 pub(super) const OVERRUN: Duration = Duration::from_secs(30);
 
@@ -66,13 +56,7 @@ pub struct CaseResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mb_per_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schedule_lag_p50_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule_lag_p99_ms: Option<f64>,
-    /// Open-model cases: arrivals that found every VU busy (or came after the worker fell
-    /// past the end) and were counted, not run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dropped_iterations: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wrk_cpu_us_per_request: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,7 +154,7 @@ impl Bench<'_> {
                  and a CSS extractor whose values the next requests send, two checks",
             ),
             "empty_iterations" => self.empty_iterations(),
-            _ if OPEN_CASES.iter().any(|c| c.0 == name) => self.open_model(name),
+            "open_model" => self.open_model(),
             "idle_vu_memory" => self.idle_vu_memory(),
             "tls_keepalive" => self.requests(
                 name,
@@ -298,16 +282,13 @@ impl Bench<'_> {
         })
     }
 
-    /// The open model at one of the `OPEN_CASES` rates, one worker, GET /.
-    fn open_model(&self, name: &'static str) -> Result<CaseResult, Failure> {
-        let &(_, rate, max_vus) = OPEN_CASES
-            .iter()
-            .find(|c| c.0 == name)
-            .expect("called for an open-model case");
+    /// The open model at 5,000 arrivals per second.
+    fn open_model(&self) -> Result<CaseResult, Failure> {
+        let name = "open_model";
         let load = json!({
-            "rate": format!("{rate}/s"),
+            "rate": format!("{OPEN_RATE}/s"),
             "duration": format!("{}s", self.seconds),
-            "max_vus": max_vus,
+            "max_vus": 200,
         });
         let run = self.onrush(name, None, load, vec![json!({ "get": "/" })], None)?;
         let requests = run.u64("/totals/requests");
@@ -317,23 +298,19 @@ impl Bench<'_> {
             )));
         }
         let achieved = run.u64("/totals/iterations") as f64 / self.seconds as f64;
-        let lag_p50 = run.f64("/totals/schedule_lag_ms/p50");
         let lag_p99 = run.f64("/totals/schedule_lag_ms/p99");
-        let dropped = run.u64("/totals/dropped_iterations");
         Ok(CaseResult {
             name,
             unit: "request",
             cpu_us_per_unit: Some(run.cpu_s * 1e6 / requests as f64),
             rate_per_s: Some(achieved),
             peak_rss_mib: Some(run.peak_rss_mib),
-            schedule_lag_p50_ms: Some(lag_p50),
             schedule_lag_p99_ms: Some(lag_p99),
-            dropped_iterations: Some(dropped),
             note: Some(format!(
-                "rate {}/s on one worker, max_vus {max_vus}: achieved {achieved:.0}/s ({:+.2}%), \
-                 dropped {dropped}, schedule lag p50 {lag_p50:.3} ms, p99 {lag_p99:.3} ms",
-                fmt_thousands(rate),
-                (achieved / rate as f64 - 1.0) * 100.0,
+                "rate {OPEN_RATE}/s, max_vus 200: achieved {achieved:.0}/s ({:+.2}%), dropped {}, \
+                 schedule lag p99 {lag_p99:.3} ms",
+                (achieved / OPEN_RATE as f64 - 1.0) * 100.0,
+                run.u64("/totals/dropped_iterations")
             )),
             ..Default::default()
         })
