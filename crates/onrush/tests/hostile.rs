@@ -347,6 +347,7 @@ fn tls_identity(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn hostile_targets_end_on_time_classified_and_bounded() {
+    let _turn = crate::common::memory_measurement_lock();
     let root = temp_dir("hostile");
     let server = Hostile::start(&tls_identity(&root), &brotli_bomb());
     let cases = matrix();
