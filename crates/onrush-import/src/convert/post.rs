@@ -153,7 +153,8 @@ impl Conv<'_> {
         name
     }
 
-    fn entry_notes(&mut self, el: &El, path: &str, how: &str, notes: Vec<String>) {
+    /// Converted when there are no notes, else approximated with them after `how`.
+    pub(super) fn entry_notes(&mut self, el: &El, path: &str, how: &str, notes: Vec<String>) {
         if notes.is_empty() {
             self.entry(el, path, Status::Converted, how);
         } else {

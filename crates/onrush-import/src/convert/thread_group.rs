@@ -102,12 +102,7 @@ impl Conv<'_> {
                 "the startup delay of {delay}s is not converted: the scenario starts at once"
             ));
         }
-        let on_failure = match el.s("ThreadGroup.on_sample_error") {
-            "startnextloop" => Some("next_iteration"),
-            "stopthread" => Some("stop_vu"),
-            "stoptest" | "stoptestnow" => Some("stop_test"),
-            _ => None,
-        };
+        let on_failure = on_sample_error(el);
         let new_user = !el.b("ThreadGroup.same_user_on_next_iteration", true);
         let status = if notes.is_empty() {
             Status::Converted
@@ -361,16 +356,7 @@ impl Conv<'_> {
         } else {
             "→ closed `stages` of VUs"
         };
-        if notes.is_empty() {
-            self.entry(el, parent, Status::Converted, how);
-        } else {
-            self.entry(
-                el,
-                parent,
-                Status::Approximated,
-                format!("{how}; {}", notes.join("; ")),
-            );
-        }
+        self.entry_notes(el, parent, how, notes);
         self.scenario_from(&el.name, &el.children, scope, scenarios, load, None);
     }
 
@@ -431,22 +417,8 @@ impl Conv<'_> {
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         );
-        if notes.is_empty() {
-            self.entry(el, parent, Status::Converted, how);
-        } else {
-            self.entry(
-                el,
-                parent,
-                Status::Approximated,
-                format!("{how}; {}", notes.join("; ")),
-            );
-        }
-        let on_failure = match el.s("ThreadGroup.on_sample_error") {
-            "startnextloop" => Some("next_iteration"),
-            "stopthread" => Some("stop_vu"),
-            "stoptest" | "stoptestnow" => Some("stop_test"),
-            _ => None,
-        };
+        self.entry_notes(el, parent, &how, notes);
+        let on_failure = on_sample_error(el);
         self.scenario_from(&el.name, &el.children, scope, scenarios, load, on_failure);
     }
 
@@ -535,6 +507,17 @@ fn http_set(s: &mut Y, key: &str, value: Y) {
     }
     if let Some(h) = s.get_mut("http") {
         h.set(key, value);
+    }
+}
+
+/// A thread group's "action after a sampler error" as the scenario's `on_failure`
+/// (`None`: continue, onrush's default).
+fn on_sample_error(el: &El) -> Option<&'static str> {
+    match el.s("ThreadGroup.on_sample_error") {
+        "startnextloop" => Some("next_iteration"),
+        "stopthread" => Some("stop_vu"),
+        "stoptest" | "stoptestnow" => Some("stop_test"),
+        _ => None,
     }
 }
 
