@@ -111,7 +111,6 @@ fn idle_rss(server: &Server, vus: u64) -> u64 {
 
 #[test]
 fn an_idle_keep_alive_vu_costs_under_the_ceiling() {
-    let _turn = crate::common::memory_measurement_lock();
     let limit = raise_nofile();
     let needed = FEW + MANY + 1_000;
     assert!(

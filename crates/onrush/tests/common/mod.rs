@@ -207,12 +207,3 @@ impl Drop for RogueServer {
         let _ = self.child.wait();
     }
 }
-
-/// Held by the tests that judge a process's peak memory (`hostile`) and by the one that loads
-/// the machine with thousands of idle connections to measure it (`memory`): run side by side,
-/// the hostile cases' peaks were found inflated (231 MB against a 48 MB ceiling), so they take
-/// turns. A test that panicked while holding it leaves it poisoned: the next one goes on.
-pub fn memory_measurement_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}

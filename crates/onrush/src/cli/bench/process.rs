@@ -238,6 +238,11 @@ pub fn measure(
     let mut peak_rss_kib = 0;
     let mut interrupted = false;
     loop {
+        // Not at once: `spawn` returns a moment before the child's memory map is switched to
+        // its program's, and read then its status shows this process's VmHWM (a test process
+        // of 231 MB made a 15 MB onrush read as 231 MB). The child may be onrush too, so its
+        // name cannot tell; one sampling period later the exec is long through.
+        std::thread::sleep(SAMPLE_EVERY);
         if let Some(kib) = vm_hwm_kib(&status_path) {
             peak_rss_kib = peak_rss_kib.max(kib);
         }
@@ -268,7 +273,6 @@ pub fn measure(
                 interrupted = true;
             }
         }
-        std::thread::sleep(SAMPLE_EVERY);
     }
 }
 
