@@ -39,6 +39,8 @@ pub struct Assignment {
     /// The plan, as written under the work dir.
     pub plan: PathBuf,
     pub overrides: Vec<(String, String)>,
+    /// What the controller's `setup:` extracted, for every VU of this agent.
+    pub seed: Vec<wire::SeedVar>,
     pub segment: SegmentMsg,
     pub run_name: String,
 }
@@ -393,6 +395,7 @@ async fn read_loop(
                 plan,
                 files,
                 overrides,
+                seed,
                 segment,
                 run_name,
             }) => {
@@ -415,6 +418,7 @@ async fn read_loop(
                     Ok(Assignment {
                         plan: plan_at.ok_or("the bundle did not hold the plan")?,
                         overrides,
+                        seed,
                         segment,
                         run_name,
                     })

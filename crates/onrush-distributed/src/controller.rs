@@ -171,6 +171,7 @@ impl Controller {
         mut self,
         bundle: &Bundle,
         overrides: &[(String, String)],
+        seed: &[wire::SeedVar],
         run_name: &str,
         out_dir: &Path,
         hooks: Hooks<'_>,
@@ -276,6 +277,7 @@ impl Controller {
                 plan: bundle.plan_path().to_string(),
                 files: bundle.files.iter().map(|(m, _)| m.clone()).collect(),
                 overrides: overrides.to_vec(),
+                seed: seed.to_vec(),
                 segment: a.report.segment.expect("set above"),
                 run_name: run_name.to_string(),
             };

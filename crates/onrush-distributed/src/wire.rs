@@ -37,6 +37,16 @@ pub struct SegmentMsg {
     pub workers: usize,
 }
 
+/// A variable the controller's `setup:` extracted: one value, or several (an extractor with
+/// `occurrence: all`, which a `foreach` walks). Bytes, as extracted: not necessarily UTF-8.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct SeedVar {
+    pub name: String,
+    pub values: Vec<Vec<u8>>,
+    /// Several values even if there is only one (or none).
+    pub many: bool,
+}
+
 /// Everything said on a control connection.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -68,6 +78,10 @@ pub enum Msg {
         plan: String,
         files: Vec<FileMeta>,
         overrides: Vec<(String, String)>,
+        /// What the plan's `setup:` (run once, on the controller) extracted: a variable of
+        /// every VU of the agent from its start, as on one machine.
+        #[serde(default)]
+        seed: Vec<SeedVar>,
         segment: SegmentMsg,
         run_name: String,
     },
@@ -218,6 +232,50 @@ mod tests {
             Err(WireError::TooLarge(_))
         ));
         writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn setup_values_travel_as_bytes_and_an_older_plan_message_has_none() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 16);
+        let seed = vec![
+            SeedVar {
+                name: "token".into(),
+                values: vec![vec![0xff, 0, b'x']],
+                many: false,
+            },
+            SeedVar {
+                name: "ids".into(),
+                values: vec![b"1".to_vec(), b"2".to_vec()],
+                many: true,
+            },
+        ];
+        let plan = Msg::Plan {
+            plan: "plan.yaml".into(),
+            files: Vec::new(),
+            overrides: Vec::new(),
+            seed: seed.clone(),
+            segment: SegmentMsg {
+                agent: 0,
+                agents: 1,
+                first_worker: 0,
+                total_workers: 1,
+                workers: 1,
+            },
+            run_name: "r".into(),
+        };
+        write_msg(&mut a, &plan).await.unwrap();
+        match read_frame(&mut b).await.unwrap() {
+            Frame::Msg(Msg::Plan { seed: got, .. }) => assert_eq!(got, seed),
+            other => panic!("{other:?}"),
+        }
+        // A controller from before `seed` existed: the plan parses, with no values.
+        let old = r#"{"type":"plan","plan":"p","files":[],"overrides":[],
+            "segment":{"agent":0,"agents":1,"first_worker":0,"total_workers":1,"workers":1},
+            "run_name":"r"}"#;
+        match serde_json::from_str::<Msg>(old).unwrap() {
+            Msg::Plan { seed, .. } => assert!(seed.is_empty()),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

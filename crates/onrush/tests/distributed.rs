@@ -739,3 +739,62 @@ fn exporters_and_abort_on_fail_see_the_merged_run_live() {
     let total = u64_at(&s, "/totals/requests");
     assert!((60..400).contains(&total), "{total}");
 }
+
+#[test]
+fn setup_and_teardown_run_once_on_the_controller_and_setup_values_reach_every_agent() {
+    let server = crate::exec::RecordServer::start();
+    let d = dir("phases");
+    let out = d.join("results");
+    let plan = write_plan(
+        &d,
+        &format!(
+            r#"
+target: http://127.0.0.1:{}
+setup:
+  steps:
+    - {{ name: login, post: /login, extract: {{ token: {{ jsonpath: "$.token" }} }} }}
+teardown:
+  steps:
+    - {{ name: logout, delete: /session, headers: {{ Authorization: "Bearer ${{token}}" }} }}
+scenarios:
+  - name: load
+    load: {{ vus: 3, iterations: 4 }}
+    steps:
+      - {{ name: item, get: /item, headers: {{ Authorization: "Bearer ${{token}}" }} }}
+"#,
+            server.port
+        ),
+    );
+    let controller = start_controller(&plan, &out, 2, &["-q"]);
+    let token = out.join("agent-token");
+    let work = d.join("agents");
+    let agents: Vec<Child> = ["p1", "p2"]
+        .iter()
+        .map(|n| start_agent(controller.port, &token, n, 1, &work))
+        .collect();
+    let (code, stdout, stderr) = controller.finish();
+    for mut a in agents {
+        assert!(a.wait().unwrap().success(), "an agent failed");
+    }
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // One login for the whole run (not one per agent), 12 load requests split between the
+    // agents, every one of them with setup's token, and one logout with it after the load.
+    let counts = server.counts();
+    let n = |key: &str| counts.get(key).and_then(|v| v.as_u64()).unwrap_or(0);
+    assert_eq!(n("path /login"), 1, "{counts:?}");
+    assert_eq!(n("path /item"), 12, "{counts:?}");
+    assert_eq!(n("path /session"), 1, "{counts:?}");
+    assert_eq!(n("auth Bearer tok-1"), 13, "{counts:?}");
+    let s = summary(&out);
+    assert_eq!(u64_at(&s, "/totals/requests"), 12, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    for agent in ["p1", "p2"] {
+        let own = summary(&out.join("agents").join(agent));
+        assert!(u64_at(&own, "/totals/requests") > 0, "{agent} ran nothing");
+    }
+    // Setup's and teardown's results are apart from the load's, as on one machine.
+    for phase in ["setup", "teardown"] {
+        let p = summary(&out.join(phase));
+        assert_eq!(u64_at(&p, "/totals/requests"), 1, "{phase}: {p:#}");
+    }
+}

@@ -11,6 +11,7 @@ use onrush_distributed::auth;
 use onrush_distributed::bundle::Bundle;
 use onrush_distributed::controller::{self, Controller, ControllerOptions};
 use onrush_distributed::ssh;
+use onrush_distributed::wire;
 use onrush_export::Exporter;
 use onrush_plan::Plan;
 
@@ -126,18 +127,55 @@ pub fn controller(
         );
         return exit::USAGE;
     }
-    if plan.setup.is_some() || plan.teardown.is_some() {
-        eprintln!(
-            "error: {}: `setup:`/`teardown:` are not supported with --agents yet (they would run \
-             on every agent); run them as a plan of their own before and after the distributed \
-             run (docs/distributed.md, \"Limits\")",
-            plan.source.display()
-        );
-        return exit::USAGE;
-    }
     let Some(out_dir) = super::run::results_dir(plan, common) else {
         return exit::RUNTIME;
     };
+    // Setup and teardown run once for the whole run, here, around the agents' load.
+    let phases = match super::phases::ControllerPhases::setup(plan, &out_dir, common.quiet) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let seed: Vec<wire::SeedVar> = phases.vars.iter().filter_map(seed_var).collect();
+    let code = run_with_agents(plan, args, agents, common, &out_dir, &seed);
+    phases.teardown();
+    code
+}
+
+/// What setup extracted, as it travels to the agents.
+fn seed_var((name, value): &(String, onrush_plan::VarValue)) -> Option<wire::SeedVar> {
+    let (values, many) = match value {
+        onrush_plan::VarValue::Unset => return None,
+        onrush_plan::VarValue::One(v) => (vec![v.clone()], false),
+        onrush_plan::VarValue::Many(v) => (v.clone(), true),
+    };
+    Some(wire::SeedVar {
+        name: name.clone(),
+        values,
+        many,
+    })
+}
+
+/// An agent's view of setup's variables.
+fn var_value(seed: wire::SeedVar) -> (String, onrush_plan::VarValue) {
+    let value = if seed.many {
+        onrush_plan::VarValue::Many(seed.values)
+    } else {
+        onrush_plan::VarValue::One(seed.values.into_iter().next().unwrap_or_default())
+    };
+    (seed.name, value)
+}
+
+/// The load itself: the agents are awaited (or launched), given the plan and setup's
+/// variables, started together, and their results merged into `out_dir`.
+fn run_with_agents(
+    plan: &Plan,
+    args: &ControllerArgs,
+    agents: usize,
+    common: &CommonRunArgs,
+    out_dir: &Path,
+    seed: &[wire::SeedVar],
+) -> i32 {
+    let out_dir = out_dir.to_path_buf();
     let token = match &args.token_file {
         Some(f) => match auth::read_token(f) {
             Ok(t) => t,
@@ -259,6 +297,7 @@ pub fn controller(
     let result = controller.run(
         &bundle,
         &overrides,
+        seed,
         &plan.name,
         &out_dir,
         controller::Hooks {
@@ -569,6 +608,10 @@ pub fn agent(args: AgentArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // Setup and teardown ran once, on the controller; what setup extracted came with the plan.
+    plan.setup = None;
+    plan.teardown = None;
+    let seed: Vec<_> = assignment.seed.into_iter().map(var_value).collect();
     // Thresholds are about the whole run: the controller judges them on the merged results.
     // On one agent's share they would be wrong ("requests == 101" over a third of the load)
     // and an `abort_on_fail` could stop a share that is fine as a whole.
@@ -617,6 +660,7 @@ pub fn agent(args: AgentArgs) -> i32 {
             segment,
             ready: &mut ready,
             exporter,
+            seed,
         }),
     );
     if refused.get() {

@@ -101,3 +101,74 @@ pub fn run_phase(
     };
     PhaseOutcome { vars, failed }
 }
+
+/// A distributed run's `setup:` and `teardown:`: run once for the whole run, on the
+/// controller (on every agent they would run once per agent), with a built-in server of their
+/// own when the target is `builtin` (each agent starts its own for the load). What setup
+/// extracts travels to every agent with the plan.
+pub struct ControllerPhases<'a> {
+    plan: &'a Plan,
+    out_dir: &'a Path,
+    quiet: bool,
+    server: Option<onrush_server::ServerHandle>,
+    /// Setup's extracted variables.
+    pub vars: Vec<(String, VarValue)>,
+}
+
+impl<'a> ControllerPhases<'a> {
+    /// Runs the plan's setup, if any. `Err(exit code)` once it failed (said, and teardown
+    /// run) or the built-in server could not start.
+    pub fn setup(plan: &'a Plan, out_dir: &'a Path, quiet: bool) -> Result<Self, i32> {
+        let needs_server = (plan.setup.is_some() || plan.teardown.is_some())
+            && matches!(plan.target, onrush_plan::Target::Builtin);
+        let server = if needs_server {
+            match onrush_server::start(onrush_server::ServerConfig {
+                addr: "127.0.0.1:0".parse().expect("a valid address"),
+                threads: 1,
+            }) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!(
+                        "error: cannot start the built-in target server for setup/teardown: {e}"
+                    );
+                    return Err(super::exit::RUNTIME);
+                }
+            }
+        } else {
+            None
+        };
+        let mut phases = ControllerPhases {
+            plan,
+            out_dir,
+            quiet,
+            server,
+            vars: Vec::new(),
+        };
+        if let Some(setup) = &plan.setup {
+            let outcome = run_phase(plan, setup, out_dir, phases.builtin(), &[], quiet);
+            phases.vars = outcome.vars;
+            if let Some(why) = outcome.failed {
+                eprintln!(
+                    "error: setup failed: {why}; no agent was started (setup's results: {})",
+                    out_dir.join("setup").display()
+                );
+                phases.teardown();
+                return Err(super::exit::RUNTIME);
+            }
+        }
+        Ok(phases)
+    }
+
+    fn builtin(&self) -> Option<SocketAddr> {
+        self.server.as_ref().map(|s| s.local_addr())
+    }
+
+    /// Runs the plan's teardown, if any, however the load ended (see `run`'s teardown).
+    pub fn teardown(self) {
+        let builtin = self.builtin();
+        super::run::teardown(self.plan, self.out_dir, builtin, &self.vars, self.quiet);
+        if let Some(server) = self.server {
+            server.shutdown();
+        }
+    }
+}

@@ -50,6 +50,8 @@ pub struct AgentShare<'a> {
     /// Called with the plan's resolved targets once it is prepared.
     pub ready: &'a mut ReadyHook<'a>,
     pub exporter: Box<dyn onrush_export::Exporter>,
+    /// What the controller's `setup:` extracted: variables of every VU from its start.
+    pub seed: Vec<(String, onrush_plan::VarValue)>,
 }
 
 pub fn run_plan_as(
@@ -115,6 +117,12 @@ pub fn run_plan_as(
         }
         setup_vars = outcome.vars;
         prepared.seed_vars(&setup_vars);
+    }
+    // An agent has no setup of its own: the controller ran it once for the whole run.
+    if let Some(agent) = &agent {
+        if !agent.seed.is_empty() {
+            prepared.seed_vars(&agent.seed);
+        }
     }
 
     let mut exporters = match exporters(common) {
@@ -212,7 +220,7 @@ pub fn run_plan_as(
 /// Runs the plan's teardown, if it has one, even after a first Ctrl-C or SIGTERM (a second
 /// one exits at once and skips it). A failed teardown is said, not an exit code of its own:
 /// the load's results stand.
-fn teardown(
+pub(super) fn teardown(
     plan: &Plan,
     out_dir: &Path,
     builtin: Option<std::net::SocketAddr>,
