@@ -16,8 +16,12 @@ CPU = user + system time of the tool's process (getrusage of the child). Medians
   full_verified, resumed_verified   the same two with the certificate verified against the server's CA
              (the default configuration; `insecure: true` elsewhere, as wrk and h2load verify nothing)
 
-usage: bench/tls_cost.py [--rounds 3] [--seconds 5]
-                         [--cases keepalive,full,resumed,h2,full_verified,resumed_verified] [--onrush PATH]
+  full_p256, resumed_p256   key exchange on P-256 instead of X25519 (`kx_groups: [secp256r1]`)
+  full_12, resumed_12       TLS 1.2 only (`versions: "1.2"`): its resumption skips the key exchange
+
+usage: bench/tls_cost.py [--rounds 3] [--seconds 5] [--onrush PATH]
+                         [--cases keepalive,full,resumed,h2,full_verified,resumed_verified,
+                                  full_p256,resumed_p256,full_12,resumed_12]
 """
 import argparse, json, os, re, signal, statistics, subprocess, sys, tempfile, time
 
@@ -27,7 +31,7 @@ from cpu_per_request import ONRUSH, cpu_of  # noqa: E402
 ADDR = "127.0.0.1:18443"
 URL = f"https://{ADDR}/"
 PLAN = """target: https://{addr}
-http: {{ version: {version}, connections: {scope}, max_streams: 10, tls: {{ session: {session}, {trust} }} }}
+http: {{ version: {version}, connections: {scope}, max_streams: 10, tls: {{ session: {session}, {trust}{extra} }} }}
 scenarios:
   - name: tls
     load: {{ vus: 50, duration: {seconds}s }}
@@ -41,6 +45,18 @@ ONRUSH_CASES = {
     # The default configuration: the server certificate verified against its CA.
     "full_verified": ("h1", "per_request", "full"),
     "resumed_verified": ("h1", "per_request", "resume"),
+    # What each handshake mode costs (`http.tls.kx_groups`, `versions`): P-256 instead of
+    # X25519, and TLS 1.2, whose resumption skips the key exchange (TLS 1.3's does not).
+    "full_p256": ("h1", "per_request", "full"),
+    "resumed_p256": ("h1", "per_request", "resume"),
+    "full_12": ("h1", "per_request", "full"),
+    "resumed_12": ("h1", "per_request", "resume"),
+}
+EXTRA = {
+    "full_p256": ", kx_groups: [secp256r1]",
+    "resumed_p256": ", kx_groups: [secp256r1]",
+    "full_12": ', versions: "1.2"',
+    "resumed_12": ', versions: "1.2"',
 }
 CA = "/tmp/onrush-tls-cost-ca.pem"
 PIN = ["taskset", "-c", "0"]
@@ -51,7 +67,8 @@ def run_onrush(binary, tmp, case, seconds, r):
     plan = os.path.join(tmp, f"{case}.yaml")
     with open(plan, "w") as f:
         trust = f'ca_file: "{CA}"' if case.endswith("_verified") else "insecure: true"
-        f.write(PLAN.format(addr=ADDR, version=version, scope=scope, session=session, seconds=seconds, trust=trust))
+        f.write(PLAN.format(addr=ADDR, version=version, scope=scope, session=session, seconds=seconds, trust=trust,
+                             extra=EXTRA.get(case, "")))
     out = os.path.join(tmp, f"{case}-{r}")
     _, cpu = cpu_of([*PIN, binary, "run", plan, "-t", "1", "--quiet", "--out", out])
     s = json.load(open(os.path.join(out, "summary.json")))["totals"]
@@ -88,7 +105,8 @@ def main():
     time.sleep(0.5)
     results = {}
     tools = {"keepalive": ["onrush", "h2load", "wrk"], "full": ["onrush", "wrk"], "resumed": ["onrush"],
-             "h2": ["onrush", "h2load"], "full_verified": ["onrush"], "resumed_verified": ["onrush"]}
+             "h2": ["onrush", "h2load"], "full_verified": ["onrush"], "resumed_verified": ["onrush"],
+             "full_p256": ["onrush"], "resumed_p256": ["onrush"], "full_12": ["onrush"], "resumed_12": ["onrush"]}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(a.rounds):
@@ -117,7 +135,7 @@ def main():
         if case == "keepalive":
             line += f"; onrush/wrk {med[('onrush', case)] / med[('wrk', case)]:.3f}"
         print(line)
-    for suffix in ["", "_verified"]:
+    for suffix in ["", "_verified", "_p256", "_12"]:
         if f"full{suffix}" in cases and f"resumed{suffix}" in cases:
             print(f"resumed/full{suffix} (onrush): "
                   f"{med[('onrush', 'resumed' + suffix)] / med[('onrush', 'full' + suffix)]:.3f}")

@@ -41,7 +41,7 @@ pub use form::{form_urlencode, percent_encode_component};
 pub use header::{is_token, push_header, InvalidHeader};
 pub use multipart::{Multipart, Part, Piece};
 pub use throttle::{required_rate, Throttled};
-pub use tls::{cipher_suite_names, ClientIdentity};
+pub use tls::{cipher_suite_names, kx_group_names, ClientIdentity};
 pub use tls::{
     connect_tls_stream, connect_tls_throttled_stream, HandshakeKind, SessionMode, TlsClient,
     TlsConfigError, TlsFailure, TlsOptions, TlsSession, TlsVersion,

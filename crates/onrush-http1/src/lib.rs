@@ -40,7 +40,7 @@ pub use any::{connect_any, AnyConnection};
 pub use conn::{connect, Connection};
 pub use idle::PendingInput;
 pub use throttle::{connect_throttled, ThrottledConnection};
-pub use tls::{cipher_suite_names, ClientIdentity};
+pub use tls::{cipher_suite_names, kx_group_names, ClientIdentity};
 pub use tls::{
     connect_tls, connect_tls_stream, connect_tls_throttled, HandshakeKind, SessionMode,
     ThrottledTlsConnection, TlsClient, TlsConfigError, TlsConnection, TlsFailure, TlsOptions,

@@ -171,6 +171,9 @@ struct Seen {
     /// The client's leaf certificate, DER.
     client_cert: Option<Vec<u8>>,
     resumed: bool,
+    /// The key-exchange group of the handshake: none for a resumed TLS 1.2 session, which
+    /// skips the key exchange.
+    kx: Option<rustls::NamedGroup>,
 }
 
 /// A rustls server that records every handshake and answers each request with 200.
@@ -203,6 +206,7 @@ impl TestServer {
                             .and_then(|c| c.first())
                             .map(|c| c.to_vec()),
                         resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+                        kx: conn.negotiated_key_exchange_group().map(|g| g.name()),
                     });
                     let mut buf = vec![0u8; 4096];
                     let mut pending = Vec::new();
@@ -603,6 +607,72 @@ async fn the_chosen_cipher_suite_is_negotiated() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("none of the cipher suites"), "{e}");
+}
+
+#[tokio::test]
+async fn the_chosen_key_exchange_group_is_negotiated_and_tls12_resumption_skips_it() {
+    let dir = temp_dir("kx");
+    let (server, server_ca) = mtls_server(&dir, None).await;
+    let client = |groups: &[&str], versions: Vec<TlsVersion>| {
+        TlsClient::new(&TlsOptions {
+            ca_file: Some(server_ca.clone()),
+            kx_groups: groups.iter().map(|s| s.to_string()).collect(),
+            versions,
+            ..TlsOptions::default()
+        })
+        .unwrap()
+    };
+    use rustls::NamedGroup as G;
+    let tls13 = || vec![TlsVersion::Tls13];
+    // Default: X25519; then each group alone, case insensitive; the first of several.
+    for groups in [
+        &[][..],
+        &["secp256r1"],
+        &["SECP384R1"],
+        &["secp256r1", "X25519"],
+    ] {
+        let session = client(groups, tls13()).session(SessionMode::Full, 1);
+        get_once(server.addr, &session).await.unwrap();
+    }
+    // Resumed sessions: TLS 1.3 resumes with a fresh key exchange (psk_dhe_ke, the only PSK
+    // mode rustls offers); TLS 1.2 resumes without one.
+    for versions in [tls13(), vec![TlsVersion::Tls12]] {
+        let session = client(&["secp256r1"], versions).session(SessionMode::Resume, 1);
+        get_once(server.addr, &session).await.unwrap();
+        get_once(server.addr, &session).await.unwrap();
+    }
+    let seen: Vec<(Option<G>, bool)> = settled(&server, 8)
+        .await
+        .iter()
+        .map(|s| (s.kx, s.resumed))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some(G::X25519), false),
+            (Some(G::secp256r1), false),
+            (Some(G::secp384r1), false),
+            (Some(G::secp256r1), false),
+            (Some(G::secp256r1), false),
+            (Some(G::secp256r1), true),
+            (Some(G::secp256r1), false),
+            (None, true),
+        ]
+    );
+    let e = TlsClient::new(&TlsOptions {
+        insecure: true,
+        kx_groups: vec!["ffdhe2048".into()],
+        ..TlsOptions::default()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("unknown key-exchange group \"ffdhe2048\""),
+        "{e}"
+    );
+    for name in onrush_http1::kx_group_names() {
+        assert!(e.contains(name), "lists {name}: {e}");
+    }
 }
 
 #[test]

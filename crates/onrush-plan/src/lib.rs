@@ -473,6 +473,10 @@ pub struct TlsSettings {
     /// `ciphers`: the cipher suites offered, by rustls name ([`TLS_CIPHER_SUITES`]), in the
     /// order written, without duplicates; empty (default): all of them.
     pub ciphers: Vec<String>,
+    /// `kx_groups`: the key-exchange groups offered, by rustls name ([`TLS_KX_GROUPS`]), in
+    /// the order written (the first one's key share goes in the ClientHello), without
+    /// duplicates; empty (default): all of them, X25519 first.
+    pub kx_groups: Vec<String>,
     /// `versions`: the TLS versions offered, in ascending order without duplicates; empty
     /// (default): both 1.2 and 1.3.
     pub versions: Vec<TlsVersionSetting>,
@@ -530,6 +534,15 @@ impl std::fmt::Debug for ClientIdentity {
         }
     }
 }
+
+/// The key-exchange groups `http.tls.kx_groups` accepts: (rustls name, other names). The
+/// rustls names are those of rustls' *ring* provider, which onrush offers (a test of the
+/// `onrush` crate checks the two lists agree); a plan may write any name, in any case.
+pub const TLS_KX_GROUPS: [(&str, &[&str]); 3] = [
+    ("X25519", &["x25519"]),
+    ("secp256r1", &["P-256", "P256", "prime256v1"]),
+    ("secp384r1", &["P-384", "P384"]),
+];
 
 /// The cipher suites `http.tls.ciphers` accepts: (rustls name, IANA name, OpenSSL name, TLS
 /// version). The rustls names are those of rustls' *ring* provider, which onrush offers (a

@@ -540,6 +540,14 @@ pub fn json_schema() -> Value {
                         ],
                         "examples": [["TLS13_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]]
                     },
+                    "kx_groups": {
+                        "description": "The key-exchange groups offered, in order (default all, X25519 first): X25519, secp256r1 (P-256), secp384r1 (P-384)",
+                        "anyOf": [
+                            { "$ref": "#/definitions/tls_kx_group" },
+                            { "type": "array", "minItems": 1, "items": { "$ref": "#/definitions/tls_kx_group" } }
+                        ],
+                        "examples": [["secp256r1"], ["X25519", "secp256r1"]]
+                    },
                     "versions": {
                         "description": "TLS versions offered (default both 1.2 and 1.3)",
                         "anyOf": [
@@ -576,6 +584,11 @@ pub fn json_schema() -> Value {
                 "description": "A cipher suite: rustls name (as listed), IANA or OpenSSL name, any case",
                 "type": "string",
                 "examples": cipher_names
+            },
+            "tls_kx_group": {
+                "description": "A key-exchange group: rustls name (as listed) or P-256, P-384, prime256v1, any case",
+                "type": "string",
+                "examples": ["X25519", "secp256r1", "secp384r1"]
             },
             "tls_version": {
                 "description": "A TLS version: \"1.2\" or \"1.3\"",

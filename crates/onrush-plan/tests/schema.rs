@@ -143,6 +143,7 @@ fn schema_is_valid_json_and_describes_every_key() {
             "identities_dir",
             "identities_password",
             "insecure",
+            "kx_groups",
             "server_name",
             "session",
             "versions"

@@ -683,6 +683,51 @@ fn ciphers() {
 }
 
 #[test]
+fn kx_groups() {
+    // rustls and common names, any case; order kept; duplicates dropped.
+    let p = ok(&plan(
+        "  tls:\n    kx_groups: [P-256, x25519, prime256v1]\n",
+        "",
+    ));
+    assert_eq!(p.http.tls.kx_groups, ["secp256r1", "X25519"]);
+    let p = ok(&plan("  tls: { kx_groups: p-384 }\n", ""));
+    assert_eq!(p.http.tls.kx_groups, ["secp384r1"]);
+    for (rustls, others) in TLS_KX_GROUPS {
+        for name in std::iter::once(&rustls).chain(others.iter()) {
+            let p = ok(&plan(
+                &format!("  tls: {{ kx_groups: [\"{name}\"] }}\n"),
+                "",
+            ));
+            assert_eq!(p.http.tls.kx_groups, [rustls], "{name}");
+        }
+    }
+    // Not given: empty, which offers them all.
+    assert!(ok(&plan("  timeout: 5s\n", ""))
+        .http
+        .tls
+        .kx_groups
+        .is_empty());
+}
+
+#[test]
+fn bad_kx_groups() {
+    let s = check(
+        &plan("  tls:\n    kx_groups: [X25591]\n", ""),
+        4,
+        "http.tls.kx_groups[0]",
+        "did you mean `X25519`?",
+    );
+    assert!(s.contains("unknown key-exchange group \"X25591\""), "{s}");
+    assert!(s.contains("secp384r1"), "lists the groups: {s}");
+    check(
+        &plan("  tls:\n    kx_groups: []\n", ""),
+        4,
+        "http.tls.kx_groups",
+        "leave `kx_groups` out",
+    );
+}
+
+#[test]
 fn bad_ciphers() {
     let s = check(
         &plan("  tls:\n    ciphers: [TLS13_AES_128_GCM_SHA265]\n", ""),

@@ -134,6 +134,7 @@ pub fn tls_options(tls: &TlsSettings) -> TlsOptions {
             })
             .collect(),
         cipher_suites: tls.ciphers.clone(),
+        kx_groups: tls.kx_groups.clone(),
         server_name: tls.server_name.clone(),
         ..Default::default()
     }

@@ -316,6 +316,12 @@ fn the_plans_cipher_names_are_the_suites_rustls_offers() {
 }
 
 #[test]
+fn the_plans_kx_group_names_are_the_groups_rustls_offers() {
+    let plan: Vec<&str> = onrush_plan::TLS_KX_GROUPS.iter().map(|g| g.0).collect();
+    assert_eq!(plan, onrush_http1::kx_group_names());
+}
+
+#[test]
 fn a_server_that_never_finishes_the_handshake_is_a_handshake_timeout() {
     // Accepts TCP connections and never says a word: the TCP connect succeeds, the TLS
     // handshake cannot.

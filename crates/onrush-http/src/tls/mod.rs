@@ -109,6 +109,10 @@ pub struct TlsOptions {
     /// matter), in order of preference; empty: all of them. A TLS version none of them belongs
     /// to is not offered.
     pub cipher_suites: Vec<String>,
+    /// The key-exchange groups offered, by rustls name (`X25519`, `secp256r1`, `secp384r1`;
+    /// see [`kx_group_names`]; case does not matter), in order of preference: the first one's
+    /// key share is sent with the ClientHello. Empty: rustls' default, X25519 first.
+    pub kx_groups: Vec<String>,
     /// The server name to send (SNI) and verify the certificate against, instead of the one
     /// passed to [`connect_tls_stream`] (the target's host).
     pub server_name: Option<String>,
@@ -123,6 +127,15 @@ pub fn cipher_suite_names() -> Vec<&'static str> {
     rustls::crypto::ring::ALL_CIPHER_SUITES
         .iter()
         .filter_map(|s| s.suite().as_str())
+        .collect()
+}
+
+/// The rustls names of the key-exchange groups onrush can offer (those of the *ring*
+/// provider): what [`TlsOptions::kx_groups`] accepts.
+pub fn kx_group_names() -> Vec<&'static str> {
+    rustls::crypto::ring::ALL_KX_GROUPS
+        .iter()
+        .filter_map(|g| g.name().as_str())
         .collect()
 }
 
@@ -179,6 +192,9 @@ impl TlsClient {
             prefer_sha256_suites(&mut provider.cipher_suites);
         } else {
             provider.cipher_suites = select_cipher_suites(&opts.cipher_suites)?;
+        }
+        if !opts.kx_groups.is_empty() {
+            provider.kx_groups = select_kx_groups(&opts.kx_groups)?;
         }
         let provider = Arc::new(provider);
         let versions: Vec<&'static rustls::SupportedProtocolVersion> = if opts.versions.is_empty() {
@@ -376,6 +392,31 @@ fn prefer_sha256_suites(suites: &mut [rustls::SupportedCipherSuite]) {
 }
 
 /// The suites of the *ring* provider named in `names` (rustls names, any case), in that order.
+/// The groups named, in order, without duplicates.
+fn select_kx_groups(
+    names: &[String],
+) -> Result<Vec<&'static dyn rustls::crypto::SupportedKxGroup>, TlsConfigError> {
+    let mut out: Vec<&'static dyn rustls::crypto::SupportedKxGroup> = Vec::new();
+    for name in names {
+        let found = rustls::crypto::ring::ALL_KX_GROUPS.iter().find(|g| {
+            g.name()
+                .as_str()
+                .is_some_and(|n| n.eq_ignore_ascii_case(name.trim()))
+        });
+        match found {
+            Some(g) if !out.iter().any(|o| o.name() == g.name()) => out.push(*g),
+            Some(_) => {}
+            None => {
+                return Err(TlsConfigError::new(format!(
+                    "unknown key-exchange group {name:?}; onrush offers {}",
+                    kx_group_names().join(", ")
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn select_cipher_suites(
     names: &[String],
 ) -> Result<Vec<rustls::SupportedCipherSuite>, TlsConfigError> {

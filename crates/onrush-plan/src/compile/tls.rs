@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 use super::Ctx;
 use crate::error::{did_you_mean, one_of, PlanError};
 use crate::yaml::Node;
-use crate::{ClientIdentity, TlsSessionMode, TlsSettings, TlsVersionSetting, TLS_CIPHER_SUITES};
+use crate::{
+    ClientIdentity, TlsSessionMode, TlsSettings, TlsVersionSetting, TLS_CIPHER_SUITES,
+    TLS_KX_GROUPS,
+};
 
-pub(crate) const TLS_KEYS: [&str; 13] = [
+pub(crate) const TLS_KEYS: [&str; 14] = [
     "session",
     "insecure",
     "ca_file",
@@ -21,6 +24,7 @@ pub(crate) const TLS_KEYS: [&str; 13] = [
     "identities_password",
     "versions",
     "ciphers",
+    "kx_groups",
     "server_name",
 ];
 
@@ -125,7 +129,66 @@ impl Ctx<'_> {
         if let Some(c) = f.get("ciphers") {
             out.ciphers = self.ciphers(c, &f.child("ciphers"))?;
         }
+        if let Some(g) = f.get("kx_groups") {
+            out.kx_groups = self.kx_groups(g, &f.child("kx_groups"))?;
+        }
         self.ciphers_fit_versions(&f, &out)?;
+        Ok(out)
+    }
+
+    /// `kx_groups`: group names (rustls or common ones, any case) → rustls names, in order,
+    /// without duplicates.
+    fn kx_groups(&self, node: &Node, path: &str) -> Result<Vec<String>, PlanError> {
+        let items = self.one_or_many(
+            node,
+            path,
+            "key-exchange groups",
+            "e.g. `kx_groups: [secp256r1]` (P-256) or `kx_groups: [X25519, secp256r1]`",
+        )?;
+        let supported: Vec<&str> = TLS_KX_GROUPS.iter().map(|g| g.0).collect();
+        let lowered: Vec<(String, &str)> = TLS_KX_GROUPS
+            .iter()
+            .flat_map(|(rustls, others)| {
+                std::iter::once(rustls)
+                    .chain(others.iter())
+                    .map(|n| (n.to_ascii_lowercase(), *rustls))
+            })
+            .collect();
+        let mut out: Vec<String> = Vec::new();
+        for (item, field) in items {
+            let text = self.string(item, &field)?;
+            let t = text.trim().to_ascii_lowercase();
+            let Some((_, name)) = lowered.iter().find(|(n, _)| *n == t) else {
+                let close = did_you_mean(&t, lowered.iter().map(|(n, _)| n.as_str()))
+                    .and_then(|c| lowered.iter().find(|(n, _)| n == c))
+                    .map(|(_, rustls)| *rustls);
+                let hint = match close {
+                    Some(close) => format!(
+                        "did you mean `{close}`? onrush offers {} (P-256 and P-384 work too)",
+                        supported.join(", ")
+                    ),
+                    None => format!(
+                        "onrush offers {} (P-256 and P-384 work too)",
+                        supported.join(", ")
+                    ),
+                };
+                return Err(self
+                    .err(item, &field, format!("unknown key-exchange group {text:?}"))
+                    .with_hint(hint));
+            };
+            if !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+        }
+        if out.is_empty() {
+            return Err(self
+                .err(
+                    node,
+                    path,
+                    "empty list; expected at least one key-exchange group",
+                )
+                .with_hint("leave `kx_groups` out to offer all of them"));
+        }
         Ok(out)
     }
 
