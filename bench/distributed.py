@@ -18,6 +18,7 @@ Loopback only; every run is bounded by its plan's duration and a timeout, and on
 this script started are stopped, by PID.
 
 usage: bench/distributed.py [split|controller|both] [--rounds 3] [--seconds 10] [--agents 50]
+                            [--onrush PATH]
 """
 import argparse, json, os, re, resource, signal, statistics, subprocess, sys, tempfile, time
 
@@ -172,12 +173,15 @@ def controller(agents, seconds):
 
 
 def main():
+    global ONRUSH
     p = argparse.ArgumentParser()
     p.add_argument("what", nargs="?", default="both", choices=["split", "controller", "both"])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seconds", type=int, default=10)
     p.add_argument("--agents", type=int, default=50)
+    p.add_argument("--onrush", default=ONRUSH, help="the onrush binary to measure")
     a = p.parse_args()
+    ONRUSH = a.onrush
     if not os.path.exists(ONRUSH):
         sys.exit(f"{ONRUSH} is missing: cargo build --release -p onrush")
     if a.what in ("split", "both"):
