@@ -215,6 +215,25 @@ impl Collector {
             .add(snap);
     }
 
+    /// Adds step data of `second` that is part of a worker's snapshot, without its VU gauge
+    /// (which [`add`](Self::add) of the rest sets): for the live merge, which hands each
+    /// streamed step line over as it arrives instead of keeping a whole decoded snapshot per
+    /// agent (its histograms are most of a controller's memory).
+    pub(crate) fn add_steps(&mut self, second: u64, snap: Snapshot) {
+        let second = match self.closed_through {
+            Some(c) if second <= c => {
+                self.late_snapshots += 1;
+                c + 1
+            }
+            _ => second,
+        };
+        let layout = &self.layout;
+        self.pending
+            .entry(second)
+            .or_insert_with(|| SecondAcc::new(layout))
+            .add(snap);
+    }
+
     /// Snapshots that arrived after their second was closed.
     pub fn late_snapshots(&self) -> u64 {
         self.late_snapshots
