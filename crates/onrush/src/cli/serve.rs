@@ -107,7 +107,7 @@ pub fn run(args: ServeArgs) -> i32 {
         if tls {
             "HTTP/1.1 and HTTP/2 by ALPN"
         } else {
-            "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, TCP echo"
+            "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, Thrift, TCP echo"
         },
         if threads == 1 { "" } else { "s" }
     );
