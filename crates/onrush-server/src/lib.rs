@@ -48,6 +48,7 @@ pub mod samples;
 mod scenario;
 mod sniff;
 mod stats;
+mod thrift;
 mod tls;
 mod worker;
 mod ws;
@@ -312,6 +313,8 @@ fn start_with(
     let listeners = listen::bind_group(config.addr, threads)?;
     let local_addr = listeners[0].local_addr()?;
     let shared = Arc::new(Shared::new(threads));
+    // The IDL is embedded: an error here is a build's bug, reported rather than panicking.
+    let calculator = Arc::new(thrift::Calculator::load().map_err(io::Error::other)?);
     let (stop, stop_rx) = watch::channel(false);
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<()>>();
 
@@ -330,6 +333,7 @@ fn start_with(
             stop: stop_rx.clone(),
             tls: tls.clone(),
             http2,
+            thrift: calculator.clone(),
         };
         let ready = ready_tx.clone();
         let spawned = std::thread::Builder::new()

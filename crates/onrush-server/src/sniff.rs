@@ -8,14 +8,19 @@
 //! | first bytes | protocol |
 //! |---|---|
 //! | the HTTP/2 preface `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` | HTTP/2 with prior knowledge (h2c, gRPC) |
-//! | `0x00`, then a 4-byte frame whose payload starts `0x80 0x01` | Thrift, binary protocol, framed transport |
+//! | `0x00`, a 4-byte length, then `0x80 0x01` (binary) or `0x82` and a byte `xxx00001` (compact) | Thrift, framed transport |
 //! | `0x00` otherwise | TCP echo of length-prefixed messages (4-byte big-endian length) |
+//! | `0x80 0x01` (binary), or `0x82` then a byte `xxx00001` (compact: version 1, any message type) | Thrift, buffered transport |
 //! | a first line `GET /ws/... HTTP/1.1` | WebSocket (RFC 6455) |
 //! | a first line ending in ` HTTP/1.x` (or no line end within [`PEEK`] bytes) | HTTP/1.1 |
 //! | any other first line | TCP echo of lines |
 //!
-//! A length-prefixed message therefore has fewer than 16 MiB (its first byte is 0), and a line
-//! connection's first line is not an HTTP request line.
+//! A length-prefixed message therefore has fewer than 16 MiB (its first byte is 0) and does not
+//! itself start like a Thrift message; a line connection's first line is not an HTTP request
+//! line and does not start with the bytes 0x80 or 0x82 (not UTF-8 text anyway). Thrift's own
+//! rules give the same first bytes: every message of the strict binary protocol starts with the
+//! version word `0x8001`, every compact one with the protocol id `0x82` and version 1 in the
+//! low 5 bits of the next byte, and a framed call of a few KB has a length whose first byte is 0.
 
 use std::io;
 use std::time::Duration;
@@ -31,6 +36,7 @@ pub(crate) enum Wire {
     Lines,
     LengthPrefixed,
     ThriftFramed,
+    ThriftBuffered,
 }
 
 /// What an HTTP/2 client sends first (RFC 9113 3.4).
@@ -60,6 +66,14 @@ pub(crate) fn classify(buf: &[u8], closed: bool) -> Option<Wire> {
     if buf[0] == 0 {
         return classify_binary(buf, closed);
     }
+    if buf[0] == 0x80 || buf[0] == 0x82 {
+        match buf.get(1) {
+            Some(&second) if is_thrift(buf[0], second) => return Some(Wire::ThriftBuffered),
+            Some(_) => {}
+            None if closed => return Some(Wire::Lines),
+            None => return None,
+        }
+    }
     match buf.iter().position(|&b| b == b'\n') {
         Some(end) => {
             let line = &buf[..end];
@@ -79,8 +93,14 @@ pub(crate) fn classify(buf: &[u8], closed: bool) -> Option<Wire> {
     }
 }
 
-/// A binary connection: Thrift framed (a frame whose payload opens with the strict binary
-/// protocol's version bytes `0x80 0x01`) or a length-prefixed echo.
+/// Whether two bytes open a Thrift message: the strict binary protocol's version `0x80 0x01`,
+/// or the compact protocol's id `0x82` and version 1 (the message type is in the top 3 bits).
+fn is_thrift(first: u8, second: u8) -> bool {
+    (first == 0x80 && second == 0x01) || (first == 0x82 && second & 0x1f == 1)
+}
+
+/// A binary connection: Thrift framed (a frame whose payload opens like a Thrift message) or a
+/// length-prefixed echo.
 fn classify_binary(buf: &[u8], closed: bool) -> Option<Wire> {
     if buf.len() < 4 {
         return if closed {
@@ -101,7 +121,7 @@ fn classify_binary(buf: &[u8], closed: bool) -> Option<Wire> {
             None
         };
     }
-    if buf[4] == 0x80 && buf[5] == 0x01 {
+    if is_thrift(buf[4], buf[5]) {
         Some(Wire::ThriftFramed)
     } else {
         Some(Wire::LengthPrefixed)
@@ -183,6 +203,30 @@ mod tests {
             classify(&[0, 0, 0, 20, 0x80, 0x01, 0, 1], false),
             Some(Wire::ThriftFramed)
         );
+        assert_eq!(
+            classify(&[0, 0, 0, 20, 0x82, 0x21, 7], false),
+            Some(Wire::ThriftFramed)
+        );
+        // 0x82 then a version other than 1: an echo of a binary message.
+        assert_eq!(
+            classify(&[0, 0, 0, 20, 0x82, 0x22, 7], false),
+            Some(Wire::LengthPrefixed)
+        );
+        assert_eq!(
+            classify(&[0x80, 0x01, 0, 1], false),
+            Some(Wire::ThriftBuffered)
+        );
+        assert_eq!(
+            classify(&[0x82, 0x21, 7], false),
+            Some(Wire::ThriftBuffered)
+        );
+        assert_eq!(
+            classify(&[0x82, 0x81, 7], false),
+            Some(Wire::ThriftBuffered)
+        );
+        assert_eq!(classify(&[0x80], false), None);
+        assert_eq!(classify(&[0x80, 0x02, b'\n'], false), Some(Wire::Lines));
+        assert_eq!(classify(&[0x82], true), Some(Wire::Lines));
         assert_eq!(classify(&[0, 0], false), None);
         assert_eq!(classify(&[], true), Some(Wire::Http1));
         assert_eq!(classify(&[b'x'; PEEK], false), Some(Wire::Http1));

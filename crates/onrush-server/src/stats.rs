@@ -110,7 +110,7 @@ pub struct ProtocolStats {
     pub grpc_messages_out: u64,
     /// Thrift calls received (oneway included).
     pub thrift_calls: u64,
-    /// Thrift connections (framed, binary protocol).
+    /// Thrift connections (binary or compact protocol, framed or buffered transport).
     pub thrift_connections: u64,
 }
 

@@ -11,7 +11,7 @@
 //! - plain port: the first bytes are peeked at (`MSG_PEEK`, nothing consumed, [`crate::sniff`]);
 //!   the HTTP/2 preface (`PRI * HTTP/2.0...`) means h2c with prior knowledge (gRPC too), an
 //!   HTTP/1.1 request line HTTP/1.1 (`GET /ws/...` WebSocket), a first byte 0 a length-prefixed
-//!   echo or Thrift framed, any other line a line echo.
+//!   echo or Thrift framed, a Thrift message header Thrift buffered, any other line a line echo.
 //!   An HTTP socket then goes to hyper's HTTP/1.1 or HTTP/2 connection as it is, unwrapped. Not
 //!   hyper-util's `auto` builder: it consumes the bytes and wraps the socket in a rewinding
 //!   reader, and cost 384 instructions per keep-alive request (4.6%, callgrind); the peek costs
@@ -36,6 +36,7 @@ use crate::echo::{self, Framing};
 use crate::routes::{self, Conn};
 use crate::sniff::{self, Wire};
 use crate::stats::{ConnCounter, Shared};
+use crate::thrift::{self, Calculator, Transport};
 use crate::tls::TlsInfo;
 use crate::{ws, Http2Config};
 
@@ -47,6 +48,8 @@ pub(crate) struct Worker {
     /// `Some` for HTTPS: every connection is a TLS handshake first.
     pub(crate) tls: Option<TlsAcceptor>,
     pub(crate) http2: Http2Config,
+    /// The Thrift service, read from its IDL once per server.
+    pub(crate) thrift: Arc<Calculator>,
 }
 
 /// The connection builders of one thread, shared by its connection tasks through an `Arc`
@@ -140,6 +143,7 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
         mut stop,
         tls,
         http2,
+        thrift,
     } = worker;
     rt.block_on(async move {
         // Registering with the reactor needs the runtime context, hence here and not in `start`.
@@ -154,7 +158,7 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
         drop(ready);
         tokio::select! {
             _ = stop.wait_for(|stopped| *stopped) => {}
-            _ = accept_loop(&listener, index, &shared, tls, http2) => {}
+            _ = accept_loop(&listener, index, &shared, tls, http2, thrift) => {}
         }
     });
     // Dropping the runtime drops every connection task, closing their sockets: shutdown does
@@ -168,6 +172,7 @@ async fn accept_loop(
     shared: &Arc<Shared>,
     tls: Option<TlsAcceptor>,
     http2: Http2Config,
+    calc: Arc<Calculator>,
 ) {
     let protocols = Arc::new(Protocols::new(http2));
     loop {
@@ -188,6 +193,7 @@ async fn accept_loop(
         match &tls {
             None => {
                 let shared = shared.clone();
+                let calc = calc.clone();
                 tokio::spawn(async move {
                     let Ok(wire) = sniff::sniff(&stream).await else {
                         return;
@@ -200,9 +206,14 @@ async fn accept_loop(
                         }
                         Wire::WebSocket => ws::serve(stream, shared, index).await,
                         Wire::Lines => echo::serve(stream, Framing::Lines, shared, index).await,
-                        // Thrift is served by its own module (next commit); until then, an echo.
-                        Wire::LengthPrefixed | Wire::ThriftFramed => {
+                        Wire::LengthPrefixed => {
                             echo::serve(stream, Framing::LengthPrefixed, shared, index).await
+                        }
+                        Wire::ThriftFramed => {
+                            thrift::serve(stream, Transport::Framed, calc, shared, index).await
+                        }
+                        Wire::ThriftBuffered => {
+                            thrift::serve(stream, Transport::Buffered, calc, shared, index).await
                         }
                     }
                 });

@@ -24,5 +24,5 @@ pub mod wire;
 
 pub use idl::parse::{ConstValue, Requiredness, StructKind};
 pub use idl::resolve::{
-    load, Constant, EnumDef, Field, Function, IdlError, Schema, Service, StructDef, Type,
+    load, load_with, Constant, EnumDef, Field, Function, IdlError, Schema, Service, StructDef, Type,
 };

@@ -154,3 +154,59 @@ fn bench_rejects_an_unknown_case() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("nope") && err.contains("body_1k"), "{err}");
 }
+
+/// The protocol cases run against the same built-in server process (its one port), each
+/// related to the `keepalive` case of the same run, which runs even when not asked for.
+#[test]
+fn bench_measures_each_protocol_against_keepalive() {
+    let doc = bench_json(&[
+        "--seconds",
+        "1",
+        "--cases",
+        "tcp_echo,websocket_echo,grpc_unary,thrift_framed",
+    ]);
+    let names: Vec<&str> = doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "keepalive",
+            "tcp_echo",
+            "websocket_echo",
+            "grpc_unary",
+            "thrift_framed"
+        ],
+        "keepalive added as the reference, first"
+    );
+    let keepalive = f64_at(case(&doc, "keepalive"), "/cpu_us_per_unit");
+    for (name, unit) in [
+        ("tcp_echo", "call"),
+        ("websocket_echo", "round trip"),
+        ("grpc_unary", "call"),
+        ("thrift_framed", "call"),
+    ] {
+        let c = case(&doc, name);
+        assert_eq!(c["unit"], unit, "{c:#}");
+        let us = f64_at(c, "/cpu_us_per_unit");
+        assert!(us > 0.5 && us < 10_000.0, "{name}: {us} CPU µs per {unit}");
+        assert!(f64_at(c, "/rate_per_s") > 100.0, "{c:#}");
+        let ratio = f64_at(c, "/ratio_vs_keepalive");
+        assert!((ratio - us / keepalive).abs() < 1e-9, "{c:#}");
+        let note = c["note"].as_str().unwrap();
+        assert!(
+            note.starts_with(&format!("{ratio:.2}x keepalive")),
+            "{note}"
+        );
+    }
+    // ghz is the outside reference when installed; without it the note says so.
+    let grpc = case(&doc, "grpc_unary");
+    let note = grpc["note"].as_str().unwrap();
+    match grpc.get("ratio_vs_ghz") {
+        Some(r) => assert!(r.as_f64().unwrap() > 0.0, "{grpc:#}"),
+        None => assert!(note.contains("ghz not found"), "{note}"),
+    }
+}

@@ -218,3 +218,208 @@ scenarios:
     assert_eq!(u64_at(slow, "/failures"), 0, "{slow:#}");
     assert_eq!(u64_at(slow, "/requests"), 3, "{slow:#}");
 }
+
+/// Steps per iteration of examples/thrift.yaml; the last, `zip`, is oneway.
+const THRIFT_EXAMPLE_STEPS: &[&str] = &[
+    "Calculator.ping",
+    "Calculator.add",
+    "subtract",
+    "divide-by-zero",
+    "Calculator.summarize",
+    "Calculator.getStruct",
+    "Calculator.zip",
+];
+
+#[test]
+fn thrift_example_counts_match_the_builtin_servers() {
+    let (summary, server) = run_example("thrift.yaml", "1s");
+    let sc = "calculator";
+    let calls: u64 = THRIFT_EXAMPLE_STEPS
+        .iter()
+        .map(|s| requests(&summary, sc, s))
+        .sum();
+    let thrown = requests(&summary, sc, "divide-by-zero");
+    assert!(thrown > 0, "{summary:#}");
+    // The only failures are the expected declared exceptions, one per divide-by-zero call.
+    assert_eq!(u64_at(&summary, "/totals/failures"), thrown, "{summary:#}");
+    let divide = step(&summary, sc, "divide-by-zero");
+    assert_eq!(
+        u64_at(divide, "/failures_by_class/thrift_exception"),
+        thrown,
+        "{divide:#}"
+    );
+    // Every answered call reached the server; a oneway `zip` is done for onrush once written,
+    // so the last one of each of the 4 VUs may still be in the server's socket when the run
+    // takes its counts.
+    let at_server = u64_at(&server, "/thrift_calls");
+    assert!(
+        (calls - 4..=calls).contains(&at_server),
+        "server {at_server}, onrush {calls}: {server:#}"
+    );
+    assert_eq!(u64_at(&server, "/thrift_connections"), 4, "{server:#}");
+    assert_eq!(u64_at(&server, "/requests"), 0, "no HTTP: {server:#}");
+}
+
+/// onrush's Thrift client against the built-in server in every protocol × transport, plain and
+/// multiplexed: one scenario (so one connection) per combination, as a server's transport is
+/// the connection's. The oneway call is not the last, so the counts agree to the call. (An op
+/// outside the enum, answered with an application exception, cannot be sent by onrush, which
+/// checks enums against the IDL: Apache's Python client sends it below.)
+#[test]
+fn thrift_every_protocol_and_transport_against_builtin() {
+    let dir = temp_dir("builtin-thrift-combos");
+    let idl = example("idl/calculator.thrift");
+    let mut plan = format!(
+        "target: builtin\nthrift: {{ idl: [\"{}\"] }}\nscenarios:\n",
+        idl.display()
+    );
+    let mut combos = Vec::new();
+    for protocol in ["binary", "compact"] {
+        for transport in ["framed", "buffered"] {
+            for multiplexed in [false, true] {
+                let name = format!("{protocol}-{transport}-{multiplexed}");
+                let t = format!(
+                    "thrift: builtin, protocol: {protocol}, transport: {transport}, multiplexed: {multiplexed}"
+                );
+                plan.push_str(&format!(
+                    r#"  - name: {name}
+    load: {{ vus: 1, iterations: 5 }}
+    steps:
+      - {{ {t}, name: ping, call: Calculator.ping }}
+      - {{ {t}, name: add, call: Calculator.add, args: {{ num1: 40, num2: 2 }}, check: [ {{ jsonpath: "$", equals: 42 }} ] }}
+      - {{ {t}, name: calc, call: Calculator.calculate, args: {{ logid: "${{iteration}}", w: {{ num1: 6, num2: "${{iteration}}", op: MULTIPLY }} }},
+          extract: {{ product: {{ jsonpath: "$" }} }} }}
+      - {{ {t}, name: divide, call: Calculator.calculate, args: {{ logid: 1, w: {{ num1: 1, num2: 0, op: DIVIDE }} }},
+          check: [ {{ header: exception, equals: InvalidOperation }}, {{ jsonpath: "$.why", equals: "Cannot divide by 0" }} ] }}
+      - {{ {t}, name: zip, call: Calculator.zip, args: {{ n: 1 }} }}
+      - {{ {t}, name: summarize, call: Calculator.summarize,
+          args: {{ works: [ {{ num1: 1, num2: 2, op: ADD }}, {{ num1: 3, num2: 4, op: MULTIPLY, comment: big }} ], weights: {{ a: 1, b: 2 }}, flag: true }},
+          check: [ {{ jsonpath: "$.values[1]", equals: 12 }}, {{ jsonpath: "$.counts.MULTIPLY", equals: 1 }}, {{ jsonpath: "$.ratio", equals: 1.5 }} ] }}
+      - {{ {t}, name: get, call: Calculator.getStruct, args: {{ key: "${{iteration}}" }},
+          check: [ {{ jsonpath: "$.value", equals: "${{product}}" }} ] }}
+"#
+                ));
+                combos.push(name);
+            }
+        }
+    }
+    let path = write_plan(&dir, &plan);
+    let output = onrush()
+        .args(["run", path.to_str().unwrap(), "--quiet", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let s = summary(&dir.join("out"));
+    let server: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("out/builtin_server.json")).unwrap(),
+    )
+    .unwrap();
+    let mut calls = 0;
+    for sc in &combos {
+        for name in ["ping", "add", "calc", "zip", "summarize", "get"] {
+            let st = step(&s, sc, name);
+            assert_eq!(
+                u64_at(st, "/requests"),
+                5,
+                "{sc}/{name}: {st:#}\n{}",
+                text(&output)
+            );
+            assert_eq!(u64_at(st, "/failures"), 0, "{sc}/{name}: {st:#}");
+        }
+        let divide = step(&s, sc, "divide");
+        assert_eq!(
+            u64_at(divide, "/failures_by_class/thrift_exception"),
+            5,
+            "{divide:#}"
+        );
+        calls += 7 * 5;
+    }
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{:#}", s["checks"]);
+    assert_eq!(u64_at(&server, "/thrift_calls"), calls, "{server:#}");
+    assert_eq!(u64_at(&server, "/thrift_connections"), 8, "{server:#}");
+}
+
+/// Apache Thrift's own Python library as the client (code generated from the IDL the server
+/// serves), checking every answer: binary/framed and compact/buffered plain, binary/buffered and
+/// compact/framed multiplexed; the server's counts agree with the client's.
+#[test]
+fn apache_thrift_python_client_against_builtin() {
+    let Some(generated) =
+        crate::thrift::generated_from("builtin-client", &example("idl/calculator.thrift"))
+    else {
+        return;
+    };
+    let server = Server::start();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/servers/thrift_client.py"
+    );
+    let combos = [
+        ("binary", "framed", "plain"),
+        ("compact", "buffered", "plain"),
+        ("binary", "buffered", "multiplexed"),
+        ("compact", "framed", "multiplexed"),
+    ];
+    let mut calls = 0;
+    for (protocol, transport, mode) in combos {
+        let output = std::process::Command::new("python3")
+            .arg(script)
+            .args([&server.port().to_string(), protocol, transport, mode, "20"])
+            .env("PYTHONPATH", &generated)
+            .output()
+            .unwrap();
+        let what = format!("{protocol}/{transport}/{mode}: {}", text(&output));
+        assert!(output.status.success(), "{what}");
+        let counts: Value = serde_json::from_slice(&output.stdout).expect(&what);
+        calls += u64_at(&counts, "/calls");
+    }
+    assert_eq!(calls, 4 * (20 * 8 + 1));
+    let p = server.0.as_ref().unwrap().protocol_stats();
+    assert_eq!((p.thrift_connections, p.thrift_calls), (4, calls), "{p:?}");
+}
+
+/// Bad input after a Thrift-looking prefix, on the socket: the server closes that connection
+/// (no answer, no panic) and goes on serving others; an oversized frame is refused on its
+/// length alone, before its bytes are sent.
+#[test]
+fn thrift_bad_input_closes_only_that_connection() {
+    let server = Server::start();
+    let addr = ("127.0.0.1", server.port());
+    let closed = |bytes: &[u8]| {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        s.write_all(bytes).unwrap();
+        let mut rest = Vec::new();
+        // Read to the end: the server's close (a reset when our bytes are left unread).
+        let _ = s.read_to_end(&mut rest);
+        rest
+    };
+    // Framed binary: a method name announced as 2^31-16 bytes inside a 12-byte frame.
+    let garbage = [
+        0, 0, 0, 12, 0x80, 1, 0, 1, 0x7f, 0xff, 0xff, 0xf0, 1, 2, 3, 4,
+    ];
+    assert!(closed(&garbage).is_empty());
+    // Buffered compact: an unknown compact type in the argument struct.
+    assert!(closed(&[0x82, 0x21, 1, 1, b'x', 0x1e]).is_empty());
+    // A frame of 16 MiB - 1 (the first byte 0, so sniffed as Thrift framed): over the 1 MiB
+    // limit, closed after its header, without waiting for (or buffering) the rest.
+    assert!(closed(&[0, 0xff, 0xff, 0xff, 0x80, 1, 0, 1]).is_empty());
+
+    // The server still serves Thrift and HTTP.
+    let mut ping = vec![0, 0, 0, 17, 0x80, 1, 0, 1, 0, 0, 0, 4];
+    ping.extend_from_slice(b"ping");
+    ping.extend_from_slice(&[0, 0, 0, 9, 0]);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&ping).unwrap();
+    let mut reply = [0u8; 21];
+    s.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply[4..8], &[0x80, 1, 0, 2], "a REPLY: {reply:?}");
+    assert_eq!(
+        &reply[16..],
+        &[0, 0, 0, 9, 0],
+        "seqid 9, empty struct: {reply:?}"
+    );
+    let p = server.0.as_ref().unwrap().protocol_stats();
+    assert_eq!((p.thrift_connections, p.thrift_calls), (4, 1), "{p:?}");
+}

@@ -21,11 +21,17 @@ const IDL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/thrift
 
 /// Generates the Python code of the test IDL into a fresh directory, or says why it cannot.
 fn generated(name: &str) -> Option<PathBuf> {
+    generated_from(name, &Path::new(IDL_DIR).join("calc.thrift"))
+}
+
+/// Generates the Python code of `idl` (and what it includes) into a fresh directory, or says
+/// why it cannot: fails under CI=true, skips loudly elsewhere.
+pub(crate) fn generated_from(name: &str, idl: &Path) -> Option<PathBuf> {
     let dir = temp_dir(&format!("thrift-gen-{name}"));
     let compiled = Command::new("thrift")
         .args(["-r", "--gen", "py", "-out"])
         .arg(&dir)
-        .arg(Path::new(IDL_DIR).join("calc.thrift"))
+        .arg(idl)
         .status();
     let library = Command::new("python3")
         .args(["-c", "import thrift.protocol.TCompactProtocol"])

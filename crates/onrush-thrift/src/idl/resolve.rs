@@ -166,10 +166,19 @@ struct File {
 
 /// Reads `paths` and every file they include (relative to the including file) into one schema.
 pub fn load(paths: &[PathBuf]) -> Result<Schema, IdlError> {
+    load_with(paths, &|path| std::fs::read_to_string(path))
+}
+
+/// [`load`], with `read` supplying each file's text: a program that embeds its IDL
+/// (`include_str!`) serves it from memory, so that it runs wherever it is installed.
+pub fn load_with(
+    paths: &[PathBuf],
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Schema, IdlError> {
     let mut files: Vec<File> = Vec::new();
     let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
     for path in paths {
-        read_file(path, None, &mut files, &mut by_path, 0)?;
+        read_file(path, None, &mut files, &mut by_path, 0, read)?;
     }
     let mut schema = Schema {
         files: files.iter().map(|f| f.path.clone()).collect(),
@@ -275,6 +284,7 @@ fn read_file(
     files: &mut Vec<File>,
     by_path: &mut HashMap<PathBuf, usize>,
     depth: usize,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Result<usize, IdlError> {
     let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if let Some(&i) = by_path.get(&key) {
@@ -297,8 +307,8 @@ fn read_file(
     if depth > 32 {
         return Err(unreadable("includes nested more than 32 deep".into()));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        read(path).map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
     let doc = parse(&text).map_err(|e| IdlError {
         path: path.to_path_buf(),
         text: text.clone(),
@@ -318,7 +328,14 @@ fn read_file(
     let dir = path.parent().unwrap_or(Path::new("."));
     for (name, span) in includes_list {
         let target = dir.join(&name);
-        let i = read_file(&target, Some((index, span)), files, by_path, depth + 1)?;
+        let i = read_file(
+            &target,
+            Some((index, span)),
+            files,
+            by_path,
+            depth + 1,
+            read,
+        )?;
         let stem = Path::new(&name)
             .file_stem()
             .map_or(name.clone(), |s| s.to_string_lossy().into_owned());

@@ -21,16 +21,19 @@ use super::exit;
   SayHelloStream, SayHelloClientStream, SayHelloBidi; HelloRequest's delay_ms and error_code\n\
   ask for a delay or a status),\n\
   TCP echo of length-prefixed messages (first byte 0: a 4-byte big-endian length, then the\n\
-  message; under 16 MiB), TCP echo of lines (any other first line).\n\
+  message; under 16 MiB), TCP echo of lines (any other first line),\n\
+  Apache Thrift (the Calculator of examples/idl/calculator.thrift: binary or compact protocol,\n\
+  framed or buffered transport, multiplexed or not; a framed call is 0x00 then its length and\n\
+  0x80 0x01 or 0x82, a buffered one starts 0x80 0x01 or 0x82 itself; messages up to 1 MiB).\n\
 TCP lines/frames and WebSocket messages take commands: /delay/MS TEXT, /stream/N TEXT,\n\
   /close (WebSocket: /close/CODE REASON), /stall; anything else is echoed.\n\
 In a plan with `target: builtin`, steps name this server with the host `builtin`:\n\
-  `tcp: builtin`, `grpc: builtin`, `url: ws://builtin/ws/echo`.\n\
+  `tcp: builtin`, `grpc: builtin`, `thrift: builtin`, `url: ws://builtin/ws/echo`.\n\
 With --tls: HTTP/2 or HTTP/1.1 as ALPN negotiates (h2 preferred); the other protocols are on\n\
   the plain port only.\n\
 GET /stats counts requests and connections, h2_*, tls_*, and per protocol tcp_connections,\n\
   tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls, grpc_messages_in,\n\
-  grpc_messages_out; GET /tls describes the TLS of the connection it is asked on."
+  grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the TLS of the connection it is asked on."
 )]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -104,7 +107,7 @@ pub fn run(args: ServeArgs) -> i32 {
         if tls {
             "HTTP/1.1 and HTTP/2 by ALPN"
         } else {
-            "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, TCP echo"
+            "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, Thrift, TCP echo"
         },
         if threads == 1 { "" } else { "s" }
     );

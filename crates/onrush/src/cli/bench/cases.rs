@@ -26,6 +26,11 @@ pub const CASES: &[&str] = &[
     "tls_full",
     "tls_resumed",
     "h2_streams",
+    "h2c_streams",
+    "tcp_echo",
+    "websocket_echo",
+    "grpc_unary",
+    "thrift_framed",
 ];
 
 /// Whether a case runs against the HTTPS server.
@@ -67,6 +72,14 @@ pub struct CaseResult {
     pub handshakes_full: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handshakes_resumed: Option<u64>,
+    /// Protocol cases: CPU per unit over the `keepalive` case's CPU per request, same run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_vs_keepalive: Option<f64>,
+    /// grpc_unary with ghz installed: ghz's CPU per call, and onrush's over it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ghz_cpu_us_per_call: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_vs_ghz: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -85,14 +98,14 @@ pub struct Bench<'a> {
 }
 
 /// What one `onrush run` of a case gave.
-struct OnrushRun {
-    cpu_s: f64,
-    peak_rss_mib: f64,
-    summary: Value,
+pub(super) struct OnrushRun {
+    pub(super) cpu_s: f64,
+    pub(super) peak_rss_mib: f64,
+    pub(super) summary: Value,
 }
 
 impl OnrushRun {
-    fn u64(&self, pointer: &str) -> u64 {
+    pub(super) fn u64(&self, pointer: &str) -> u64 {
         self.summary
             .pointer(pointer)
             .and_then(Value::as_u64)
@@ -104,7 +117,7 @@ impl OnrushRun {
             .and_then(Value::as_f64)
             .unwrap_or(0.0)
     }
-    fn duration_s(&self) -> f64 {
+    pub(super) fn duration_s(&self) -> f64 {
         self.f64("/run/duration_s").max(1e-3)
     }
 }
@@ -184,7 +197,7 @@ impl Bench<'_> {
                 vec![get("/")],
                 "HTTP/2 over TLS, 50 VUs on 5 connections x 10 streams (h2load -c5 -m10)",
             ),
-            _ => Err(Failure::Runtime(format!("unknown case {name}"))),
+            _ => self.protocol_case(name),
         }
     }
 
@@ -356,13 +369,27 @@ impl Bench<'_> {
         })
     }
 
-    /// Writes a one-scenario plan and runs `onrush run PLAN -t 1 --quiet --out DIR` pinned to
-    /// the tool CPU; returns its CPU time, peak RSS and summary.json. With `interrupt_after`
-    /// it is stopped with SIGINT then (exit code 130 is expected).
+    /// [`Bench::onrush_plan`] with an `http:` section only.
     fn onrush(
         &self,
         name: &str,
         http: Option<Value>,
+        load: Value,
+        steps: Vec<Value>,
+        interrupt_after: Option<Duration>,
+    ) -> Result<OnrushRun, Failure> {
+        let top = json!({ "http": http.unwrap_or_else(|| json!({})) });
+        self.onrush_plan(name, top, load, steps, interrupt_after)
+    }
+
+    /// Writes a one-scenario plan (with the top-level sections of `top`: `http`, `grpc`,
+    /// `thrift`) and runs `onrush run PLAN -t 1 --quiet --out DIR` pinned to the tool CPU;
+    /// returns its CPU time, peak RSS and summary.json. With `interrupt_after` it is stopped
+    /// with SIGINT then (exit code 130 is expected).
+    pub(super) fn onrush_plan(
+        &self,
+        name: &str,
+        top: Value,
         load: Value,
         steps: Vec<Value>,
         interrupt_after: Option<Duration>,
@@ -375,11 +402,13 @@ impl Bench<'_> {
             }
             (false, _) => format!("http://127.0.0.1:{}", self.port),
         };
-        let plan = json!({
+        let mut plan = json!({
             "target": target,
-            "http": http.unwrap_or_else(|| json!({})),
             "scenarios": [{ "name": name, "load": load, "steps": steps }],
         });
+        if let (Some(plan), Some(top)) = (plan.as_object_mut(), top.as_object()) {
+            plan.extend(top.clone());
+        }
         let plan_path = self.dir.join(format!("{name}.yaml"));
         let text = serde_json::to_string_pretty(&plan).expect("JSON serialises");
         std::fs::write(&plan_path, text)

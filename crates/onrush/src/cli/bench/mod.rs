@@ -5,6 +5,7 @@
 
 mod cases;
 mod process;
+mod protocols;
 mod wrk;
 
 use clap::builder::PossibleValuesParser;
@@ -48,10 +49,15 @@ pub fn run(args: BenchArgs) -> i32 {
 }
 
 fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    // A protocol case is reported against the `keepalive` case of the same run: it runs too.
+    let wanted = |c: &str| args.cases.is_empty() || args.cases.iter().any(|s| s == c);
+    let with_keepalive = CASES
+        .iter()
+        .any(|c| protocols::PROTOCOL_CASES.contains(c) && wanted(c));
     let selected: Vec<&'static str> = CASES
         .iter()
         .copied()
-        .filter(|c| args.cases.is_empty() || args.cases.iter().any(|s| s == c))
+        .filter(|c| wanted(c) || (*c == "keepalive" && with_keepalive))
         .collect();
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Runtime(format!("cannot find the onrush executable: {e}")))?;
@@ -107,6 +113,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     }
     drop(server);
     drop(tls_server);
+    relate_to_keepalive(&mut results);
 
     if args.json {
         let doc = Report {
@@ -137,6 +144,37 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Each protocol case's CPU per unit over `keepalive`'s CPU per request, in its field and its
+/// note; gRPC's over `h2c_streams`' too (the goal compares them).
+fn relate_to_keepalive(results: &mut [CaseResult]) {
+    let cost = |name: &str, results: &[CaseResult]| {
+        results
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.cpu_us_per_unit)
+    };
+    let keepalive = cost("keepalive", results);
+    let h2c = cost("h2c_streams", results);
+    for r in results.iter_mut() {
+        if !protocols::PROTOCOL_CASES.contains(&r.name) {
+            continue;
+        }
+        let (Some(ours), Some(base)) = (r.cpu_us_per_unit, keepalive) else {
+            continue;
+        };
+        let ratio = ours / base;
+        r.ratio_vs_keepalive = Some(ratio);
+        let mut extra = format!("{ratio:.2}x keepalive");
+        if let (Some(h2c), "grpc_unary") = (h2c, r.name) {
+            extra.push_str(&format!(", {:.2}x h2c_streams", ours / h2c));
+        }
+        r.note = Some(match r.note.take() {
+            Some(n) => format!("{extra}; {n}"),
+            None => extra,
+        });
+    }
 }
 
 /// The `--json` document.
