@@ -34,6 +34,7 @@ mod lost_results;
 mod memory;
 #[path = "merge.rs"]
 mod merge;
+mod mixed;
 #[path = "open_model.rs"]
 mod open_model;
 #[path = "phases.rs"]
