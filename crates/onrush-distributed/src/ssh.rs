@@ -25,6 +25,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The agents' certificate files: copied to each host, pointed at by the agent's flags.
+#[path = "ssh_tls.rs"]
+mod tls;
+
 /// One line of a hosts file: `[ssh://][user@]host[:port]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SshHost {
@@ -159,75 +163,6 @@ pub struct LaunchOptions {
     pub tls: crate::tls::AgentTls,
 }
 
-/// The agents' TLS files: (flag of `onrush agent`, local file, name of the remote copy).
-fn tls_files(tls: &crate::tls::AgentTls) -> Vec<(&'static str, &Path, &'static str)> {
-    let mut files = Vec::new();
-    if let Some(p) = &tls.ca {
-        files.push(("--tls-ca", p.as_path(), "ca.pem"));
-    }
-    if let Some(p) = &tls.cert {
-        files.push(("--tls-cert", p.as_path(), "agent.pem"));
-    }
-    if let Some(p) = &tls.key {
-        files.push(("--tls-key", p.as_path(), "agent.key"));
-    }
-    files
-}
-
-/// Where a run's TLS files go on a host (shared by its agents there).
-fn remote_tls_dir(options: &LaunchOptions) -> String {
-    format!("{}/runs/{}/tls", options.remote_dir, options.run)
-}
-
-/// The `onrush agent` flags of the TLS settings, pointing at the remote copies.
-fn tls_flags(options: &LaunchOptions) -> String {
-    let dir = remote_tls_dir(options);
-    let mut flags = String::new();
-    for (flag, _, name) in tls_files(&options.tls) {
-        flags += &format!(" {flag} {}", shell_quote(&format!("{dir}/{name}")));
-    }
-    if let Some(n) = &options.tls.server_name {
-        flags += &format!(" --tls-server-name {}", shell_quote(n));
-    }
-    flags
-}
-
-/// Copies the agents' TLS files to `host`, readable by the login user only (the key is a
-/// secret: like the token, it travels over ssh's stdin, never on a command line).
-fn copy_tls_files(host: &SshHost, options: &LaunchOptions) -> Result<(), String> {
-    for (flag, local, name) in tls_files(&options.tls) {
-        let data = std::fs::read(local)
-            .map_err(|e| format!("{flag} {}: cannot read it: {e}", local.display()))?;
-        let script = format!(
-            "set -e; umask 077; d={dir}; mkdir -p \"$d\"; t=\"$d/{name}.part.$$\"; \
-             cat > \"$t\"; mv \"$t\" \"$d/{name}\"",
-            dir = shell_quote(&remote_tls_dir(options)),
-        );
-        let mut child = ssh_command(host, options, &script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("{}: cannot run {}: {e}", host.name, options.ssh.display()))?;
-        let mut stdin = child.stdin.take().expect("piped");
-        let written = stdin.write_all(&data);
-        drop(stdin);
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("{}: {e}", host.name))?;
-        if written.is_err() || !out.status.success() {
-            return Err(format!(
-                "{}: copying {} ({flag}) failed ({}): {}",
-                host.name,
-                local.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The agents started over ssh; dropping it does not stop them (their own loss detection
 /// does when the controller goes).
 pub struct Launched {
@@ -351,7 +286,7 @@ pub fn launch(hosts: &[SshHost], options: &LaunchOptions) -> Result<Launched, St
                 let remote_bin = remote_bin.clone();
                 s.spawn(move || {
                     let bin = provision(h, options, &remote_bin)?;
-                    copy_tls_files(h, options)?;
+                    tls::copy_files(h, options)?;
                     Ok((h.destination() + &format!(":{:?}", h.port), bin))
                 })
             })
@@ -502,7 +437,7 @@ fn start_agent(host: &SshHost, options: &LaunchOptions, bin: &str) -> Result<Chi
     let script = format!(
         "c=${{SSH_CLIENT%% *}}; case \"$c\" in *:*) c=\"[$c]\";; esac; \
          exec {bin} agent --connect {connect} --token-file - --name {name} --work-dir {dir}{threads}{tls} -q",
-        tls = tls_flags(options),
+        tls = tls::flags(options),
         bin = shell_quote(bin),
         name = shell_quote(&host.name),
         dir = shell_quote(&work_dir),

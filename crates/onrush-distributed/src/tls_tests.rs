@@ -100,6 +100,16 @@ fn handshake(
             }
         }
     }
+    if c_err.is_none() && s_err.is_none() {
+        // No error must mean a finished handshake, not one that stalled.
+        assert!(
+            !c.is_handshaking() && !s.is_handshaking(),
+            "the handshake stalled"
+        );
+        let mut got = [0u8; 5];
+        std::io::Read::read_exact(&mut s.reader(), &mut got).unwrap();
+        assert_eq!(&got, b"hello");
+    }
     (c_err, s_err)
 }
 

@@ -140,8 +140,16 @@ fn an_agent_with_another_ca_refuses_the_controller_before_any_load() {
     let theirs_file = theirs.write(&d, "theirs");
     let plan = plan(&d, "http://127.0.0.1:9");
     // A missing CA file is a usage error naming the flag and the file, before any dialing.
+    let some_token = d.join("some-token");
+    std::fs::write(&some_token, "0123456789abcdef0123456789abcdef\n").unwrap();
     let missing = onrush()
-        .args(["agent", "--connect", "127.0.0.1:9", "--token-file", "t"])
+        .args([
+            "agent",
+            "--connect",
+            "127.0.0.1:9",
+            "--token-file",
+            s(&some_token),
+        ])
         .args(["--tls-ca", s(&d.join("nowhere.pem"))])
         .output()
         .unwrap();
