@@ -262,7 +262,8 @@ pub fn agent_side(e: &rustls::Error, tls: &AgentTls, name: &ServerName<'_>) -> S
         E::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
             let presented = match e {
                 E::InvalidCertificate(C::NotValidForNameContext { presented, .. }) => {
-                    format!(" (it is valid for {})", presented.join(", "))
+                    let names: Vec<String> = presented.iter().map(|n| plain_name(n)).collect();
+                    format!(" (it is valid for {})", names.join(", "))
                 }
                 _ => String::new(),
             };
@@ -296,6 +297,16 @@ pub fn agent_side(e: &rustls::Error, tls: &AgentTls, name: &ServerName<'_>) -> S
     }
 }
 
+/// `DnsName("a.example")` / `IpAddress(10.0.0.1)` (how rustls lists a certificate's names) as
+/// `a.example` / `10.0.0.1`.
+fn plain_name(n: &str) -> String {
+    let inner = n
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .unwrap_or(n);
+    inner.trim_matches('"').to_string()
+}
+
 /// Why an agent's TLS handshake failed, for the controller's message.
 pub fn controller_side(e: &rustls::Error, tls: &ControllerTls) -> String {
     use rustls::{CertificateError as C, Error as E};
@@ -317,7 +328,8 @@ pub fn controller_side(e: &rustls::Error, tls: &ControllerTls) -> String {
         E::InvalidCertificate(c) => format!("its client certificate is refused ({c:?})"),
         E::AlertReceived(a) => format!(
             "the agent ended the handshake ({a:?}): it refused this controller's certificate, \
-             see the agent's message (its --tls-ca must be the CA that signed --tls-cert)"
+             see the agent's message (its --tls-ca must be the CA that signed --tls-cert, and the \
+             certificate must hold the name it dialed)"
         ),
         e => e.to_string(),
     }

@@ -179,6 +179,7 @@ fn an_agent_refuses_a_controller_from_another_ca_or_for_another_name_or_expired(
     let msg = agent_side(&c.expect("refused"), &tls, &ip());
     assert!(msg.contains("not valid for the name 127.0.0.1"), "{msg}");
     assert!(msg.contains("--tls-server-name"), "{msg}");
+    assert!(msg.contains("(it is valid for controller.test)"), "{msg}");
     // The same certificate with --tls-server-name set to its name passes.
     let named = AgentTls {
         server_name: Some("controller.test".into()),

@@ -251,8 +251,22 @@ fn run_with_agents(
     };
     let mut launched = match args.launch {
         None => {
+            // The agent's command, with the TLS flags this controller's settings call for.
+            let tls = format!(
+                "{}{}",
+                if args.tls.tls_cert.is_some() {
+                    " --tls-ca CA.pem"
+                } else {
+                    ""
+                },
+                if args.tls.tls_client_ca.is_some() {
+                    " --tls-cert AGENT.pem --tls-key AGENT.key"
+                } else {
+                    ""
+                }
+            );
             eprintln!(
-                "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token",
+                "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token{tls}",
                 if agents == 1 { "" } else { "s" },
                 controller.local_addr(),
                 controller.local_addr().port()
