@@ -81,22 +81,18 @@ fn handshake(
         while c.wants_write() {
             c.write_tls(&mut buf).unwrap();
         }
-        if !buf.is_empty() && s_err.is_none() {
-            if s.read_tls(&mut &buf[..]).is_ok() {
-                if let Err(e) = s.process_new_packets() {
-                    s_err = Some(e);
-                }
+        if !buf.is_empty() && s_err.is_none() && s.read_tls(&mut &buf[..]).is_ok() {
+            if let Err(e) = s.process_new_packets() {
+                s_err = Some(e);
             }
         }
         let mut buf = Vec::new();
         while s.wants_write() {
             s.write_tls(&mut buf).unwrap();
         }
-        if !buf.is_empty() && c_err.is_none() {
-            if c.read_tls(&mut &buf[..]).is_ok() {
-                if let Err(e) = c.process_new_packets() {
-                    c_err = Some(e);
-                }
+        if !buf.is_empty() && c_err.is_none() && c.read_tls(&mut &buf[..]).is_ok() {
+            if let Err(e) = c.process_new_packets() {
+                c_err = Some(e);
             }
         }
     }

@@ -166,9 +166,9 @@ fn controller(
     dir: &Path,
     remote: &Path,
     key: &str,
-    agents: usize,
     extra: &[String],
 ) -> std::process::Output {
+    let agents = 2;
     onrush()
         .args([
             "run",
@@ -239,7 +239,7 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     let remote: PathBuf = dir.join("remote");
 
     let out1 = dir.join("r1");
-    let run = controller(&plan, &out1, k, &dir, &remote, "client", 2, &[]);
+    let run = controller(&plan, &out1, k, &dir, &remote, "client", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(
         run.status.code(),
@@ -306,7 +306,7 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     // controller admits only agents with a certificate of its CA, so a success says they did).
     let out2 = dir.join("r2");
     let tls = mtls_flags(&dir, &format!("10.231.{k}.1"));
-    let run = controller(&plan, &out2, k, &dir, &remote, "client", 2, &tls);
+    let run = controller(&plan, &out2, k, &dir, &remote, "client", &tls);
     assert_eq!(
         run.status.code(),
         Some(0),
@@ -333,7 +333,7 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     // A key the host refuses: the launch fails at once, naming the host, and no load goes.
     keygen(&dir.join("stranger"));
     let started = Instant::now();
-    let run = controller(&plan, &dir.join("r3"), k, &dir, &remote, "stranger", 2, &[]);
+    let run = controller(&plan, &dir.join("r3"), k, &dir, &remote, "stranger", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_ne!(run.status.code(), Some(0), "{stderr}");
     assert!(
