@@ -292,6 +292,22 @@ async fn dial(options: &AgentOptions, tls: &Tls) -> Result<Stream, String> {
                 options.connect,
                 crate::tls::agent_side(t, &options.tls, &tls.name)
             ),
+            // A controller that refused this agent's certificate closes the connection; if
+            // its alert was lost on the way, this is all there is to go by.
+            None if matches!(
+                io.kind(),
+                std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::UnexpectedEof
+            ) =>
+            {
+                format!(
+                    "the controller at {} closed the connection right after TLS ({e}): if it \
+                     runs with --tls-client-ca, it refused this agent's certificate (or its \
+                     absence), and its output says why; no load was generated",
+                    options.connect
+                )
+            }
             None => format!("the controller at {}: {e}", options.connect),
         },
         _ => format!("the controller at {}: {e}", options.connect),

@@ -520,16 +520,22 @@ async fn admit(
     tls: &crate::tls::ControllerTls,
 ) -> Result<Admitted, String> {
     let step = Duration::from_secs(10);
-    let mut stream = tokio::time::timeout(step, acceptor.accept(tcp))
+    let accepted = tokio::time::timeout(step, acceptor.accept(tcp).into_fallible())
         .await
-        .map_err(|_| "no TLS handshake in 10 s".to_string())?
-        .map_err(|e| match crate::tls::rustls_error(&e) {
-            Some(t) => format!(
-                "at the TLS handshake: {}",
-                crate::tls::controller_side(t, tls)
-            ),
-            None => format!("TLS: {e}"),
-        })?;
+        .map_err(|_| "no TLS handshake in 10 s".to_string())?;
+    let mut stream = match accepted {
+        Ok(s) => s,
+        Err((e, tcp)) => {
+            linger(tcp).await;
+            return Err(match crate::tls::rustls_error(&e) {
+                Some(t) => format!(
+                    "at the TLS handshake: {}",
+                    crate::tls::controller_side(t, tls)
+                ),
+                None => format!("TLS: {e}"),
+            });
+        }
+    };
     let binding = crate::agent::binding(stream.get_ref().1)?;
     let (name, threads, agent_nonce) = match read(&mut stream).await? {
         Frame::Msg(Msg::Hello {
@@ -638,6 +644,25 @@ async fn admit(
         },
         stream,
     })
+}
+
+/// After a refused handshake: the alert saying why is on its way, but closing now, with the
+/// agent's hello unread (in TLS 1.3 a client sends it before the server has checked the
+/// client's certificate), makes the kernel send a reset that can destroy the alert before the
+/// agent reads it; the agent would see only "broken pipe". So: half-close, and read what the
+/// agent still sends until it closes (at most 2 s).
+async fn linger(mut tcp: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tcp.shutdown().await;
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Ok(n) = tcp.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 enum Event {
