@@ -32,6 +32,8 @@ pub struct AgentOptions {
     pub work_dir: PathBuf,
     /// How long to keep dialing a controller that is not listening yet.
     pub wait: Duration,
+    /// The CA to check the controller against, and this agent's client certificate.
+    pub tls: crate::tls::AgentTls,
 }
 
 /// What the controller gave this agent to run.
@@ -80,7 +82,9 @@ impl AgentLink {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the agent's I/O thread: {e}"))?;
-        let stream = runtime.block_on(dial(options))?;
+        // Before dialing: a bad certificate file is an error at once, not after the wait.
+        let tls = Tls::new(&options.tls, &options.connect)?;
+        let stream = runtime.block_on(dial(options, &tls))?;
         let (reader, writer) = tokio::io::split(stream);
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let (ev_tx, events) = std_mpsc::channel();
@@ -257,7 +261,7 @@ impl onrush_export::Exporter for IntervalsStreamer {
     }
 }
 
-async fn dial(options: &AgentOptions) -> Result<Stream, String> {
+async fn dial(options: &AgentOptions, tls: &Tls) -> Result<Stream, String> {
     let deadline = Instant::now() + options.wait;
     let tcp = loop {
         match TcpStream::connect(&options.connect).await {
@@ -275,10 +279,39 @@ async fn dial(options: &AgentOptions) -> Result<Stream, String> {
             }
         }
     };
-    let mut stream = tls_over(tcp, &options.connect).await?;
+    let mut stream = tls.over(tcp, &options.connect).await?;
     let binding = binding(stream.get_ref().1)?;
     let nonce = auth::nonce();
-    let io = |e: wire::WireError| format!("the controller at {}: {e}", options.connect);
+    // In TLS 1.3 a controller refuses this agent's certificate after the agent's side of the
+    // handshake is done: the refusal arrives as an alert on the first read.
+    let io = |e: wire::WireError| match &e {
+        wire::WireError::Io(io) => match crate::tls::rustls_error(io) {
+            Some(t) => format!(
+                "the controller at {} refused this agent at the TLS handshake: {}; no load was \
+                 generated",
+                options.connect,
+                crate::tls::agent_side(t, &options.tls, &tls.name)
+            ),
+            // A controller that refused this agent's certificate closes the connection; if
+            // its alert was lost on the way, this is all there is to go by.
+            None if matches!(
+                io.kind(),
+                std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::UnexpectedEof
+            ) =>
+            {
+                format!(
+                    "the controller at {} closed the connection right after TLS ({e}): if it \
+                     runs with --tls-client-ca, it refused this agent's certificate (or its \
+                     absence), and its output says why; no load was generated",
+                    options.connect
+                )
+            }
+            None => format!("the controller at {}: {e}", options.connect),
+        },
+        _ => format!("the controller at {}: {e}", options.connect),
+    };
     wire::write_msg(
         &mut stream,
         &Msg::Hello {
@@ -344,18 +377,48 @@ async fn dial(options: &AgentOptions) -> Result<Stream, String> {
     }
 }
 
-/// TLS from the agent's side over a connected socket (public for tests that speak the
-/// protocol by hand).
+/// The agent's TLS, built once from its settings: the configuration and the name it asks
+/// the controller for.
+pub struct Tls {
+    config: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+    settings: crate::tls::AgentTls,
+}
+
+impl Tls {
+    /// The configuration of `settings` for a controller dialed at `connect` (`HOST:PORT`).
+    pub fn new(settings: &crate::tls::AgentTls, connect: &str) -> Result<Tls, String> {
+        Ok(Tls {
+            config: crate::tls::client_config(settings)?,
+            name: crate::tls::server_name(settings, connect)?,
+            settings: settings.clone(),
+        })
+    }
+
+    /// TLS from the agent's side over a connected socket (public for tests that speak the
+    /// protocol by hand).
+    pub async fn over(&self, tcp: TcpStream, controller: &str) -> Result<Stream, String> {
+        let _ = tcp.set_nodelay(true);
+        let connector = tokio_rustls::TlsConnector::from(self.config.clone());
+        connector
+            .connect(self.name.clone(), tcp)
+            .await
+            .map_err(|e| match crate::tls::rustls_error(&e) {
+                Some(t) => format!(
+                    "refused the controller at {controller}: {}; no load was generated",
+                    crate::tls::agent_side(t, &self.settings, &self.name)
+                ),
+                None => format!("TLS with the controller at {controller} failed: {e}"),
+            })
+    }
+}
+
+/// TLS with the default settings (any controller certificate, none of its own), as the
+/// tests that speak the protocol by hand use it.
 pub async fn tls_over(tcp: TcpStream, controller: &str) -> Result<Stream, String> {
-    let _ = tcp.set_nodelay(true);
-    let connector = tokio_rustls::TlsConnector::from(crate::tls::client_config());
-    let name = rustls::pki_types::ServerName::try_from("onrush-controller")
-        .expect("a valid name")
-        .to_owned();
-    connector
-        .connect(name, tcp)
+    Tls::new(&Default::default(), controller)?
+        .over(tcp, controller)
         .await
-        .map_err(|e| format!("TLS with the controller at {controller} failed: {e}"))
 }
 
 /// The TLS session's exported value both proofs are bound to.

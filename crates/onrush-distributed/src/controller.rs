@@ -35,6 +35,8 @@ pub struct ControllerOptions {
     pub quiet: bool,
     /// Stop every agent when one is lost (`on_agent_loss: abort`), instead of going on.
     pub abort_on_loss: bool,
+    /// Its own certificate, and the CA agents' certificates must be signed by (mutual TLS).
+    pub tls: crate::tls::ControllerTls,
 }
 
 /// One agent as the controller knows it.
@@ -117,11 +119,11 @@ impl Controller {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("--listen {}: {e}", options.listen))?;
-        let acceptor = tokio_rustls::TlsAcceptor::from(crate::tls::server_config()?);
+        let acceptor = tokio_rustls::TlsAcceptor::from(crate::tls::server_config(&options.tls)?);
+        let tls = Arc::new(options.tls.clone());
         let (tx, joined) = mpsc::unbounded_channel();
         let (ev_tx, events) = std_mpsc::channel();
         let token = Arc::new(options.token.clone());
-        let quiet = options.quiet;
         runtime.spawn(async move {
             let mut next_id = 0u64;
             loop {
@@ -130,11 +132,16 @@ impl Controller {
                 };
                 next_id += 1;
                 let id = next_id;
-                let (acceptor, token, tx, ev_tx) =
-                    (acceptor.clone(), token.clone(), tx.clone(), ev_tx.clone());
+                let (acceptor, token, tx, ev_tx, tls) = (
+                    acceptor.clone(),
+                    token.clone(),
+                    tx.clone(),
+                    ev_tx.clone(),
+                    tls.clone(),
+                );
                 tokio::spawn(async move {
                     let _ = tcp.set_nodelay(true);
-                    match admit(acceptor, tcp, peer, &token).await {
+                    match admit(acceptor, tcp, peer, &token, &tls).await {
                         Ok(a) => {
                             let (r, w) = tokio::io::split(a.stream);
                             let (out, out_rx) = mpsc::unbounded_channel();
@@ -146,8 +153,8 @@ impl Controller {
                                 out,
                             });
                         }
-                        Err(e) if !quiet => eprintln!("agent from {peer} refused: {e}"),
-                        Err(_) => {}
+                        // Even under -q: a refusal is why an agent is missing, not progress.
+                        Err(e) => eprintln!("agent from {peer} refused: {e}"),
                     }
                 });
             }
@@ -510,12 +517,25 @@ async fn admit(
     tcp: TcpStream,
     peer: SocketAddr,
     token: &str,
+    tls: &crate::tls::ControllerTls,
 ) -> Result<Admitted, String> {
     let step = Duration::from_secs(10);
-    let mut stream = tokio::time::timeout(step, acceptor.accept(tcp))
+    let accepted = tokio::time::timeout(step, acceptor.accept(tcp).into_fallible())
         .await
-        .map_err(|_| "no TLS handshake in 10 s".to_string())?
-        .map_err(|e| format!("TLS: {e}"))?;
+        .map_err(|_| "no TLS handshake in 10 s".to_string())?;
+    let mut stream = match accepted {
+        Ok(s) => s,
+        Err((e, tcp)) => {
+            linger(tcp).await;
+            return Err(match crate::tls::rustls_error(&e) {
+                Some(t) => format!(
+                    "at the TLS handshake: {}",
+                    crate::tls::controller_side(t, tls)
+                ),
+                None => format!("TLS: {e}"),
+            });
+        }
+    };
     let binding = crate::agent::binding(stream.get_ref().1)?;
     let (name, threads, agent_nonce) = match read(&mut stream).await? {
         Frame::Msg(Msg::Hello {
@@ -624,6 +644,25 @@ async fn admit(
         },
         stream,
     })
+}
+
+/// After a refused handshake: the alert saying why is on its way, but closing now, with the
+/// agent's hello unread (in TLS 1.3 a client sends it before the server has checked the
+/// client's certificate), makes the kernel send a reset that can destroy the alert before the
+/// agent reads it; the agent would see only "broken pipe". So: half-close, and read what the
+/// agent still sends until it closes (at most 2 s).
+async fn linger(mut tcp: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tcp.shutdown().await;
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Ok(n) = tcp.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 enum Event {

@@ -25,6 +25,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The agents' certificate files: copied to each host, pointed at by the agent's flags.
+#[path = "ssh_tls.rs"]
+mod tls;
+
 /// One line of a hosts file: `[ssh://][user@]host[:port]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SshHost {
@@ -154,6 +158,9 @@ pub struct LaunchOptions {
     pub log_dir: PathBuf,
     /// Seconds ssh may take to connect.
     pub connect_timeout: u64,
+    /// The agents' TLS settings, with local paths: the files are copied to each host and the
+    /// flags point at the copies.
+    pub tls: crate::tls::AgentTls,
 }
 
 /// The agents started over ssh; dropping it does not stop them (their own loss detection
@@ -279,6 +286,7 @@ pub fn launch(hosts: &[SshHost], options: &LaunchOptions) -> Result<Launched, St
                 let remote_bin = remote_bin.clone();
                 s.spawn(move || {
                     let bin = provision(h, options, &remote_bin)?;
+                    tls::copy_files(h, options)?;
                     Ok((h.destination() + &format!(":{:?}", h.port), bin))
                 })
             })
@@ -428,7 +436,8 @@ fn start_agent(host: &SshHost, options: &LaunchOptions, bin: &str) -> Result<Chi
     // brackets before a port is appended.
     let script = format!(
         "c=${{SSH_CLIENT%% *}}; case \"$c\" in *:*) c=\"[$c]\";; esac; \
-         exec {bin} agent --connect {connect} --token-file - --name {name} --work-dir {dir}{threads} -q",
+         exec {bin} agent --connect {connect} --token-file - --name {name} --work-dir {dir}{threads}{tls} -q",
+        tls = tls::flags(options),
         bin = shell_quote(bin),
         name = shell_quote(&host.name),
         dir = shell_quote(&work_dir),

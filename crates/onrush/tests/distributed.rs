@@ -11,6 +11,10 @@ use serde_json::Value;
 
 use crate::common::{onrush, scenario, summary, temp_dir, u64_at, write_plan, RogueServer};
 
+/// Own CA and mutual TLS on the control connection.
+#[path = "distributed_tls.rs"]
+mod tls;
+
 /// A unique directory per test thread (the suite's tests share one process).
 fn dir(name: &str) -> std::path::PathBuf {
     temp_dir(&format!("dist-{name}-{:?}", std::thread::current().id()).replace(['(', ')'], ""))
@@ -77,11 +81,24 @@ impl ControllerProc {
 }
 
 fn start_agent(port: u16, token: &Path, name: &str, threads: usize, work: &Path) -> Child {
+    start_agent_with(port, token, name, threads, work, &[])
+}
+
+/// [`start_agent`] with more flags (e.g. `--tls-ca`).
+fn start_agent_with(
+    port: u16,
+    token: &Path,
+    name: &str,
+    threads: usize,
+    work: &Path,
+    extra: &[String],
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_onrush"))
         .args(["agent", "--connect", &format!("127.0.0.1:{port}")])
         .args(["--token-file", token.to_str().unwrap(), "--name", name])
         .args(["-t", &threads.to_string(), "--wait", "20", "-q"])
         .args(["--work-dir", work.join(name).to_str().unwrap()])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -166,8 +166,9 @@ fn controller(
     dir: &Path,
     remote: &Path,
     key: &str,
-    agents: usize,
+    extra: &[String],
 ) -> std::process::Output {
+    let agents = 2;
     onrush()
         .args([
             "run",
@@ -196,6 +197,7 @@ fn controller(
         ])
         .args(["--ssh-option", "StrictHostKeyChecking=accept-new"])
         .args(["-t", "1"])
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .expect("the controller runs")
@@ -237,7 +239,7 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     let remote: PathBuf = dir.join("remote");
 
     let out1 = dir.join("r1");
-    let run = controller(&plan, &out1, k, &dir, &remote, "client", 2);
+    let run = controller(&plan, &out1, k, &dir, &remote, "client", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(
         run.status.code(),
@@ -298,9 +300,13 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
         String::from_utf8_lossy(&leaked.stdout)
     );
 
-    // A second launch finds the binary there and does not copy it again.
+    // A second launch finds the binary there and does not copy it again. It runs with the
+    // operator's own CA and mutual TLS: the agents' CA, certificate and key are copied to the
+    // host and handed to each agent, which checks the controller at the address it dials (the
+    // controller admits only agents with a certificate of its CA, so a success says they did).
     let out2 = dir.join("r2");
-    let run = controller(&plan, &out2, k, &dir, &remote, "client", 2);
+    let tls = mtls_flags(&dir, &format!("10.231.{k}.1"));
+    let run = controller(&plan, &out2, k, &dir, &remote, "client", &tls);
     assert_eq!(
         run.status.code(),
         Some(0),
@@ -313,11 +319,21 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
         std::fs::metadata(&bins[0]).unwrap().modified().unwrap(),
         copied_at
     );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let key = remote.join("runs/r2/tls/agent.key");
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", key.display());
+        assert_eq!(
+            std::fs::read(&key).unwrap(),
+            std::fs::read(dir.join("agent.key")).unwrap()
+        );
+    }
 
     // A key the host refuses: the launch fails at once, naming the host, and no load goes.
     keygen(&dir.join("stranger"));
     let started = Instant::now();
-    let run = controller(&plan, &dir.join("r3"), k, &dir, &remote, "stranger", 2);
+    let run = controller(&plan, &dir.join("r3"), k, &dir, &remote, "stranger", &[]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_ne!(run.status.code(), Some(0), "{stderr}");
     assert!(
@@ -332,4 +348,36 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
     assert_eq!(server.received(), 602);
     // The copied binary is ~100 MB: leave nothing behind.
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A CA, a controller certificate for `ip` and an agent certificate, written to `dir`; the
+/// controller's flags for mutual TLS with agents launched over ssh.
+fn mtls_flags(dir: &Path, ip: &str) -> Vec<String> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = p.self_signed(&ca_key).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    for (tag, name) in [("controller", ip), ("agent", "agent")] {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec![name.to_string()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        std::fs::write(dir.join(format!("{tag}.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{tag}.key")), key.serialize_pem()).unwrap();
+    }
+    let f = |name: &str| dir.join(name).display().to_string();
+    [
+        ("--tls-cert", "controller.pem"),
+        ("--tls-key", "controller.key"),
+        ("--tls-client-ca", "ca.pem"),
+        ("--agent-tls-ca", "ca.pem"),
+        ("--agent-tls-cert", "agent.pem"),
+        ("--agent-tls-key", "agent.key"),
+    ]
+    .into_iter()
+    .flat_map(|(flag, name)| [flag.to_string(), f(name)])
+    .collect()
 }

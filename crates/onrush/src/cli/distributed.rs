@@ -16,6 +16,7 @@ use onrush_export::Exporter;
 use onrush_plan::Plan;
 
 use super::run::{AgentShare, Output};
+use super::tls_args::{AgentTlsArgs, ControllerTlsArgs, LaunchedAgentTlsArgs};
 use super::{exit, CommonRunArgs};
 
 /// The controller's flags on `onrush run`.
@@ -70,6 +71,10 @@ pub struct ControllerArgs {
     /// host's sshd saw it].
     #[arg(long, value_name = "HOST", requires = "launch")]
     pub advertise: Option<String>,
+    #[command(flatten)]
+    pub tls: ControllerTlsArgs,
+    #[command(flatten)]
+    pub agent_tls: LaunchedAgentTlsArgs,
 }
 
 /// How `--launch` starts agents.
@@ -107,6 +112,8 @@ pub struct AgentArgs {
     /// No progress lines.
     #[arg(long, short = 'q')]
     quiet: bool,
+    #[command(flatten)]
+    tls: AgentTlsArgs,
 }
 
 /// `onrush run PLAN --agents N`.
@@ -126,6 +133,27 @@ pub fn controller(
             "error: -t/--threads sets a machine's worker threads: give it to each `onrush agent`"
         );
         return exit::USAGE;
+    }
+    if args.agent_tls.is_set() && args.launch.is_none() {
+        eprintln!(
+            "error: --agent-tls-* are handed to agents that --launch starts: give agents you \
+             start yourself their own --tls-ca, --tls-cert and --tls-key"
+        );
+        return exit::USAGE;
+    }
+    // Bad certificate files are usage errors, reported before the results directory is made.
+    if args.tls.is_set() {
+        if let Err(e) = onrush_distributed::tls::server_config(&args.tls.settings()) {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    }
+    // The launched agents' files are checked here, before anything is copied anywhere.
+    if args.agent_tls.is_set() {
+        if let Err(e) = onrush_distributed::tls::client_config(&args.agent_tls.settings()) {
+            eprintln!("error: --agent-tls-*: for the launched agents' {e}");
+            return exit::USAGE;
+        }
     }
     let Some(out_dir) = super::run::results_dir(plan, common) else {
         return exit::RUNTIME;
@@ -213,6 +241,7 @@ fn run_with_agents(
         wait: Duration::from_secs(args.agents_wait),
         quiet: common.quiet,
         abort_on_loss: plan.distributed.on_agent_loss == onrush_plan::OnAgentLoss::Abort,
+        tls: args.tls.settings(),
     }) {
         Ok(c) => c,
         Err(e) => {
@@ -222,8 +251,22 @@ fn run_with_agents(
     };
     let mut launched = match args.launch {
         None => {
+            // The agent's command, with the TLS flags this controller's settings call for.
+            let tls = format!(
+                "{}{}",
+                if args.tls.tls_cert.is_some() {
+                    " --tls-ca CA.pem"
+                } else {
+                    ""
+                },
+                if args.tls.tls_client_ca.is_some() {
+                    " --tls-cert AGENT.pem --tls-key AGENT.key"
+                } else {
+                    ""
+                }
+            );
             eprintln!(
-                "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token",
+                "waiting for {agents} agent{} on {}: on each load machine run\n  onrush agent --connect HOST:{} --token-file agent-token{tls}",
                 if agents == 1 { "" } else { "s" },
                 controller.local_addr(),
                 controller.local_addr().port()
@@ -519,6 +562,7 @@ fn launch_ssh(
         run,
         log_dir: out_dir.join("agents"),
         connect_timeout: 10,
+        tls: args.agent_tls.settings(),
     };
     ssh::launch(&hosts, &options)
 }
@@ -557,6 +601,11 @@ pub fn agent(args: AgentArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // Certificate files are checked before dialing: a wrong one is an error at once.
+    if let Err(e) = onrush_distributed::agent::Tls::new(&args.tls.settings(), &args.connect) {
+        eprintln!("error: {e}");
+        return exit::USAGE;
+    }
     let name = args.name.clone().unwrap_or_else(host_name);
     let threads = args
         .threads
@@ -573,6 +622,7 @@ pub fn agent(args: AgentArgs) -> i32 {
             threads,
             work_dir: work_dir.clone(),
             wait: Duration::from_secs(args.wait),
+            tls: args.tls.settings(),
         },
         Arc::new(onrush_engine::signals::request_stop),
     ) {

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use onrush_distributed::kube::{self, KubeOptions, PlanFiles};
+use onrush_distributed::kube::{self, KubeOptions, KubeTls, PlanFiles};
 
 use super::exit;
+use super::tls_args::{ControllerTlsArgs, LaunchedAgentTlsArgs};
 
 #[derive(Args)]
 pub struct KubeArgs {
@@ -52,6 +53,50 @@ struct RenderArgs {
     /// Where to write the manifests [default: stdout].
     #[arg(long, short = 'o', value_name = "FILE")]
     out: Option<PathBuf>,
+    /// The controller's certificate, key and client CA: put into the token's Secret and
+    /// mounted by the controller's pod only.
+    #[command(flatten)]
+    tls: ControllerTlsArgs,
+    /// The agents' CA, client certificate and key: put into the token's Secret and mounted by
+    /// the agents' pods only.
+    #[command(flatten)]
+    agent_tls: LaunchedAgentTlsArgs,
+}
+
+/// The TLS files of the flags, checked as the controller and the agents will load them, and
+/// read for the Secret.
+fn kube_tls(args: &RenderArgs) -> Result<KubeTls, String> {
+    let controller = args.tls.settings();
+    if args.tls.is_set() {
+        onrush_distributed::tls::server_config(&controller)?;
+    }
+    let agent = args.agent_tls.settings();
+    if args.agent_tls.is_set() {
+        onrush_distributed::tls::client_config(&agent)
+            .map_err(|e| format!("--agent-tls-*: for the agents' {e}"))?;
+    }
+    let read = |flag: &str, p: &Option<PathBuf>| -> Result<Option<String>, String> {
+        p.as_ref()
+            .map(|p| {
+                std::fs::read_to_string(p)
+                    .map_err(|e| format!("{flag} {}: cannot read it: {e}", p.display()))
+            })
+            .transpose()
+    };
+    let pair = |c: Option<String>, k: Option<String>| c.zip(k);
+    Ok(KubeTls {
+        controller: pair(
+            read("--tls-cert", &controller.cert)?,
+            read("--tls-key", &controller.key)?,
+        ),
+        client_ca: read("--tls-client-ca", &controller.client_ca)?,
+        agent_ca: read("--agent-tls-ca", &agent.ca)?,
+        agent_server_name: agent.server_name,
+        agent: pair(
+            read("--agent-tls-cert", &agent.cert)?,
+            read("--agent-tls-key", &agent.key)?,
+        ),
+    })
 }
 
 pub fn run(args: KubeArgs) -> i32 {
@@ -90,6 +135,13 @@ pub fn run(args: KubeArgs) -> i32 {
     } else {
         name
     };
+    let tls = match kube_tls(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
     let token = onrush_distributed::auth::new_token();
     let objects = kube::manifests(
         &KubeOptions {
@@ -103,6 +155,7 @@ pub fn run(args: KubeArgs) -> i32 {
             results_pvc: args.results_pvc.as_deref(),
             token: &token,
             port: 7878,
+            tls,
         },
         &files,
     );

@@ -16,6 +16,7 @@ mod quick;
 mod report;
 mod run;
 mod serve;
+mod tls_args;
 
 use std::path::PathBuf;
 
@@ -184,6 +185,13 @@ pub fn dispatch(cli: Cli) -> i32 {
                         exit::USAGE
                     }
                 }
+            }
+            None if args.distributed.tls.is_set() || args.distributed.agent_tls.is_set() => {
+                eprintln!(
+                    "error: the --tls-* and --agent-tls-* flags are for a distributed run: add \
+                     --agents N"
+                );
+                exit::USAGE
             }
             None => run::run_plan_file(&args.plan, &args.profile, &args.define, &args.common),
         },
