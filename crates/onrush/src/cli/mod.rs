@@ -1,6 +1,7 @@
 //! Command-line interface: flag parsing and dispatch. Each command lives in its own module and
 //! only wires flags to the libraries.
 
+mod agent;
 mod bench;
 mod distributed;
 mod doctor;
@@ -61,7 +62,7 @@ enum Command {
     /// Kubernetes manifests for a distributed run (`onrush kube render PLAN --agents N --image IMG`).
     Kube(kube::KubeArgs),
     /// Generate load for a controller (`onrush run PLAN --agents N` on another machine).
-    Agent(distributed::AgentArgs),
+    Agent(agent::AgentArgs),
     /// Print the JSON Schema of the plan format (for editor completion).
     Schema,
     /// Run an ad-hoc test against one URL, without a plan file (like wrk, hey or oha).
@@ -195,7 +196,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             }
             None => run::run_plan_file(&args.plan, &args.profile, &args.define, &args.common),
         },
-        Command::Agent(args) => distributed::agent(args),
+        Command::Agent(args) => agent::agent(args),
         Command::Kube(args) => kube::run(args),
         Command::Validate(args) => {
             match onrush_plan::load_with_profiles(&args.plan, &args.profile, &args.define) {
