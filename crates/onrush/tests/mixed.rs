@@ -1,5 +1,5 @@
-//! End to end: one VU speaks three protocols in one iteration — an HTTP login whose token is
-//! extracted, a gRPC call carrying it (in its metadata and its message), a WebSocket session
+//! End to end: one VU speaks three protocols in one iteration — an HTTP login whose fresh token
+//! is extracted from its page, a gRPC call carrying it (in its metadata and its message), a WebSocket session
 //! echoing it — under the open model, with thresholds on each step; the built-in server's own
 //! counts agree with onrush's per protocol. (Each protocol is also tested alone against a
 //! server onrush did not write: `grpc`, `ws`, `http2`, ….)
@@ -26,10 +26,8 @@ scenarios:
     load: {{ rate: 20/s, duration: 3s, max_vus: 30 }}
     steps:
       - name: login
-        post: /echo
-        headers: {{ Content-Type: application/json }}
-        body: '{{"token": "tok-${{vu}}-${{iteration}}"}}'
-        extract: {{ token: {{ jsonpath: "$.token" }} }}
+        get: /login
+        extract: {{ token: {{ regex: 'data-token="([^"]+)"' }} }}
       - grpc: builtin
         name: hello
         call: helloworld.Greeter/SayHello
