@@ -201,18 +201,7 @@ impl Collector {
             snap.worker,
             snap.scenarios.iter().map(|s| s.active_vus).collect(),
         );
-        let second = match self.closed_through {
-            Some(c) if second <= c => {
-                self.late_snapshots += 1;
-                c + 1
-            }
-            _ => second,
-        };
-        let layout = &self.layout;
-        self.pending
-            .entry(second)
-            .or_insert_with(|| SecondAcc::new(layout))
-            .add(snap);
+        self.add_steps(second, snap);
     }
 
     /// Adds step data of `second` that is part of a worker's snapshot, without its VU gauge
