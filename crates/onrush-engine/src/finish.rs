@@ -256,6 +256,7 @@ fn describe_load(plan: &Plan) -> Vec<ScenarioLoad> {
                     start_rate,
                     stages,
                     max_vus,
+                    ..
                 } => format!(
                     "open: from {start_rate}/s through {} (max {max_vus} VUs)",
                     stages

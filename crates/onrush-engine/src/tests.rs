@@ -194,9 +194,44 @@ fn open_model_starts_exactly_the_scheduled_arrivals() {
         2,
     );
     let summary = outcome.collector.summary();
-    assert_eq!(summary.totals.iterations, 200);
-    assert_eq!(summary.totals.dropped_iterations, 0);
-    assert_eq!(log.len(), 200);
+    // Exactly the schedule's 200 arrivals, each run or dropped; an arrival is dropped only when
+    // its worker wakes for it after the scenario's end (a machine so busy that a wake-up is
+    // 5 ms late), so nearly all run.
+    let t = &summary.totals;
+    assert_eq!(t.iterations + t.dropped_iterations, 200, "{t:?}");
+    assert!(t.iterations >= 195, "{t:?}");
+    assert_eq!(log.len() as u64, t.iterations);
+}
+
+#[test]
+fn open_model_counts_stay_exact_at_high_rates() {
+    // 20,000 arrivals in 1 s on 2 workers: batches of due arrivals, VUs handed arrivals while
+    // parked, and (on a busy machine) arrivals started late or dropped at the end. Whatever the
+    // timing, every scheduled arrival is either run or counted as dropped, exactly once.
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 20000/s, duration: 1s, max_vus: 40 }\n    steps:\n      - get: /a\n",
+        2,
+    );
+    let summary = outcome.collector.summary();
+    assert_eq!(
+        summary.totals.iterations + summary.totals.dropped_iterations,
+        20_000,
+        "{:?}",
+        summary.totals
+    );
+    assert_eq!(log.len() as u64, summary.totals.iterations);
+    // A 2-VU pool busy 20 ms per iteration: nearly every arrival is dropped, none is delayed.
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 10000/s, duration: 500ms, max_vus: 2 }\n    steps:\n      - get: /slow/20\n",
+        1,
+    );
+    let summary = outcome.collector.summary();
+    assert_eq!(
+        summary.totals.iterations + summary.totals.dropped_iterations,
+        5_000
+    );
+    assert!(summary.totals.iterations <= 2 * 26, "{:?}", summary.totals);
+    assert_eq!(log.len() as u64, summary.totals.iterations);
 }
 
 #[test]

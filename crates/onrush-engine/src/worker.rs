@@ -10,15 +10,17 @@ use std::time::{Duration, Instant};
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
 use onrush_protocol::Protocol;
-use tokio::sync::{watch, Notify};
-use tokio::task::{spawn_local, JoinHandle, JoinSet, LocalSet};
+use tokio::sync::watch;
+use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
 
-use super::pacer::PreciseTimer;
 use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
+use open::open;
+
+mod open;
 
 /// The snapshot of `second` from `worker`.
 pub struct Message {
@@ -184,7 +186,11 @@ async fn drive<P: Protocol>(shared: Rc<Shared<P>>, s: usize) {
             start_rate,
             stages,
             max_vus,
-        } => open(&shared, s, Arrivals::new(*start_rate, stages), *max_vus).await,
+            slack,
+        } => {
+            let arrivals = Arrivals::new(*start_rate, stages);
+            open(&shared, s, arrivals, *max_vus, *slack).await
+        }
     }
 }
 
@@ -318,116 +324,6 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
     }
     let graceful_stop = shared.prepared.scenarios[s].graceful_stop;
     finish(handles, end + graceful_stop).await;
-}
-
-/// Open model: arrivals follow the schedule whatever the target does. An arrival that finds all
-/// of this worker's VUs busy is counted as dropped, never delayed. At the end, iterations in
-/// flight start no new request; their requests in flight may finish for `graceful_stop`.
-async fn open<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, arrivals: Arrivals, max_vus: u32) {
-    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
-    let workers = shared.workers.min(max_vus.max(1) as usize);
-    if shared.worker >= workers {
-        return;
-    }
-    let my_max =
-        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
-    let scenario_len = arrivals.duration();
-    let idle: Rc<RefCell<Vec<Vu<P>>>> = Rc::new(RefCell::new(Vec::new()));
-    let in_flight = Rc::new(Cell::new(0u32));
-    let all_idle = Rc::new(Notify::new());
-    // The running iterations, so that those still running when the graceful stop ends are cut
-    // then, not when the whole run ends (another scenario may go on). Finished ones are
-    // reaped at each arrival, so the set holds only what runs.
-    let mut running = JoinSet::new();
-    let mut timer = PreciseTimer::new().ok();
-    let mut created = 0u32;
-    let mut cursor = 0;
-    let mut i = shared.worker as u64;
-    let end = shared.start + scenario_len;
-    let total = arrivals.count();
-    while let Some(offset) = arrivals.time_of(i, &mut cursor) {
-        if shared.prepared.scenarios[s].stopped.load(Ordering::Relaxed) {
-            // Its unique test data ran out: the scenario is over.
-            break;
-        }
-        if Instant::now() >= end {
-            // The scenario's time is up with arrivals still unstarted (the worker fell behind):
-            // they are dropped and counted, not run after the end.
-            let left = (total - i).div_ceil(workers as u64);
-            shared
-                .metrics
-                .borrow_mut()
-                .record_dropped_iterations(s, left);
-            break;
-        }
-        i += workers as u64;
-        let intended = shared.start + offset;
-        match timer.as_mut() {
-            Some(timer) => {
-                if timer.sleep_until(intended).await.is_err() {
-                    sleep_until(intended.into()).await;
-                }
-            }
-            None => sleep_until(intended.into()).await,
-        }
-        while running.try_join_next().is_some() {}
-        let vu = match idle.borrow_mut().pop() {
-            Some(vu) => vu,
-            None if created < my_max => {
-                created += 1;
-                let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
-                shared.vu(id, s)
-            }
-            None => {
-                shared.metrics.borrow_mut().record_dropped_iteration(s);
-                continue;
-            }
-        };
-        let lag = Instant::now().saturating_duration_since(intended);
-        shared
-            .metrics
-            .borrow_mut()
-            .record_schedule_lag(s, lag.as_micros() as u64);
-        in_flight.set(in_flight.get() + 1);
-        shared
-            .metrics
-            .borrow_mut()
-            .set_active_vus(s, in_flight.get());
-        let (shared2, idle, in_flight, all_idle) = (
-            shared.clone(),
-            idle.clone(),
-            in_flight.clone(),
-            all_idle.clone(),
-        );
-        running.spawn_local(async move {
-            let mut vu = vu;
-            let scenario = &shared2.prepared.scenarios[s];
-            vu.run_iteration(s, scenario, intended, &shared2.metrics)
-                .await;
-            if vu.state == VuState::Running {
-                idle.borrow_mut().push(vu);
-            }
-            in_flight.set(in_flight.get() - 1);
-            shared2
-                .metrics
-                .borrow_mut()
-                .set_active_vus(s, in_flight.get());
-            if in_flight.get() == 0 {
-                all_idle.notify_one();
-            }
-        });
-    }
-    let deadline = shared.start + scenario_len + shared.prepared.scenarios[s].graceful_stop;
-    while in_flight.get() > 0 {
-        if tokio::time::timeout_at(deadline.into(), all_idle.notified())
-            .await
-            .is_err()
-        {
-            break;
-        }
-    }
-    running.abort_all();
-    shared.metrics.borrow_mut().set_active_vus(s, 0);
 }
 
 /// Waits for VU tasks, cancelling those still running at `deadline`.

@@ -19,14 +19,15 @@ use crate::{connect_tcp, ConnectOptions, Piece};
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
 use onrush_http::{refuse_throttle, IoOp as Op};
 
-/// Read buffer size at first: a small response (head + a small body) arrives in one read.
-/// 2 KiB, not more, because a run may hold tens of thousands of connections and an idle one
-/// costs its buffer (issue 17: 16 KiB here was most of an idle VU); a connection whose reads
-/// fill the buffer grows it (see below), once, and keeps the size.
-const READ_BUF: usize = 2 * 1024;
+/// Read buffer size at first: a small response (a head of a few hundred bytes and a small body)
+/// arrives in one read. 1 KiB, not more, because a run may hold tens of thousands of
+/// connections and an idle one costs its buffer (issue 17: 16 KiB here was most of an idle VU;
+/// 2 KiB left an idle VU at 6.7 KiB, over the 6 KiB goal); a connection whose reads fill the
+/// buffer grows it (see below), once, and keeps the size: one more read per connection.
+const READ_BUF: usize = 1024;
 
 /// When a read fills the whole buffer, the server is sending more than we drain at a time:
-/// the buffer grows fourfold, 2 KiB → 8 KiB → 32 KiB → 64 KiB, so a bulk body costs a quarter
+/// the buffer grows fourfold, 1 KiB → 4 KiB → 16 KiB → 64 KiB, so a bulk body costs a quarter
 /// of the read syscalls per step. Only connections that really download in bulk pay for
 /// 64 KiB, and each growth happens once per connection (one extra read and copy).
 const BULK_READ_BUF: usize = 64 * 1024;

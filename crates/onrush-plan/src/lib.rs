@@ -820,8 +820,16 @@ pub enum LoadModel {
         start_rate: f64,
         stages: Vec<RateStage>,
         max_vus: u32,
+        /// `arrival_slack` (default [`DEFAULT_ARRIVAL_SLACK`]): an arrival may start up to this
+        /// long before its scheduled time, so that one wake-up of the worker starts every
+        /// arrival due within it. Latency is then timed from the actual start; a late arrival
+        /// is timed from its scheduled start, as always.
+        slack: Duration,
     },
 }
+
+/// The open model's default `arrival_slack`.
+pub const DEFAULT_ARRIVAL_SLACK: Duration = Duration::from_millis(1);
 
 impl LoadModel {
     /// The most VUs this model can use at once.

@@ -320,6 +320,7 @@ pub fn json_schema() -> Value {
             "rate": { "$ref": "#/definitions/rate", "description": "Open model: iterations started per second/minute/hour" },
             "start_rate": { "$ref": "#/definitions/rate", "description": "Open model with stages: rate at the start (default 0)" },
             "max_vus": templated_int(1, "Open model (required): most VUs busy at once; arrivals when all are busy are counted as dropped"),
+            "arrival_slack": { "$ref": "#/definitions/duration", "description": "Open model: an arrival may start up to this long before its scheduled time, so that one wake-up of a worker starts every arrival due within it (default 1ms; 0ms starts each at its exact time, at the cost of a wake-up per arrival). Latency is timed from the actual start; a late arrival from its scheduled start", "examples": ["1ms", "0ms", "5ms"] },
             "graceful_stop": { "$ref": "#/definitions/duration", "description": "A load with a `duration` or `stages`: when it ends, VUs start no new request and the requests in flight may finish for this long (default 30s); those still running then are cut and counted as `interrupted`", "examples": ["30s", "5s", "0s"] },
             "stages": {
                 "type": "array",

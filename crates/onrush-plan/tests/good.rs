@@ -107,7 +107,8 @@ fn example_loads_with_port_unset() {
                 per_second: 200.0,
                 over: Duration::from_secs(5)
             }],
-            max_vus: 50
+            max_vus: 50,
+            slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
         }
     );
     assert_eq!(metric_names(open), ["GET /delay/5"]);
@@ -287,6 +288,28 @@ fn load_closed_stages() {
 }
 
 #[test]
+fn load_open_arrival_slack() {
+    let p = ok(&scenario(
+        "{ rate: 100/s, duration: 10s, max_vus: 20, arrival_slack: 0ms }",
+        "[{ get: / }]",
+    ));
+    assert!(
+        matches!(&p.scenarios[0].load, LoadModel::Open { slack, .. } if slack.is_zero()),
+        "{:?}",
+        p.scenarios[0].load
+    );
+    let p = ok(&scenario(
+        "{ stages: [{ rate: 100/s, over: 5s }], max_vus: 5, arrival_slack: 250us }",
+        "[{ get: / }]",
+    ));
+    assert!(
+        matches!(&p.scenarios[0].load, LoadModel::Open { slack, .. } if *slack == Duration::from_micros(250)),
+        "{:?}",
+        p.scenarios[0].load
+    );
+}
+
+#[test]
 fn load_open_rate_and_stages() {
     let p = ok(&scenario(
         "{ rate: 12000/m, duration: 10s, max_vus: 20 }",
@@ -300,7 +323,8 @@ fn load_open_rate_and_stages() {
                 per_second: 200.0,
                 over: Duration::from_secs(10)
             }],
-            max_vus: 20
+            max_vus: 20,
+            slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
         }
     );
     let p = ok(&scenario(
@@ -325,7 +349,8 @@ fn load_open_rate_and_stages() {
                     over: Duration::from_secs(5)
                 }
             ],
-            max_vus: 500
+            max_vus: 500,
+            slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
         }
     );
     let p = ok(&scenario(

@@ -286,29 +286,43 @@ mod tests {
 
     #[test]
     fn reads_a_threads_cpu() {
+        // The thread spins until it has used 200 ms of CPU by its own clock (not 200 ms of wall
+        // time, which a busy machine may give it only a part of), and stays alive until read.
         let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
             tx.send(unsafe { libc::gettid() }).unwrap();
-            let start = std::time::Instant::now();
             let mut x = 0u64;
-            while start.elapsed() < std::time::Duration::from_millis(300) {
-                x = x.wrapping_add(std::hint::black_box(1));
+            while thread_cpu() < std::time::Duration::from_millis(200) {
+                for _ in 0..10_000 {
+                    x = x.wrapping_add(std::hint::black_box(1));
+                }
             }
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            tx.send(0).unwrap();
+            let _ = done_rx.recv();
             x
         });
         let tid = rx.recv().unwrap();
         let mut files = ProcFiles::open();
         files.open_tasks(&[tid]);
-        std::thread::sleep(std::time::Duration::from_millis(350));
+        rx.recv().unwrap();
         let ticks = files
             .cpu_ticks(Some(0))
             .expect("the thread's stat is readable");
+        done_tx.send(()).unwrap();
         t.join().unwrap();
         assert!(
             ticks >= 10,
-            "a thread that spun 300 ms has used CPU: {ticks} ticks"
+            "a thread that spun 200 ms of CPU has used CPU: {ticks} ticks"
         );
+    }
+
+    /// The calling thread's CPU time.
+    fn thread_cpu() -> std::time::Duration {
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a local timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
     }
 
     #[test]

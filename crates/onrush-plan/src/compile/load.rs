@@ -8,7 +8,7 @@ use crate::units::show_duration;
 use crate::yaml::{Kind, Node};
 use crate::{LoadModel, RateStage, VuStage};
 
-const LOAD_KEYS: [&str; 11] = [
+const LOAD_KEYS: [&str; 12] = [
     "vus",
     "iterations",
     "shared_iterations",
@@ -20,6 +20,7 @@ const LOAD_KEYS: [&str; 11] = [
     "start_rate",
     "max_vus",
     "graceful_stop",
+    "arrival_slack",
 ];
 const STAGE_KEYS: [&str; 3] = ["vus", "rate", "over"];
 const CLOSED_ONLY: [&str; 5] = [
@@ -29,7 +30,7 @@ const CLOSED_ONLY: [&str; 5] = [
     "ramp_up",
     "start_vus",
 ];
-const OPEN_ONLY: [&str; 3] = ["rate", "start_rate", "max_vus"];
+const OPEN_ONLY: [&str; 4] = ["rate", "start_rate", "max_vus", "arrival_slack"];
 
 const MODELS: &str = "closed model: `vus` virtual users run iterations back to back (`iterations` per VU, or for a `duration`); \
 open model: new iterations start at a fixed `rate` for a `duration`, using at most `max_vus`";
@@ -245,6 +246,7 @@ impl Ctx<'_> {
                 over: duration,
             }],
             max_vus,
+            slack: self.arrival_slack(f)?,
         })
     }
 
@@ -255,6 +257,22 @@ impl Ctx<'_> {
                 .err(f.node_ref(), f.path_str(), "missing `max_vus`; expected the most VUs the open model may use at once")
                 .with_hint("add e.g. `max_vus: 100`: when all of them are busy, new arrivals are counted as dropped and reported, never silently delayed")),
         }
+    }
+
+    /// `arrival_slack`: at most 1 s, since arrivals started that early would change the load's
+    /// shape, not only its cost.
+    fn arrival_slack(&self, f: &Fields) -> Result<Duration, PlanError> {
+        let Some(node) = f.get("arrival_slack") else {
+            return Ok(crate::DEFAULT_ARRIVAL_SLACK);
+        };
+        let path = f.child("arrival_slack");
+        let slack = self.duration(node, &path)?;
+        if slack > Duration::from_secs(1) {
+            return Err(self
+                .err(node, &path, "`arrival_slack` is over 1s; expected a few milliseconds at most")
+                .with_hint("e.g. `arrival_slack: 1ms` (the default), or `0ms` to start every arrival at its exact time"));
+        }
+        Ok(slack)
     }
 
     fn positive_duration(&self, node: &Node, path: &str) -> Result<Duration, PlanError> {
@@ -345,6 +363,7 @@ impl Ctx<'_> {
                 start_rate,
                 stages,
                 max_vus,
+                slack: self.arrival_slack(f)?,
             })
         } else {
             let start_vus = match f.get("start_vus") {

@@ -21,6 +21,8 @@ pub const CASES: &[&str] = &[
     "scenario_10_steps",
     "empty_iterations",
     "open_model",
+    "open_model_20k",
+    "open_model_60k",
     "idle_vu_memory",
     "tls_keepalive",
     "tls_full",
@@ -42,8 +44,12 @@ pub fn is_tls(case: &str) -> bool {
 const IDLE_SECONDS: u64 = 3;
 /// The two idle-VU runs: their difference is 2,000 VUs.
 const IDLE_VUS: (u64, u64) = (100, 2_100);
-/// Open-model case: arrivals per second.
-const OPEN_RATE: u64 = 5_000;
+/// Open-model cases: arrivals per second, and the VUs the worker may use.
+const OPEN_RATES: [(&str, u64, u64); 3] = [
+    ("open_model", 5_000, 200),
+    ("open_model_20k", 20_000, 400),
+    ("open_model_60k", 60_000, 1_000),
+];
 /// A child still running this long after its planned duration is killed.
 pub(super) const OVERRUN: Duration = Duration::from_secs(30);
 
@@ -167,7 +173,7 @@ impl Bench<'_> {
                  and a CSS extractor whose values the next requests send, two checks",
             ),
             "empty_iterations" => self.empty_iterations(),
-            "open_model" => self.open_model(),
+            "open_model" | "open_model_20k" | "open_model_60k" => self.open_model(name),
             "idle_vu_memory" => self.idle_vu_memory(),
             "tls_keepalive" => self.requests(
                 name,
@@ -295,13 +301,16 @@ impl Bench<'_> {
         })
     }
 
-    /// The open model at 5,000 arrivals per second.
-    fn open_model(&self) -> Result<CaseResult, Failure> {
-        let name = "open_model";
+    /// The open model on one worker at 5,000, 20,000 or 60,000 arrivals per second.
+    fn open_model(&self, name: &'static str) -> Result<CaseResult, Failure> {
+        let (_, rate, max_vus) = OPEN_RATES
+            .into_iter()
+            .find(|(case, _, _)| *case == name)
+            .expect("an open-model case");
         let load = json!({
-            "rate": format!("{OPEN_RATE}/s"),
+            "rate": format!("{rate}/s"),
             "duration": format!("{}s", self.seconds),
-            "max_vus": 200,
+            "max_vus": max_vus,
         });
         let run = self.onrush(name, None, load, vec![json!({ "get": "/" })], None)?;
         let requests = run.u64("/totals/requests");
@@ -311,6 +320,7 @@ impl Bench<'_> {
             )));
         }
         let achieved = run.u64("/totals/iterations") as f64 / self.seconds as f64;
+        let lag_p50 = run.f64("/totals/schedule_lag_ms/p50");
         let lag_p99 = run.f64("/totals/schedule_lag_ms/p99");
         Ok(CaseResult {
             name,
@@ -320,9 +330,9 @@ impl Bench<'_> {
             peak_rss_mib: Some(run.peak_rss_mib),
             schedule_lag_p99_ms: Some(lag_p99),
             note: Some(format!(
-                "rate {OPEN_RATE}/s, max_vus 200: achieved {achieved:.0}/s ({:+.2}%), dropped {}, \
-                 schedule lag p99 {lag_p99:.3} ms",
-                (achieved / OPEN_RATE as f64 - 1.0) * 100.0,
+                "rate {rate}/s, max_vus {max_vus}: achieved {achieved:.0}/s ({:+.2}%), dropped {}, \
+                 schedule lag p50 {lag_p50:.3} ms, p99 {lag_p99:.3} ms",
+                (achieved / rate as f64 - 1.0) * 100.0,
                 run.u64("/totals/dropped_iterations")
             )),
             ..Default::default()

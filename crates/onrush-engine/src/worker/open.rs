@@ -1,0 +1,249 @@
+//! The open model's driver: arrivals follow the schedule whatever the target does.
+//!
+//! An arrival must be cheap, because at 5,000/s the worker sleeps between arrivals and every
+//! one of them pays for its own wake-up. So:
+//! - **VUs wait for their next arrival.** Each VU is one long-lived task parked on its
+//!   [`Slot`]; an arrival hands the intended start to an idle VU and wakes it (a push on the
+//!   worker's run queue), instead of spawning a task per arrival (an allocation and a copy of
+//!   the whole iteration future, several KiB).
+//! - **Every due arrival starts in one wake-up.** After a wake-up the driver starts all
+//!   arrivals whose time has come, up to [`BATCH`], before it sleeps again; when it is behind
+//!   it sleeps not at all, and yields only between batches so that the VUs and the ticker run.
+//! - **Arrivals due within the slack start with them** (`load.arrival_slack`, default 1 ms):
+//!   a wake-up also starts the arrivals scheduled up to the slack later, so that at 5,000/s one
+//!   wake-up (and one wake-up for their responses) serves five arrivals instead of one. On this
+//!   project's VMs a sleep and wake-up of the worker costs ~40 µs of CPU, more than a request.
+//!   Such an arrival is timed from its actual start, so no latency is inflated; the load keeps
+//!   its rate and count, its arrivals moved earlier by less than the slack.
+//! - **The timer is armed only for a deadline in the future** (pacer.rs: a timerfd, no read).
+//!
+//! What makes the model right is kept: latency is measured from the intended start (the VU
+//! gets it with the arrival), the arrival count is exact, an arrival that finds every VU of the
+//! worker busy is counted as dropped, never delayed, and the schedule lag of each started
+//! arrival is recorded.
+
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use onrush_protocol::Protocol;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio::time::sleep_until;
+
+use super::Shared;
+use crate::pacer::PreciseTimer;
+use crate::schedule::Arrivals;
+use crate::vu::{Vu, VuState};
+
+/// Arrivals started per wake-up before the driver yields to the VUs. Large enough that a worker
+/// behind schedule catches up in few passes, small enough that the requests just started (and
+/// the ticker's snapshot) are not held back by a long batch: 64 starts take ~10-20 µs.
+const BATCH: u32 = 64;
+
+/// Where a parked VU waits for its next arrival.
+#[derive(Default)]
+struct Slot {
+    /// The intended start of the arrival handed to this VU.
+    next: Cell<Option<Instant>>,
+    waker: Cell<Option<Waker>>,
+}
+
+impl Slot {
+    fn hand(&self, intended: Instant) {
+        self.next.set(Some(intended));
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+/// This worker's VUs of one open-model scenario.
+struct Pool {
+    idle: RefCell<Vec<Rc<Slot>>>,
+    in_flight: Cell<u32>,
+    /// The schedule has ended: parked VUs leave instead of waiting.
+    closing: Cell<bool>,
+    all_idle: Notify,
+}
+
+impl Pool {
+    /// Waits for the next arrival of `slot`; None when the schedule has ended.
+    async fn next_arrival(&self, slot: &Slot) -> Option<Instant> {
+        poll_fn(|cx| {
+            if let Some(intended) = slot.next.take() {
+                return Poll::Ready(Some(intended));
+            }
+            if self.closing.get() {
+                return Poll::Ready(None);
+            }
+            slot.waker.set(Some(cx.waker().clone()));
+            Poll::Pending
+        })
+        .await
+    }
+
+    fn set_in_flight<P: Protocol>(&self, shared: &Shared<P>, s: usize, n: u32) {
+        self.in_flight.set(n);
+        shared.metrics.borrow_mut().set_active_vus(s, n);
+    }
+}
+
+/// An iteration in flight when the graceful stop ends is cut then, not when the whole run ends
+/// (another scenario may go on).
+pub(super) async fn open<P: Protocol>(
+    shared: &Rc<Shared<P>>,
+    s: usize,
+    arrivals: Arrivals,
+    max_vus: u32,
+    slack: Duration,
+) {
+    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
+    let workers = shared.workers.min(max_vus.max(1) as usize);
+    if shared.worker >= workers {
+        return;
+    }
+    let my_max =
+        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
+    let scenario = &shared.prepared.scenarios[s];
+    let pool = Rc::new(Pool {
+        idle: RefCell::new(Vec::new()),
+        in_flight: Cell::new(0),
+        closing: Cell::new(false),
+        all_idle: Notify::new(),
+    });
+    let mut vus = JoinSet::new();
+    let mut timer = PreciseTimer::new().ok();
+    let mut created = 0u32;
+    let mut cursor = 0;
+    let mut i = shared.worker as u64;
+    let end = shared.start + arrivals.duration();
+    let total = arrivals.count();
+    let mut next = arrivals.time_of(i, &mut cursor);
+    'schedule: while let Some(offset) = next {
+        let intended = shared.start + offset;
+        let mut now = Instant::now();
+        if intended > now {
+            match timer.as_mut() {
+                Some(timer) => {
+                    if timer.sleep_until(intended).await.is_err() {
+                        sleep_until(intended.into()).await;
+                    }
+                }
+                None => sleep_until(intended.into()).await,
+            }
+            now = Instant::now();
+        }
+        // Every arrival due by now (or within the slack), oldest first.
+        let mut started = 0;
+        let horizon = now + slack;
+        while let Some(offset) = next {
+            let intended = shared.start + offset;
+            if intended > horizon || started == BATCH {
+                break;
+            }
+            if scenario.stopped.load(Ordering::Relaxed) {
+                // Its unique test data ran out: the scenario is over.
+                break 'schedule;
+            }
+            if now >= end {
+                // The scenario's time is up with arrivals still unstarted (the worker fell
+                // behind): they are dropped and counted, not run after the end.
+                let left = (total - i).div_ceil(workers as u64);
+                shared
+                    .metrics
+                    .borrow_mut()
+                    .record_dropped_iterations(s, left);
+                break 'schedule;
+            }
+            started += 1;
+            i += workers as u64;
+            next = arrivals.time_of(i, &mut cursor);
+            // An arrival started early (within the slack) is timed from now, a late one from its
+            // scheduled start.
+            let start = intended.min(now);
+            let idle = pool.idle.borrow_mut().pop();
+            let first = match idle {
+                Some(slot) => {
+                    slot.hand(start);
+                    None
+                }
+                None if created < my_max => {
+                    created += 1;
+                    let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+                    Some(shared.vu(id, s))
+                }
+                None => {
+                    shared.metrics.borrow_mut().record_dropped_iteration(s);
+                    continue;
+                }
+            };
+            let lag = now.saturating_duration_since(intended);
+            shared
+                .metrics
+                .borrow_mut()
+                .record_schedule_lag(s, lag.as_micros() as u64);
+            pool.set_in_flight(shared, s, pool.in_flight.get() + 1);
+            if let Some(vu) = first {
+                vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, start));
+            }
+        }
+        if started == BATCH {
+            // Behind schedule: let the VUs just handed an arrival (and the ticker) run before
+            // the next batch.
+            tokio::task::yield_now().await;
+        }
+    }
+    pool.closing.set(true);
+    for slot in pool.idle.borrow_mut().drain(..) {
+        if let Some(waker) = slot.waker.take() {
+            waker.wake();
+        }
+    }
+    let deadline = end + scenario.graceful_stop;
+    while pool.in_flight.get() > 0 {
+        if tokio::time::timeout_at(deadline.into(), pool.all_idle.notified())
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    vus.abort_all();
+    shared.metrics.borrow_mut().set_active_vus(s, 0);
+}
+
+/// One VU: runs the arrivals it is handed until the schedule ends or the VU stops.
+async fn run_vu<P: Protocol>(
+    shared: Rc<Shared<P>>,
+    pool: Rc<Pool>,
+    s: usize,
+    mut vu: Vu<P>,
+    first: Instant,
+) {
+    let scenario = &shared.prepared.scenarios[s];
+    let slot = Rc::new(Slot::default());
+    let mut intended = first;
+    loop {
+        vu.run_iteration(s, scenario, intended, &shared.metrics)
+            .await;
+        let running = vu.state == VuState::Running;
+        if running {
+            pool.idle.borrow_mut().push(slot.clone());
+        }
+        pool.set_in_flight(&shared, s, pool.in_flight.get() - 1);
+        if pool.in_flight.get() == 0 {
+            pool.all_idle.notify_one();
+        }
+        if !running {
+            return;
+        }
+        match pool.next_arrival(&slot).await {
+            Some(next) => intended = next,
+            None => return,
+        }
+    }
+}
