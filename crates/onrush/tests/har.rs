@@ -58,7 +58,11 @@ fn count(stats: &serde_json::Value, key: &str) -> u64 {
 /// Imports `har`, checks the report, validates the plan and runs it with 3 users × 2
 /// iterations against `shop`: each step of each iteration must be accepted by the shop (new
 /// tokens and order ids every time), and no static asset fetched. Returns the import report.
-fn import_and_replay(shop: &Shop, har: &std::path::Path, dir: &std::path::Path) -> serde_json::Value {
+fn import_and_replay(
+    shop: &Shop,
+    har: &std::path::Path,
+    dir: &std::path::Path,
+) -> serde_json::Value {
     let recorded = shop.stats();
     assert_eq!(count(&recorded, "pay"), 1, "the recording paid: {recorded}");
     let plan = dir.join("plan.yaml");
@@ -80,7 +84,12 @@ fn import_and_replay(shop: &Shop, har: &std::path::Path, dir: &std::path::Path) 
     assert_eq!(report["kept"], 6, "{report:#}\n{plan_text}");
 
     let validate = onrush().arg("validate").arg(&plan).output().unwrap();
-    assert_eq!(validate.status.code(), Some(0), "{}\n{plan_text}", text(&validate));
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}\n{plan_text}",
+        text(&validate)
+    );
 
     // 3 users × 2 iterations, each its own session with its own tokens and orders.
     let summary = run_expect(

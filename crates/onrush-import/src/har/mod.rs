@@ -333,10 +333,7 @@ fn steps(
             Some(p) => {
                 let title = kept[i..end].iter().find_map(|k| pages::title(k.entry));
                 let mut group = Y::map();
-                group.set(
-                    "name",
-                    Y::s(escape(title.as_deref().unwrap_or(titles[p]))),
-                );
+                group.set("name", Y::s(escape(title.as_deref().unwrap_or(titles[p]))));
                 group.set("steps", Y::Seq(inner));
                 let mut item = Y::map();
                 item.set("group", group);

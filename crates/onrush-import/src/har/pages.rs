@@ -88,7 +88,12 @@ mod tests {
         // Without a resource type, the request's Sec-Fetch-Dest tells a navigation.
         assert!(shows_a_page(&entry(None, 200, "text/html", html)));
         // A redirect, a fetch() of HTML, a page without a title: no name of their own.
-        assert!(!shows_a_page(&entry(Some("document"), 303, "text/html", "")));
+        assert!(!shows_a_page(&entry(
+            Some("document"),
+            303,
+            "text/html",
+            ""
+        )));
         assert_eq!(title(&entry(Some("fetch"), 200, "text/html", html)), None);
         let untitled = entry(Some("document"), 200, "text/html", "<title> </title>");
         assert_eq!(title(&untitled), None);

@@ -156,12 +156,13 @@ fn a_real_chromium_recording_replays_its_tokens_and_ids() {
     );
     // One HAR page ("Home", the tab's last title) holds two shown pages: two groups, each
     // named after its own <title>; the form's POST (303) stays with the sign-in page.
-    let groups: Vec<&str> = y
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("name: \""))
-        .filter(|n| !n.starts_with(['G', 'P']) || n.starts_with("Home"))
+    let lines: Vec<&str> = y.lines().map(str::trim).collect();
+    let groups: Vec<&str> = lines
+        .windows(2)
+        .filter(|w| w[0] == "- group:")
+        .map(|w| w[1])
         .collect();
-    assert_eq!(groups, ["Sign in\"", "Home\""], "{y}");
+    assert_eq!(groups, ["name: \"Sign in\"", "name: \"Home\""], "{y}");
     let sign_in = &y[y.find("name: \"Sign in\"").unwrap()..y.find("name: \"Home\"").unwrap()];
     assert!(sign_in.contains("post: \"/login\""), "{y}");
 
@@ -193,7 +194,13 @@ fn a_real_chromium_recording_replays_its_tokens_and_ids() {
 
     // What the browser and its connection manage is left to onrush; the rest is sent as
     // recorded, with Origin and Referer following `base_url`.
-    for gone in ["Cookie:", "Connection:", "Host:", "Content-Length:", "Accept-Encoding:"] {
+    for gone in [
+        "Cookie:",
+        "Connection:",
+        "Host:",
+        "Content-Length:",
+        "Accept-Encoding:",
+    ] {
         assert!(!y.contains(gone), "{gone} in {y}");
     }
     assert!(y.contains("decompress: true"), "{y}");
@@ -201,5 +208,31 @@ fn a_real_chromium_recording_replays_its_tokens_and_ids() {
     assert!(y.contains("Origin: \"${base_url}\""), "{y}");
     assert!(y.contains("Referer: \"${base_url}/home\""), "{y}");
     assert!(!y.contains("Referer: \"http://127.0.0.1"), "{y}");
-    assert_eq!(out.report.think_steps, 2, "the user typed, then looked: {y}");
+    assert_eq!(
+        out.report.think_steps, 2,
+        "the user typed, then looked: {y}"
+    );
+}
+
+#[test]
+fn origin_and_referer_of_the_recorded_site_follow_base_url() {
+    let site = "https://shop.example:8443";
+    assert_eq!(on_site("Origin", site, site), "${base_url}");
+    assert_eq!(
+        on_site("referer", "https://shop.example:8443/cart?x=1", site),
+        "${base_url}/cart?x=1"
+    );
+    // Another site, a longer host or port, another header: as recorded.
+    for (name, value) in [
+        ("Referer", "https://search.example/?q=shop"),
+        ("Referer", "https://shop.example:84430/"),
+        ("Origin", "https://shop.example:8443.evil"),
+        ("X-Return-To", "https://shop.example:8443/home"),
+    ] {
+        assert_eq!(on_site(name, value, site), value);
+    }
+    assert_eq!(
+        on_site("Referer", "https://x/${a}", site),
+        "https://x/$${a}"
+    );
 }
