@@ -1,7 +1,9 @@
 //! `onrush import har`: a browser flow recorded against a Python web shop (tests/servers/
 //! shop_server.py, fresh CSRF tokens and order ids per visit) is imported, validated and run
 //! against the same shop, which counts every step as accepted — only possible when the
-//! importer correlated the tokens and the id.
+//! importer correlated the tokens and the id. The flow is recorded twice: by our own
+//! har_recorder.py, and by a real Chromium (tests/servers/chromium_har_recorder.js, its HAR
+//! written from the browser's network events by playwright-core, not by us).
 
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};

@@ -65,6 +65,7 @@ mod tests {
             started_ms: 0,
             time_ms: 0.0,
             resource_type: kind.map(str::to_string),
+            from_cache: None,
             request: Request {
                 method: "GET".into(),
                 url: "http://h/".into(),

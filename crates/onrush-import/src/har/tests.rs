@@ -236,3 +236,15 @@ fn origin_and_referer_of_the_recorded_site_follow_base_url() {
         "https://x/$${a}"
     );
 }
+
+#[test]
+fn what_chrome_answered_from_its_cache_is_not_replayed() {
+    let mut har: serde_json::Value = serde_json::from_str(CHROMIUM).unwrap();
+    har["log"]["entries"][5]["_fromCache"] = "disk".into();
+    let out = import_har(&har.to_string(), &HarOptions::default()).unwrap();
+    assert_eq!(out.report.kept, 5);
+    let cached = out.report.skipped.iter().find(|s| s.entry == 5).unwrap();
+    assert!(cached.request.ends_with("/home"), "{cached:?}");
+    assert!(cached.reason.contains("disk cache"), "{cached:?}");
+    assert!(!out.yaml.contains("get: \"/home\""), "{}", out.yaml);
+}

@@ -4,10 +4,14 @@ har`: a flow that only replays when correlation worked. It prints its port, then
 its stdin closes.
 
   GET  /login              HTML: a session cookie, <meta name="csrf-token"> and a hidden
-                           <input name="csrf_token">, both fresh random tokens per visit
+                           <input name="csrf_token">, both fresh random tokens per visit; the
+                           form, a stylesheet, an image, a script from http://localhost (the
+                           page itself is on 127.0.0.1: another host, as a CDN)
   POST /login              form csrf_token (must be the hidden input's), user=alice,
                            password=s3cret -> 303 to /home; otherwise 403
-  GET  /home               logged in only; HTML whose button orders and pays by fetch()
+  GET  /home               logged in only; HTML with the meta token again and a button whose
+                           script creates, reads and pays an order with fetch() (the flow a
+                           real browser plays: tests/servers/chromium_har_recorder.js)
   POST /api/orders         logged in, X-CSRF-Token must be the meta token -> 201
                            {"order": {"id": "ord_<random>", ...}}
   GET  /api/orders/<id>    the id must be one of this session's orders
