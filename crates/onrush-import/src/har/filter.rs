@@ -87,6 +87,11 @@ pub fn skip_reason(
     if kind == "websocket" || has_header(&entry.request.headers, "upgrade") {
         return Some("a WebSocket or upgrade: write a `ws:` step by hand".into());
     }
+    if let Some(cache) = &entry.from_cache {
+        return Some(format!(
+            "answered from the browser's {cache} cache: the browser sent nothing"
+        ));
+    }
     if entry.response.status == 0 {
         return Some("no response was recorded (cancelled or blocked by the browser)".into());
     }

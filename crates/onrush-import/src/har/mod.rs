@@ -1,6 +1,7 @@
 //! HAR (browser recordings) → an onrush plan: `onrush import har`.
 //!
-//! One request step per kept entry, grouped by page (`group:` named after the page's title),
+//! One request step per kept entry, grouped by page (`group:` named after the page's title;
+//! [`pages`] splits a HAR page holding several navigations),
 //! think times from the recorded gaps, static assets and third-party hosts left out by default,
 //! request headers cleaned of what the browser or the connection manages, bodies kept, cookies
 //! left to the cookie jar. Values the server sent and the browser sent back (CSRF tokens, ids
@@ -10,6 +11,7 @@
 mod correlate;
 mod filter;
 mod model;
+mod pages;
 mod report;
 
 use std::collections::BTreeMap;
@@ -150,7 +152,7 @@ pub fn import_har(text: &str, options: &HarOptions) -> Result<HarImport, HarErro
             let mut dropped = Vec::new();
             for (name, value) in &k.entry.request.headers {
                 match filter::header_fate(name) {
-                    HeaderFate::Keep => headers.push((name.clone(), escape(value))),
+                    HeaderFate::Keep => headers.push((name.clone(), on_site(name, value, &target))),
                     HeaderFate::Drop(why) => {
                         decompress |= name.eq_ignore_ascii_case("accept-encoding");
                         report.drop_header(name, why);
@@ -236,6 +238,21 @@ pub fn import_har(text: &str, options: &HarOptions) -> Result<HarImport, HarErro
     })
 }
 
+/// `Origin` and `Referer` name the recorded site: replayed elsewhere (`-D base_url=…`) they name
+/// that site instead, since servers compare them with their own origin (CSRF defences).
+fn on_site(name: &str, value: &str, target: &str) -> String {
+    let value = escape(value);
+    if !(name.eq_ignore_ascii_case("origin") || name.eq_ignore_ascii_case("referer")) {
+        return value;
+    }
+    match value.strip_prefix(target) {
+        Some(rest) if rest.is_empty() || rest.starts_with(['/', '?', '#']) => {
+            format!("${{base_url}}{rest}")
+        }
+        _ => value,
+    }
+}
+
 /// `${` in recorded text is literal, not an onrush template.
 fn escape(text: &str) -> String {
     text.replace("${", "$${")
@@ -289,8 +306,15 @@ fn steps(
             .pageref
             .as_deref()
             .filter(|p| titles.contains_key(p));
+        // One page of the HAR may hold several pages the browser showed (see [`pages`]).
+        let mut shown = pages::shows_a_page(kept[i].entry);
         let mut end = i + 1;
         while page.is_some() && end < kept.len() && kept[end].entry.pageref.as_deref() == page {
+            let next_shows = pages::shows_a_page(kept[end].entry);
+            if next_shows && shown {
+                break;
+            }
+            shown |= next_shows;
             end += 1;
         }
         if kept[i].think_ms > 0 {
@@ -307,8 +331,9 @@ fn steps(
         }
         match page {
             Some(p) => {
+                let title = kept[i..end].iter().find_map(|k| pages::title(k.entry));
                 let mut group = Y::map();
-                group.set("name", Y::s(escape(titles[p])));
+                group.set("name", Y::s(escape(title.as_deref().unwrap_or(titles[p]))));
                 group.set("steps", Y::Seq(inner));
                 let mut item = Y::map();
                 item.set("group", group);

@@ -55,6 +55,9 @@ pub struct Entry {
     pub time_ms: f64,
     /// Chrome's `_resourceType` (`document`, `xhr`, `script`, `image`, `preflight`…).
     pub resource_type: Option<String>,
+    /// Chrome's `_fromCache` (`memory`, `disk`): the browser answered from its cache and sent
+    /// nothing.
+    pub from_cache: Option<String>,
     pub request: Request,
     pub response: Response,
 }
@@ -233,6 +236,11 @@ fn entry(index: usize, e: &Value) -> Result<Entry, HarError> {
         resource_type: e
             .get("_resourceType")
             .and_then(Value::as_str)
+            .map(str::to_string),
+        from_cache: e
+            .get("_fromCache")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
             .map(str::to_string),
         request,
         response,

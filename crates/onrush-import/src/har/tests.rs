@@ -127,3 +127,124 @@ fn a_har_without_requests_is_an_error_naming_the_field() {
     let e = import_har("[1, 2", &HarOptions::default()).unwrap_err();
     assert!(e.at.is_some(), "{e}");
 }
+
+/// Recorded by a real Chromium 156 (Debian's, driven by Playwright 1.61's `recordHar`) going
+/// through crates/onrush/tests/servers/shop_server.py: sign in with the form, then the page's
+/// script creates, reads and pays an order with fetch(). HTTP/1.1 with every header the
+/// browser sent (Cookie, Connection, sec-ch-ua, Sec-Fetch-*…), one HAR page for the whole tab,
+/// the form's POST answered 303, a binary image as base64, a script from another host.
+const CHROMIUM: &str = include_str!("testdata/chromium-shop.har");
+
+#[test]
+fn a_real_chromium_recording_replays_its_tokens_and_ids() {
+    let out = import_har(CHROMIUM, &HarOptions::default()).unwrap();
+    let y = &out.yaml;
+    onrush_plan::load_str("chromium.yaml", y, std::path::Path::new("."), &[])
+        .unwrap_or_else(|e| panic!("{e}\n{y}"));
+    assert_eq!(out.report.kept, 6, "{y}");
+    let skipped: Vec<(usize, &str)> = out
+        .report
+        .skipped
+        .iter()
+        .map(|s| (s.entry, s.reason.split(' ').next().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        skipped,
+        [(1, "static"), (2, "static"), (3, "third-party")],
+        "{:#?}",
+        out.report.skipped
+    );
+    // One HAR page ("Home", the tab's last title) holds two shown pages: two groups, each
+    // named after its own <title>; the form's POST (303) stays with the sign-in page.
+    let lines: Vec<&str> = y.lines().map(str::trim).collect();
+    let groups: Vec<&str> = lines
+        .windows(2)
+        .filter(|w| w[0] == "- group:")
+        .map(|w| w[1])
+        .collect();
+    assert_eq!(groups, ["name: \"Sign in\"", "name: \"Home\""], "{y}");
+    let sign_in = &y[y.find("name: \"Sign in\"").unwrap()..y.find("name: \"Home\"").unwrap()];
+    assert!(sign_in.contains("post: \"/login\""), "{y}");
+
+    // The hidden input into the form body, the <meta> into fetch()'s header, the order's id
+    // into the next two paths and the payment's JSON.
+    let notes: Vec<(&str, &str, usize)> = out
+        .report
+        .correlations
+        .iter()
+        .map(|c| (c.var.as_str(), c.extractor.as_str(), c.used_in.len()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            ("csrf_token", "css meta[name='csrf-token'] @content", 1),
+            ("csrf_token_2", "css input[name='csrf_token'] @value", 1),
+            ("id", "jsonpath $.order.id", 3),
+        ],
+        "{:#?}",
+        out.report.correlations
+    );
+    assert!(
+        y.contains("body: \"csrf_token=${csrf_token_2}&user=alice&password=s3cret\""),
+        "{y}"
+    );
+    assert!(y.contains("X-CSRF-Token: \"${csrf_token}\""), "{y}");
+    assert!(y.contains("post: \"/api/orders/${id}/pay\""), "{y}");
+    assert!(y.contains("\"order_id\\\":\\\"${id}\\\""), "{y}");
+
+    // What the browser and its connection manage is left to onrush; the rest is sent as
+    // recorded, with Origin and Referer following `base_url`.
+    for gone in [
+        "Cookie:",
+        "Connection:",
+        "Host:",
+        "Content-Length:",
+        "Accept-Encoding:",
+    ] {
+        assert!(!y.contains(gone), "{gone} in {y}");
+    }
+    assert!(y.contains("decompress: true"), "{y}");
+    assert!(y.contains("sec-ch-ua: "), "{y}");
+    assert!(y.contains("Origin: \"${base_url}\""), "{y}");
+    assert!(y.contains("Referer: \"${base_url}/home\""), "{y}");
+    assert!(!y.contains("Referer: \"http://127.0.0.1"), "{y}");
+    assert_eq!(
+        out.report.think_steps, 2,
+        "the user typed, then looked: {y}"
+    );
+}
+
+#[test]
+fn origin_and_referer_of_the_recorded_site_follow_base_url() {
+    let site = "https://shop.example:8443";
+    assert_eq!(on_site("Origin", site, site), "${base_url}");
+    assert_eq!(
+        on_site("referer", "https://shop.example:8443/cart?x=1", site),
+        "${base_url}/cart?x=1"
+    );
+    // Another site, a longer host or port, another header: as recorded.
+    for (name, value) in [
+        ("Referer", "https://search.example/?q=shop"),
+        ("Referer", "https://shop.example:84430/"),
+        ("Origin", "https://shop.example:8443.evil"),
+        ("X-Return-To", "https://shop.example:8443/home"),
+    ] {
+        assert_eq!(on_site(name, value, site), value);
+    }
+    assert_eq!(
+        on_site("Referer", "https://x/${a}", site),
+        "https://x/$${a}"
+    );
+}
+
+#[test]
+fn what_chrome_answered_from_its_cache_is_not_replayed() {
+    let mut har: serde_json::Value = serde_json::from_str(CHROMIUM).unwrap();
+    har["log"]["entries"][5]["_fromCache"] = "disk".into();
+    let out = import_har(&har.to_string(), &HarOptions::default()).unwrap();
+    assert_eq!(out.report.kept, 5);
+    let cached = out.report.skipped.iter().find(|s| s.entry == 5).unwrap();
+    assert!(cached.request.ends_with("/home"), "{cached:?}");
+    assert!(cached.reason.contains("disk cache"), "{cached:?}");
+    assert!(!out.yaml.contains("get: \"/home\""), "{}", out.yaml);
+}

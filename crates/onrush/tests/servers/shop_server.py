@@ -4,10 +4,14 @@ har`: a flow that only replays when correlation worked. It prints its port, then
 its stdin closes.
 
   GET  /login              HTML: a session cookie, <meta name="csrf-token"> and a hidden
-                           <input name="csrf_token">, both fresh random tokens per visit
+                           <input name="csrf_token">, both fresh random tokens per visit; the
+                           form, a stylesheet, an image, a script from http://localhost (the
+                           page itself is on 127.0.0.1: another host, as a CDN)
   POST /login              form csrf_token (must be the hidden input's), user=alice,
                            password=s3cret -> 303 to /home; otherwise 403
-  GET  /home               logged in only
+  GET  /home               logged in only; HTML with the meta token again and a button whose
+                           script creates, reads and pays an order with fetch() (the flow a
+                           real browser plays: tests/servers/chromium_har_recorder.js)
   POST /api/orders         logged in, X-CSRF-Token must be the meta token -> 201
                            {"order": {"id": "ord_<random>", ...}}
   GET  /api/orders/<id>    the id must be one of this session's orders
@@ -22,6 +26,26 @@ import secrets
 import sys
 import threading
 from urllib.parse import parse_qs
+
+# The signed-in page: its script orders a book, reads the order and pays it, as a browser's
+# fetch() calls (the CSRF token from the page's <meta>, the id from the JSON response).
+HOME = """<!doctype html><html><head><meta charset="utf-8"><title>Home</title>
+<meta name="csrf-token" content="META"></head><body><p>Welcome</p>
+<button id="order" onclick="order()">Order a book</button><p id="done"></p>
+<script>
+async function order() {
+  const token = document.querySelector("meta[name='csrf-token']").content;
+  const json = { "Content-Type": "application/json" };
+  const created = await fetch("/api/orders", { method: "POST",
+    headers: { ...json, "X-CSRF-Token": token }, body: JSON.stringify({ item: "book", qty: 2 }) });
+  const id = (await created.json()).order.id;
+  await (await fetch("/api/orders/" + id)).json();
+  const paid = await fetch("/api/orders/" + id + "/pay", { method: "POST", headers: json,
+    body: JSON.stringify({ order_id: id, amount: 200 }) });
+  const ok = paid.ok && (await paid.json()).paid;
+  document.getElementById("done").textContent = ok ? "paid " + id : "refused";
+}
+</script></body></html>"""
 
 lock = threading.Lock()
 sessions = {}
@@ -82,20 +106,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             s["meta"] = "m" + secrets.token_hex(10)
             count("login_page")
             html = (
-                '<!doctype html><html><head><meta charset="utf-8">'
+                '<!doctype html><html><head><meta charset="utf-8"><title>Sign in</title>'
                 f'<meta name="csrf-token" content="{s["meta"]}">'
                 '<link rel="stylesheet" href="/static/app.css"></head><body>'
                 '<form method="post" action="/login">'
                 f'<input type="hidden" name="csrf_token" value="{s["form"]}">'
                 '<input name="user"><input type="password" name="password"><button>Sign in</button>'
-                '</form><img src="/static/logo.png"></body></html>'
+                '</form><img src="/static/logo.png">'
+                # A script from another host, as a CDN serves it: an import leaves it out.
+                f'<script src="http://localhost:{self.server.server_address[1]}/cdn/lib.js"></script>'
+                '</body></html>'
             )
             return self.reply(200, html, "text/html; charset=utf-8", headers)
         if path == "/home":
             if not (s and s["logged_in"]):
                 return self.fail("home", 401)
             count("home")
-            return self.reply(200, "<html><body>Welcome</body></html>", "text/html")
+            return self.reply(200, HOME.replace("META", s["meta"]), "text/html; charset=utf-8")
         m = re.fullmatch(r"/api/orders/([A-Za-z0-9_]+)", path)
         if m:
             if not (s and s["logged_in"] and m.group(1) in s["orders"]):
