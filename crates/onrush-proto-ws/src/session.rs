@@ -17,39 +17,29 @@
 //! [`PENDING_MAX`]) for the next `receive`.
 
 use std::collections::VecDeque;
-use std::io::{self, ErrorKind};
+use std::io::ErrorKind;
 use std::ops::Range;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
+use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
 use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
 use tokio_tungstenite::tungstenite::http::Uri;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message};
+use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::plan::{WsPlan, WsStep};
+use crate::transport::{Io, Transport, TUNGSTENITE_READ};
 
 /// Data messages a `ping` keeps for later `receive`s while it waits for its pong; beyond
 /// this the oldest are dropped.
 pub const PENDING_MAX: usize = 256;
-
-/// tungstenite's read buffer per socket, allocated when it opens (its default, 128 KiB, is
-/// for one busy socket; a VU holds one socket among thousands). A message longer than this
-/// still arrives whole: the buffer grows to the frame's announced length, up to `max_message`.
-/// Measured with 1000 VUs each holding a socket (connect, 3 s think, echo, close): 98.8 MB
-/// maximum RSS with the default, 31 MB with 8 KiB (the same run, all 3000 steps passed).
-const READ_BUFFER: usize = 8 * 1024;
 
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
@@ -65,6 +55,8 @@ pub struct WsSession {
     pending: VecDeque<Message>,
     /// Rendering buffer (a text message, the request path).
     out: Vec<u8>,
+    /// A text message's payload, copied from `out` (see `text_message`).
+    text: BytesMut,
     /// The last message received: the body for extractors and checks.
     body: Vec<u8>,
     /// The handshake response's status (101), else 0.
@@ -88,6 +80,7 @@ impl WsSession {
             socket: None,
             pending: VecDeque::new(),
             out: Vec::new(),
+            text: BytesMut::new(),
             body: Vec::new(),
             status: 0,
             head: Vec::new(),
@@ -123,9 +116,10 @@ impl WsSession {
                             self.unset = Some(unset.slot);
                             FailureClass::VariableUnset
                         })?;
-                        Message::text(String::from_utf8_lossy(&self.out).into_owned())
+                        Message::Text(self.text_message())
                     }
-                    WsPayload::Binary(bytes) => Message::Binary(Bytes::copy_from_slice(bytes)),
+                    // Shared with the step: a reference count, not a copy.
+                    WsPayload::Binary(_) => Message::Binary(step.binary.clone()),
                 };
                 let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
                 socket.send(message).await.map_err(failure)?;
@@ -206,7 +200,7 @@ impl WsSession {
         };
         exchange.opened_connection = true;
         let config = WebSocketConfig::default()
-            .read_buffer_size(READ_BUFFER)
+            .read_buffer_size(TUNGSTENITE_READ)
             .max_message_size(Some(connect.max_message))
             .max_frame_size(Some(connect.max_message));
         let (socket, response) =
@@ -356,6 +350,18 @@ impl WsSession {
 }
 
 impl WsSession {
+    /// The rendered text (`out`) as a text message's payload, without an allocation once the
+    /// socket has sent one: the payload is split off `text`, whose memory tungstenite gives
+    /// back (the frame is copied into its write buffer and dropped) before the next send
+    /// reclaims it. A template that rendered invalid UTF-8 (a variable holding other bytes)
+    /// sends it with U+FFFD in their place, as a text message must be UTF-8 (RFC 6455 §5.6).
+    fn text_message(&mut self) -> Utf8Bytes {
+        self.text.extend_from_slice(&self.out);
+        Utf8Bytes::try_from(self.text.split()).unwrap_or_else(|_| {
+            Utf8Bytes::from(String::from_utf8_lossy(&self.out).into_owned())
+        })
+    }
+
     /// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
     /// "1000"`); `none` is the code shown when there was no frame or it had no code. (Not the
     /// status: statuses are HTTP's, 100..599.)
@@ -496,77 +502,6 @@ impl Session for WsSession {
     }
 }
 
-/// The socket's byte stream, TCP or TLS over TCP, counting the bytes each way (frames and
-/// handshake included) for the step's `bytes_in` and `bytes_out`.
-pub(crate) struct Transport {
-    io: Io,
-    /// Bytes (read, written) since the current step began.
-    counted: (u64, u64),
-}
-
-enum Io {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl Transport {
-    fn new(io: Io) -> Self {
-        Transport {
-            io,
-            counted: (0, 0),
-        }
-    }
-}
-
-impl AsyncRead for Transport {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let poll = match &mut this.io {
-            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        };
-        this.counted.0 += (buf.filled().len() - before) as u64;
-        poll
-    }
-}
-
-impl AsyncWrite for Transport {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let poll = match &mut this.io {
-            Io::Plain(s) => Pin::new(s).poll_write(cx, data),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
-        };
-        if let Poll::Ready(Ok(n)) = poll {
-            this.counted.1 += n as u64;
-        }
-        poll
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            Io::Plain(s) => Pin::new(s).poll_flush(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,7 +530,7 @@ mod tests {
             FailureClass::ClosedEarly
         );
         assert_eq!(
-            failure(WsError::Io(io::Error::from(ErrorKind::ConnectionReset))),
+            failure(WsError::Io(std::io::Error::from(ErrorKind::ConnectionReset))),
             FailureClass::Reset
         );
         assert_eq!(
