@@ -367,7 +367,8 @@ fn a_socket_lives_across_iterations_unless_the_scope_is_per_iteration() {
 fn messages_longer_than_the_read_buffers_arrive_whole_both_ways() {
     // Longer than onrush's 8 KiB socket read buffer and tungstenite's 1 KiB reads
     // (onrush-proto-ws transport.rs): each message spans many reads and TCP segments each way.
-    const TEXT: usize = 1024 * 1024;
+    // A template expands to at most 1 MiB, and the default `max_message` is 1 MiB.
+    const TEXT: usize = 1_000_000;
     const BINARY: usize = 100_000;
     let ws = WsServer::start();
     let hex = (0..BINARY)
@@ -377,7 +378,7 @@ fn messages_longer_than_the_read_buffers_arrive_whole_both_ways() {
     // The server echoes "echo ..." and reverses binary messages; the marker at the text's end
     // is matched, so the whole message has come when the step passes.
     let plan = format!(
-        "target: http://127.0.0.1:9\nscenarios:\n  - name: large\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n      - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1], max_message: 2097152 }}\n      - {{ ws: send, name: text, text: \"echo {x} end ${{iteration}}\", await: {{ match: \"x end [0-9]$\" }}, check: {{ body_size: {text_size} }} }}\n      - {{ ws: send, name: binary, binary_hex: \"{hex}\", await: {{ count: 1 }}, check: {{ body_size: {BINARY} }} }}\n      - {{ ws: send, name: small, text: \"echo after\", await: {{ match: \"^echo after$\" }} }}\n      - {{ ws: close }}\n",
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: large\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n      - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, name: text, text: \"echo {x} end ${{iteration}}\", await: {{ match: \"x end [0-9]$\" }}, check: {{ body_size: {text_size} }} }}\n      - {{ ws: send, name: binary, binary_hex: \"{hex}\", await: {{ count: 1 }}, check: {{ body_size: {BINARY} }} }}\n      - {{ ws: send, name: small, text: \"echo after\", await: {{ match: \"^echo after$\" }} }}\n      - {{ ws: close }}\n",
         port = ws.port,
         x = "x".repeat(TEXT),
         text_size = TEXT + "echo ".len() + " end 0".len(),
