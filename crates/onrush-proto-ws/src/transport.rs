@@ -131,3 +131,45 @@ impl AsyncWrite for Transport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// Reads of every size (smaller than the buffer, as tungstenite's; at least the buffer,
+    /// straight from the socket) return the bytes in order, none lost or repeated, and every
+    /// byte is counted once.
+    #[tokio::test]
+    async fn reads_of_any_size_see_the_stream_in_order() {
+        const LEN: usize = 5 * READ_BUFFER + 123;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sent: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
+        let writer = {
+            let sent = sent.clone();
+            tokio::spawn(async move {
+                let (mut peer, _) = listener.accept().await.unwrap();
+                peer.write_all(&sent).await.unwrap();
+            })
+        };
+        let mut transport = Transport::new(Io::Plain(TcpStream::connect(addr).await.unwrap()));
+        let mut got = Vec::new();
+        let sizes = [1, TUNGSTENITE_READ, 7, READ_BUFFER, 3 * READ_BUFFER, 100];
+        let mut i = 0;
+        loop {
+            let mut chunk = vec![0; sizes[i % sizes.len()]];
+            i += 1;
+            let n = transport.read(&mut chunk).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&chunk[..n]);
+        }
+        writer.await.unwrap();
+        assert_eq!(got.len(), LEN);
+        assert!(got == sent, "the bytes read differ from those written");
+        assert_eq!(transport.counted.0, LEN as u64);
+    }
+}
