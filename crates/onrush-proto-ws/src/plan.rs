@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use onrush_http::{SessionMode, TlsClient};
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction, WsPayload};
-use tokio_tungstenite::tungstenite::Bytes;
 use onrush_protocol::StepSpec;
+use tokio_tungstenite::tungstenite::Bytes;
 
 /// The WebSocket part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]

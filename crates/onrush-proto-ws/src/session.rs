@@ -3,7 +3,7 @@
 //!
 //! **Reading policy.** The socket is read only while a `ws:` step runs: no task reads it in the
 //! background. Messages that arrive while the VU runs other steps (HTTP, TCP, think times) wait
-//! in the kernel's socket buffer and tungstenite's read buffer, in order, and the next
+//! in the kernel's socket buffer and the read buffers (onrush's, tungstenite's), in order, and the next
 //! `receive` (or `await`) takes them from there: none is lost, and memory stays bounded by the
 //! socket buffers (a server that sends faster than the VU reads is slowed by TCP's flow
 //! control, as a real client that is busy would slow it). A server's ping waiting there is
@@ -27,6 +27,7 @@ use futures_util::{SinkExt, StreamExt};
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
+use tokio::io::BufReader;
 use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
 use tokio_tungstenite::tungstenite::http::Uri;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -35,7 +36,7 @@ use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message, Utf8Bytes
 use tokio_tungstenite::WebSocketStream;
 
 use crate::plan::{WsPlan, WsStep};
-use crate::transport::{Io, Transport, TUNGSTENITE_READ};
+use crate::transport::{buffered, Io, Transport, TUNGSTENITE_READ};
 
 /// Data messages a `ping` keeps for later `receive`s while it waits for its pong; beyond
 /// this the oldest are dropped.
@@ -44,7 +45,7 @@ pub const PENDING_MAX: usize = 256;
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
 
-type Socket = WebSocketStream<Transport>;
+type Socket = WebSocketStream<BufReader<Transport>>;
 
 /// One VU's socket and buffers.
 pub struct WsSession {
@@ -186,7 +187,7 @@ impl WsSession {
                     resumed: kind == HandshakeKind::Resumed,
                     duration_us: micros(took),
                 });
-                Transport::new(Io::Tls(Box::new(stream)))
+                buffered(Io::Tls(Box::new(stream)))
             }
             // The plan builds a TLS client for every scenario with a `wss://` URL.
             (None, true) => return Err(FailureClass::TlsOther),
@@ -195,7 +196,7 @@ impl WsSession {
                     .await
                     .map_err(|e| onrush_proto_http::classify(&e))?;
                 exchange.record.connect_us = Some(micros(started.elapsed()));
-                Transport::new(Io::Plain(stream))
+                buffered(Io::Plain(stream))
             }
         };
         exchange.opened_connection = true;
@@ -357,9 +358,8 @@ impl WsSession {
     /// sends it with U+FFFD in their place, as a text message must be UTF-8 (RFC 6455 §5.6).
     fn text_message(&mut self) -> Utf8Bytes {
         self.text.extend_from_slice(&self.out);
-        Utf8Bytes::try_from(self.text.split()).unwrap_or_else(|_| {
-            Utf8Bytes::from(String::from_utf8_lossy(&self.out).into_owned())
-        })
+        Utf8Bytes::try_from(self.text.split())
+            .unwrap_or_else(|_| Utf8Bytes::from(String::from_utf8_lossy(&self.out).into_owned()))
     }
 
     /// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
@@ -439,7 +439,7 @@ impl Session for WsSession {
         self.head.clear();
         self.headers.clear();
         if let Some(socket) = &mut self.socket {
-            socket.get_mut().counted = (0, 0);
+            socket.get_mut().get_mut().counted = (0, 0);
         }
         let mut connecting = false;
         let outcome = tokio::time::timeout(
@@ -456,7 +456,8 @@ impl Session for WsSession {
             Err(_elapsed) => Some(FailureClass::Timeout),
         };
         if let Some(socket) = &self.socket {
-            (exchange.record.bytes_in, exchange.record.bytes_out) = socket.get_ref().counted;
+            (exchange.record.bytes_in, exchange.record.bytes_out) =
+                socket.get_ref().get_ref().counted;
         }
         exchange.record.status = self.status;
         if matches!(step.plan.action, WsAction::Close { .. }) {
@@ -530,7 +531,9 @@ mod tests {
             FailureClass::ClosedEarly
         );
         assert_eq!(
-            failure(WsError::Io(std::io::Error::from(ErrorKind::ConnectionReset))),
+            failure(WsError::Io(std::io::Error::from(
+                ErrorKind::ConnectionReset
+            ))),
             FailureClass::Reset
         );
         assert_eq!(

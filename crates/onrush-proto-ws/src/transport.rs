@@ -1,23 +1,23 @@
 //! The socket's byte stream under tungstenite: TCP or TLS over TCP, counting the bytes each way
-//! (frames and handshake included) for the step's `bytes_in` and `bytes_out`, and buffering
-//! what it reads.
+//! (frames and handshake included) for the step's `bytes_in` and `bytes_out`. tungstenite reads
+//! it through a tokio `BufReader` of [`READ_BUFFER`] bytes ([`buffered`]).
 //!
-//! **Why a read buffer here.** tungstenite 0.30 zero-fills the free part of its own read
-//! buffer, up to `read_buffer_size` bytes, before every read (`FrameCodec::read_in` resizes
-//! its `BytesMut` with zeros), including the read that only finds the socket empty: with an
-//! 8 KiB `read_buffer_size`, 16 KiB of `memset` per echo round trip, 58% of the client's
-//! instructions (docs/benchmarks.md, "Protocols against HTTP/1.1 keep-alive"). A small
-//! `read_buffer_size` makes that fill small, but then tungstenite asks for at most that many
-//! bytes per read: a 1 MiB message would take a thousand `read` system calls. So the socket is
-//! read here, into a buffer that is zeroed once when the socket opens, in [`READ_BUFFER`]
-//! chunks, and tungstenite takes its small pieces from it with a copy. A read for at least a
-//! whole buffer goes to the socket directly.
+//! **Why a read buffer under tungstenite's.** tungstenite 0.30 zero-fills the free part of its
+//! own read buffer, up to `read_buffer_size` bytes, before every read (`FrameCodec::read_in`
+//! resizes its `BytesMut` with zeros), including the read that only finds the socket empty:
+//! with an 8 KiB `read_buffer_size`, 16 KiB of `memset` per echo round trip, 72% of the
+//! worker's instructions (docs/benchmarks.md, "Protocols against HTTP/1.1 keep-alive"). A
+//! small `read_buffer_size` makes that fill small, but then tungstenite asks for at most that
+//! many bytes per read: a 1 MiB message would take a thousand `read` system calls. So the
+//! socket is read by a `BufReader`, whose buffer is zeroed once when the socket opens, in
+//! [`READ_BUFFER`] chunks, and tungstenite takes its small pieces from it with a copy (a read
+//! for at least a whole buffer goes to the socket directly).
 
 use std::io;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
@@ -28,7 +28,7 @@ use tokio_rustls::client::TlsStream;
 pub(crate) const READ_BUFFER: usize = 8 * 1024;
 
 /// tungstenite's `read_buffer_size`: what it zero-fills before each read, and the most it asks
-/// for at a time. Small, as it reads from [`READ_BUFFER`] in memory. A message longer than this
+/// for at a time. Small, as it reads from the [`READ_BUFFER`] in memory. A message longer than this
 /// still arrives whole: tungstenite grows its buffer to the frame's announced length, up to
 /// `max_message`.
 pub(crate) const TUNGSTENITE_READ: usize = 1024;
@@ -37,10 +37,6 @@ pub(crate) struct Transport {
     io: Io,
     /// Bytes (read, written) since the current step began.
     pub(crate) counted: (u64, u64),
-    /// Read from the socket, not yet taken: `buf[start..end]`.
-    buf: Box<[u8]>,
-    start: usize,
-    end: usize,
 }
 
 pub(crate) enum Io {
@@ -48,55 +44,31 @@ pub(crate) enum Io {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-impl Transport {
-    pub(crate) fn new(io: Io) -> Self {
+/// The stream tungstenite reads: `io` behind a [`READ_BUFFER`] (writes go straight through).
+pub(crate) fn buffered(io: Io) -> BufReader<Transport> {
+    BufReader::with_capacity(
+        READ_BUFFER,
         Transport {
             io,
             counted: (0, 0),
-            // Initialised once, so that no read has to zero it again (tokio's `ReadBuf` only
-            // hands a reader memory it knows is initialised, or zeroes it first).
-            buf: vec![0; READ_BUFFER].into_boxed_slice(),
-            start: 0,
-            end: 0,
-        }
-    }
-}
-
-impl Io {
-    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self {
-            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
+        },
+    )
 }
 
 impl AsyncRead for Transport {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        out: &mut ReadBuf<'_>,
+        buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.start == this.end {
-            if out.remaining() >= this.buf.len() {
-                // As much as the buffer holds is asked for: no need to copy it through.
-                let before = out.filled().len();
-                ready!(this.io.poll_read(cx, out))?;
-                this.counted.0 += (out.filled().len() - before) as u64;
-                return Poll::Ready(Ok(()));
-            }
-            let mut fill = ReadBuf::new(&mut this.buf);
-            ready!(this.io.poll_read(cx, &mut fill))?;
-            let n = fill.filled().len();
-            this.counted.0 += n as u64;
-            (this.start, this.end) = (0, n);
-            // n == 0: the end of the stream, told to the reader as a read of nothing.
-        }
-        let n = out.remaining().min(this.end - this.start);
-        out.put_slice(&this.buf[this.start..this.start + n]);
-        this.start += n;
-        Poll::Ready(Ok(()))
+        let before = buf.filled().len();
+        let poll = match &mut this.io {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        };
+        this.counted.0 += (buf.filled().len() - before) as u64;
+        poll
     }
 }
 
@@ -140,7 +112,7 @@ mod tests {
 
     /// Reads of every size (smaller than the buffer, as tungstenite's; at least the buffer,
     /// straight from the socket) return the bytes in order, none lost or repeated, and every
-    /// byte is counted once.
+    /// byte is counted once, when it comes from the socket.
     #[tokio::test]
     async fn reads_of_any_size_see_the_stream_in_order() {
         const LEN: usize = 5 * READ_BUFFER + 123;
@@ -154,7 +126,7 @@ mod tests {
                 peer.write_all(&sent).await.unwrap();
             })
         };
-        let mut transport = Transport::new(Io::Plain(TcpStream::connect(addr).await.unwrap()));
+        let mut transport = buffered(Io::Plain(TcpStream::connect(addr).await.unwrap()));
         let mut got = Vec::new();
         let sizes = [1, TUNGSTENITE_READ, 7, READ_BUFFER, 3 * READ_BUFFER, 100];
         let mut i = 0;
@@ -170,6 +142,6 @@ mod tests {
         writer.await.unwrap();
         assert_eq!(got.len(), LEN);
         assert!(got == sent, "the bytes read differ from those written");
-        assert_eq!(transport.counted.0, LEN as u64);
+        assert_eq!(transport.get_ref().counted.0, LEN as u64);
     }
 }

@@ -402,7 +402,11 @@ fn messages_longer_than_the_read_buffers_arrive_whole_both_ways() {
         (TEXT + "echo ".len() + " end 0".len()) as u64,
         "{counts}"
     );
-    assert_eq!(u64_at(&counts, "/longest/binary"), BINARY as u64, "{counts}");
+    assert_eq!(
+        u64_at(&counts, "/longest/binary"),
+        BINARY as u64,
+        "{counts}"
+    );
     assert_eq!(u64_at(&counts, "/text"), 4 * 2, "{counts}");
     assert_eq!(u64_at(&counts, "/closes/1000"), 4, "{counts}");
 }
