@@ -3,14 +3,14 @@
 //!
 //! **Reading policy.** The socket is read only while a `ws:` step runs: no task reads it in the
 //! background. Messages that arrive while the VU runs other steps (HTTP, TCP, think times) wait
-//! in the kernel's socket buffer and the read buffers (onrush's, tungstenite's), in order, and the next
-//! `receive` (or `await`) takes them from there: none is lost, and memory stays bounded by the
-//! socket buffers (a server that sends faster than the VU reads is slowed by TCP's flow
-//! control, as a real client that is busy would slow it). A server's ping waiting there is
-//! answered when the socket is next read. The price: a server that closes clients whose pong
-//! is late sees a VU busy elsewhere for longer than its ping timeout as dead (the next `ws:`
-//! step then fails `closed_early`). A spawned reader per socket would answer at once, at the
-//! cost of a task, a channel and an unbounded-or-dropping queue per VU.
+//! in the kernel's socket buffer and the read buffers (onrush's, tungstenite's), in order, and
+//! the next `receive` (or `await`) takes them from there: none is lost, and memory stays
+//! bounded by the socket buffers (a server that sends faster than the VU reads is slowed by
+//! TCP's flow control, as a real client that is busy would slow it). A server's ping waiting
+//! there is answered when the socket is next read. The price: a server that closes clients
+//! whose pong is late sees a VU busy elsewhere for longer than its ping timeout as dead (the
+//! next `ws:` step then fails `closed_early`). A spawned reader per socket would answer at
+//! once, at the cost of a task, a channel and an unbounded-or-dropping queue per VU.
 //!
 //! `receive` and `await` consume messages in order: those before the awaited one are counted
 //! and dropped. Data messages that arrive while a `ping` waits for its pong are kept (up to

@@ -22,9 +22,10 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 /// Bytes read from the socket at a time, allocated when the socket opens (a VU holds one socket
-/// among thousands: tungstenite's default, 128 KiB, is for one busy socket). Measured with 1000
-/// VUs each holding a socket (connect, 3 s think, echo, close): 98.8 MB maximum RSS with
-/// tungstenite's 128 KiB, 31 MB with 8 KiB.
+/// among thousands: tungstenite's default, 128 KiB, is for one busy socket). Measured when
+/// this was tungstenite's own buffer, with 1000 VUs each holding a socket (connect, 3 s think,
+/// echo, close): 98.8 MB maximum RSS with 128 KiB, 31 MB with 8 KiB; a socket now holds this
+/// plus tungstenite's [`TUNGSTENITE_READ`].
 pub(crate) const READ_BUFFER: usize = 8 * 1024;
 
 /// tungstenite's `read_buffer_size`: what it zero-fills before each read, and the most it asks
