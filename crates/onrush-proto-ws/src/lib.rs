@@ -17,7 +17,9 @@
 //!   from `http.tls` for `wss://` (onrush-http's rustls configuration, as HTTP uses);
 //! - `session.rs` is a VU's socket and the actions on it, with its reading policy (the socket
 //!   is read only while a `ws:` step runs; see there);
-//! - tungstenite does the framing and the handshake over onrush's own TCP or TLS stream.
+//! - `transport.rs` is the TCP or TLS stream under tungstenite: it counts the bytes, and is
+//!   read through a buffer so that tungstenite's zero-filled read buffer can stay small;
+//! - tungstenite does the framing and the handshake over that stream.
 //!
 //! Metrics, per step: a connect's latency is the whole handshake (TCP, TLS, HTTP upgrade), its
 //! `connect_us` the TCP part; a send with `await` measures the round trip from the send to the
@@ -27,6 +29,7 @@
 
 mod plan;
 mod session;
+mod transport;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

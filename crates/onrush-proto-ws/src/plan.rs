@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use onrush_http::{SessionMode, TlsClient};
-use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction};
+use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction, WsPayload};
 use onrush_protocol::StepSpec;
+use tokio_tungstenite::tungstenite::Bytes;
 
 /// The WebSocket part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -41,6 +42,8 @@ pub struct WsStep {
     pub(crate) timeout: Duration,
     /// For `ws: connect`.
     pub(crate) target: Option<Target>,
+    /// A `binary_hex:` send's message, shared by every send of the step (empty otherwise).
+    pub(crate) binary: Bytes,
 }
 
 impl WsPlan {
@@ -112,10 +115,18 @@ impl WsPlan {
             }
             _ => None,
         };
+        let binary = match &step.action {
+            WsAction::Send {
+                payload: WsPayload::Binary(bytes),
+                ..
+            } => Bytes::copy_from_slice(bytes),
+            _ => Bytes::new(),
+        };
         Ok(WsStep {
             plan: step.clone(),
             timeout,
             target,
+            binary,
         })
     }
 

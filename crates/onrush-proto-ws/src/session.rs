@@ -3,58 +3,49 @@
 //!
 //! **Reading policy.** The socket is read only while a `ws:` step runs: no task reads it in the
 //! background. Messages that arrive while the VU runs other steps (HTTP, TCP, think times) wait
-//! in the kernel's socket buffer and tungstenite's read buffer, in order, and the next
-//! `receive` (or `await`) takes them from there: none is lost, and memory stays bounded by the
-//! socket buffers (a server that sends faster than the VU reads is slowed by TCP's flow
-//! control, as a real client that is busy would slow it). A server's ping waiting there is
-//! answered when the socket is next read. The price: a server that closes clients whose pong
-//! is late sees a VU busy elsewhere for longer than its ping timeout as dead (the next `ws:`
-//! step then fails `closed_early`). A spawned reader per socket would answer at once, at the
-//! cost of a task, a channel and an unbounded-or-dropping queue per VU.
+//! in the kernel's socket buffer and the read buffers (onrush's, tungstenite's), in order, and
+//! the next `receive` (or `await`) takes them from there: none is lost, and memory stays
+//! bounded by the socket buffers (a server that sends faster than the VU reads is slowed by
+//! TCP's flow control, as a real client that is busy would slow it). A server's ping waiting
+//! there is answered when the socket is next read. The price: a server that closes clients
+//! whose pong is late sees a VU busy elsewhere for longer than its ping timeout as dead (the
+//! next `ws:` step then fails `closed_early`). A spawned reader per socket would answer at
+//! once, at the cost of a task, a channel and an unbounded-or-dropping queue per VU.
 //!
 //! `receive` and `await` consume messages in order: those before the awaited one are counted
 //! and dropped. Data messages that arrive while a `ping` waits for its pong are kept (up to
 //! [`PENDING_MAX`]) for the next `receive`.
 
 use std::collections::VecDeque;
-use std::io::{self, ErrorKind};
+use std::io::ErrorKind;
 use std::ops::Range;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
+use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
+use tokio::io::BufReader;
 use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
 use tokio_tungstenite::tungstenite::http::Uri;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message};
+use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::plan::{WsPlan, WsStep};
+use crate::transport::{buffered, Io, Transport, TUNGSTENITE_READ};
 
 /// Data messages a `ping` keeps for later `receive`s while it waits for its pong; beyond
 /// this the oldest are dropped.
 pub const PENDING_MAX: usize = 256;
 
-/// tungstenite's read buffer per socket, allocated when it opens (its default, 128 KiB, is
-/// for one busy socket; a VU holds one socket among thousands). A message longer than this
-/// still arrives whole: the buffer grows to the frame's announced length, up to `max_message`.
-/// Measured with 1000 VUs each holding a socket (connect, 3 s think, echo, close): 98.8 MB
-/// maximum RSS with the default, 31 MB with 8 KiB (the same run, all 3000 steps passed).
-const READ_BUFFER: usize = 8 * 1024;
-
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
 
-type Socket = WebSocketStream<Transport>;
+type Socket = WebSocketStream<BufReader<Transport>>;
 
 /// One VU's socket and buffers.
 pub struct WsSession {
@@ -65,6 +56,8 @@ pub struct WsSession {
     pending: VecDeque<Message>,
     /// Rendering buffer (a text message, the request path).
     out: Vec<u8>,
+    /// A text message's payload, copied from `out` (see `text_message`).
+    text: BytesMut,
     /// The last message received: the body for extractors and checks.
     body: Vec<u8>,
     /// The handshake response's status (101), else 0.
@@ -88,6 +81,7 @@ impl WsSession {
             socket: None,
             pending: VecDeque::new(),
             out: Vec::new(),
+            text: BytesMut::new(),
             body: Vec::new(),
             status: 0,
             head: Vec::new(),
@@ -123,9 +117,10 @@ impl WsSession {
                             self.unset = Some(unset.slot);
                             FailureClass::VariableUnset
                         })?;
-                        Message::text(String::from_utf8_lossy(&self.out).into_owned())
+                        Message::Text(self.text_message())
                     }
-                    WsPayload::Binary(bytes) => Message::Binary(Bytes::copy_from_slice(bytes)),
+                    // Shared with the step: a reference count, not a copy.
+                    WsPayload::Binary(_) => Message::Binary(step.binary.clone()),
                 };
                 let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
                 socket.send(message).await.map_err(failure)?;
@@ -192,7 +187,7 @@ impl WsSession {
                     resumed: kind == HandshakeKind::Resumed,
                     duration_us: micros(took),
                 });
-                Transport::new(Io::Tls(Box::new(stream)))
+                buffered(Io::Tls(Box::new(stream)))
             }
             // The plan builds a TLS client for every scenario with a `wss://` URL.
             (None, true) => return Err(FailureClass::TlsOther),
@@ -201,12 +196,12 @@ impl WsSession {
                     .await
                     .map_err(|e| onrush_proto_http::classify(&e))?;
                 exchange.record.connect_us = Some(micros(started.elapsed()));
-                Transport::new(Io::Plain(stream))
+                buffered(Io::Plain(stream))
             }
         };
         exchange.opened_connection = true;
         let config = WebSocketConfig::default()
-            .read_buffer_size(READ_BUFFER)
+            .read_buffer_size(TUNGSTENITE_READ)
             .max_message_size(Some(connect.max_message))
             .max_frame_size(Some(connect.max_message));
         let (socket, response) =
@@ -356,6 +351,17 @@ impl WsSession {
 }
 
 impl WsSession {
+    /// The rendered text (`out`) as a text message's payload, without an allocation once the
+    /// socket has sent one: the payload is split off `text`, whose memory tungstenite gives
+    /// back (the frame is copied into its write buffer and dropped) before the next send
+    /// reclaims it. A template that rendered invalid UTF-8 (a variable holding other bytes)
+    /// sends it with U+FFFD in their place, as a text message must be UTF-8 (RFC 6455 §5.6).
+    fn text_message(&mut self) -> Utf8Bytes {
+        self.text.extend_from_slice(&self.out);
+        Utf8Bytes::try_from(self.text.split())
+            .unwrap_or_else(|_| Utf8Bytes::from(String::from_utf8_lossy(&self.out).into_owned()))
+    }
+
     /// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
     /// "1000"`); `none` is the code shown when there was no frame or it had no code. (Not the
     /// status: statuses are HTTP's, 100..599.)
@@ -433,7 +439,7 @@ impl Session for WsSession {
         self.head.clear();
         self.headers.clear();
         if let Some(socket) = &mut self.socket {
-            socket.get_mut().counted = (0, 0);
+            socket.get_mut().get_mut().counted = (0, 0);
         }
         let mut connecting = false;
         let outcome = tokio::time::timeout(
@@ -450,7 +456,8 @@ impl Session for WsSession {
             Err(_elapsed) => Some(FailureClass::Timeout),
         };
         if let Some(socket) = &self.socket {
-            (exchange.record.bytes_in, exchange.record.bytes_out) = socket.get_ref().counted;
+            (exchange.record.bytes_in, exchange.record.bytes_out) =
+                socket.get_ref().get_ref().counted;
         }
         exchange.record.status = self.status;
         if matches!(step.plan.action, WsAction::Close { .. }) {
@@ -496,77 +503,6 @@ impl Session for WsSession {
     }
 }
 
-/// The socket's byte stream, TCP or TLS over TCP, counting the bytes each way (frames and
-/// handshake included) for the step's `bytes_in` and `bytes_out`.
-pub(crate) struct Transport {
-    io: Io,
-    /// Bytes (read, written) since the current step began.
-    counted: (u64, u64),
-}
-
-enum Io {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl Transport {
-    fn new(io: Io) -> Self {
-        Transport {
-            io,
-            counted: (0, 0),
-        }
-    }
-}
-
-impl AsyncRead for Transport {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let poll = match &mut this.io {
-            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        };
-        this.counted.0 += (buf.filled().len() - before) as u64;
-        poll
-    }
-}
-
-impl AsyncWrite for Transport {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let poll = match &mut this.io {
-            Io::Plain(s) => Pin::new(s).poll_write(cx, data),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, data),
-        };
-        if let Poll::Ready(Ok(n)) = poll {
-            this.counted.1 += n as u64;
-        }
-        poll
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            Io::Plain(s) => Pin::new(s).poll_flush(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,7 +531,9 @@ mod tests {
             FailureClass::ClosedEarly
         );
         assert_eq!(
-            failure(WsError::Io(io::Error::from(ErrorKind::ConnectionReset))),
+            failure(WsError::Io(std::io::Error::from(
+                ErrorKind::ConnectionReset
+            ))),
             FailureClass::Reset
         );
         assert_eq!(

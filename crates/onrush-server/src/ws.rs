@@ -8,10 +8,11 @@
 use std::sync::Arc;
 
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::BufReader;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Message};
 use tokio_tungstenite::WebSocketStream;
 
@@ -20,6 +21,12 @@ use crate::stats::{Event, Shared};
 
 /// The echo endpoint.
 pub(crate) const ECHO_PATH: &str = "/ws/echo";
+
+/// Bytes read from the socket at a time.
+const READ_BUFFER: usize = 8 * 1024;
+
+/// tungstenite's `read_buffer_size`: what it zero-fills before each read from `READ_BUFFER`.
+const TUNGSTENITE_READ: usize = 1024;
 
 /// Serves one WebSocket connection, handshake included, until it closes.
 pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, shard: usize) {
@@ -36,7 +43,14 @@ pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, shard: usize) 
             Err(refusal)
         }
     };
-    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, check).await else {
+    // As onrush's client does (onrush-proto-ws, transport.rs): tungstenite zero-fills up to
+    // `read_buffer_size` (128 KiB by default) before every read, so it reads small pieces from
+    // a buffer zeroed once; a longer message still arrives whole.
+    let config = WebSocketConfig::default().read_buffer_size(TUNGSTENITE_READ);
+    let stream = BufReader::with_capacity(READ_BUFFER, stream);
+    let Ok(mut ws) =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await
+    else {
         return;
     };
     shared.count(shard, Event::WsConnection);
@@ -66,7 +80,11 @@ pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, shard: usize) 
 }
 
 /// Answers one data message; false when the connection is done.
-async fn answer(ws: &mut WebSocketStream<TcpStream>, payload: &Bytes, text: bool) -> bool {
+async fn answer(
+    ws: &mut WebSocketStream<BufReader<TcpStream>>,
+    payload: &Bytes,
+    text: bool,
+) -> bool {
     let reply = |bytes: &[u8]| -> Message {
         let data = payload.slice_ref(bytes);
         if text {

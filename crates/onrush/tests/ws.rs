@@ -2,7 +2,7 @@
 //! write (Python's `websockets`, tests/servers/ws_server.py), counts checked on its side; a
 //! socket held open across an HTTP step; failures (a rejected handshake, a malformed frame, an
 //! oversized message, a connection cut mid-message, a server's close, a timeout) classified
-//! while the run goes on.
+//! while the run goes on; messages longer than the read buffers, both ways.
 
 use crate::common;
 use common::*;
@@ -361,4 +361,52 @@ fn a_socket_lives_across_iterations_unless_the_scope_is_per_iteration() {
     let counts = ws.finish();
     assert_eq!(u64_at(&counts, "/connections"), 3, "{counts}");
     assert_eq!(u64_at(&counts, "/text"), 10 + 1, "{counts}");
+}
+
+#[test]
+fn messages_longer_than_the_read_buffers_arrive_whole_both_ways() {
+    // Longer than onrush's 8 KiB socket read buffer and tungstenite's 1 KiB reads
+    // (onrush-proto-ws transport.rs): each message spans many reads and TCP segments each way.
+    // A template expands to at most 1 MiB, and the default `max_message` is 1 MiB.
+    const TEXT: usize = 1_000_000;
+    const BINARY: usize = 100_000;
+    let ws = WsServer::start();
+    let hex = (0..BINARY)
+        .map(|i| format!("{:02x}", i % 251))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The server echoes "echo ..." and reverses binary messages; the marker at the text's end
+    // is matched, so the whole message has come when the step passes.
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: large\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n      - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: send, name: text, text: \"echo {x} end ${{iteration}}\", await: {{ match: \"x end [0-9]$\" }}, check: {{ body_size: {text_size} }} }}\n      - {{ ws: send, name: binary, binary_hex: \"{hex}\", await: {{ count: 1 }}, check: {{ body_size: {BINARY} }} }}\n      - {{ ws: send, name: small, text: \"echo after\", await: {{ match: \"^echo after$\" }} }}\n      - {{ ws: close }}\n",
+        port = ws.port,
+        x = "x".repeat(TEXT),
+        text_size = TEXT + "echo ".len() + " end 0".len(),
+    );
+    let dir = temp_dir("ws-large");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    for name in ["text", "binary", "small", "ws close"] {
+        let st = step(&s, "large", name);
+        assert_eq!(u64_at(st, "/requests"), 4, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+    }
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
+    let text = step(&s, "large", "text");
+    assert!(u64_at(text, "/bytes_out") >= 4 * TEXT as u64, "{text:#}");
+    assert!(u64_at(text, "/bytes_in") >= 4 * TEXT as u64, "{text:#}");
+    let counts = ws.finish();
+    // The server received the messages whole, as sent.
+    assert_eq!(
+        u64_at(&counts, "/longest/text"),
+        (TEXT + "echo ".len() + " end 0".len()) as u64,
+        "{counts}"
+    );
+    assert_eq!(
+        u64_at(&counts, "/longest/binary"),
+        BINARY as u64,
+        "{counts}"
+    );
+    assert_eq!(u64_at(&counts, "/text"), 4 * 2, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/1000"), 4, "{counts}");
 }

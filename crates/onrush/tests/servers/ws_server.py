@@ -4,7 +4,7 @@ tests/install-websockets.sh), the witness of the WebSocket protocol's end-to-end
 its port, serves until its stdin closes, then prints one line of JSON with its own counts:
 
   {"connections": N, "rejected": N, "subprotocol": {"chat.v1": N, ...}, "text": N,
-   "binary": N, "pongs": N, "closes": {"1000": N, ...}}
+   "binary": N, "pongs": N, "closes": {"1000": N, ...}, "longest": {"text": N, "binary": N}}
 
 Paths:
   /chat      needs the header `X-Token: secret` (else 403) and records the subprotocol
@@ -15,7 +15,8 @@ Paths:
                "pingme"     -> the server pings the client, and answers "ponged" when the pong
                                came within 2 s (counted in "pongs"), else "no pong"
                binary       -> the same bytes reversed
-             The close code the client sent is recorded when the socket ends.
+             The close code the client sent is recorded when the socket ends, and the length
+             of the longest text and binary message received ("longest", after decoding).
   /malformed a frame with a reserved opcode, after the client's first message
   /oversized a 2 MiB text message, after the client's first message
   /cut       the start of a 100-byte frame, then the connection is dropped, after the client's
@@ -47,6 +48,7 @@ stats = {
     "binary": 0,
     "pongs": 0,
     "closes": {},
+    "longest": {"text": 0, "binary": 0},
 }
 
 
@@ -62,6 +64,8 @@ async def chat(ws):
     stats["subprotocol"][protocol] = stats["subprotocol"].get(protocol, 0) + 1
     try:
         async for message in ws:
+            kind = "binary" if isinstance(message, bytes) else "text"
+            stats["longest"][kind] = max(stats["longest"][kind], len(message))
             if isinstance(message, bytes):
                 stats["binary"] += 1
                 await ws.send(message[::-1])
