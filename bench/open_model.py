@@ -41,9 +41,9 @@ def serve(binary):
     sys.exit("the built-in server did not say where it listens")
 
 
-def cpu_of(cmd, **kw):
+def cpu_of(cmd, text=True, **kw):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=text, **kw)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -73,9 +73,9 @@ def run_onrush(binary, slack, addr, rate, seconds, work):
 def run_vegeta(addr, rate, seconds, work):
     out, cpu = cpu_of(["taskset", "-c", "0", "vegeta", "attack", "-rate", f"{rate}/s", "-duration", f"{seconds}s",
                        "-max-workers", str(max(200, rate // 20)), "-keepalive", "-http2=false"],
-                      input=f"GET http://{addr}/\n")
+                      text=False, input=f"GET http://{addr}/\n".encode())
     rep = subprocess.run(["vegeta", "report", "-type", "json"], input=out.stdout, capture_output=True,
-                         text=True, check=True)
+                         check=True)
     r = json.loads(rep.stdout)
     return {"cpu_us": cpu * 1e6 / max(1, r["requests"]), "achieved": r["requests"] / seconds,
             "dropped": None, "lag_p50": None, "lag_p99": None}
