@@ -17,28 +17,15 @@ A NAME may carry a slack, `new@0ms=target/release/onrush`, to run that build wit
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-
-def serve(binary):
-    cpus = os.cpu_count() or 1
-    proc = subprocess.Popen(
-        ["taskset", "-c", str(cpus - 1), binary, "serve", "--addr", "127.0.0.1:0", "--threads", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for _ in range(50):
-        line = proc.stdout.readline()
-        m = re.search(r"(127\.0\.0\.1:\d+)", line)
-        if m:
-            return proc, m.group(1)
-    proc.kill()
-    sys.exit("the built-in server did not say where it listens")
+# The same pinned built-in server as the instructions benchmark.
+from instructions import serve
 
 
 def cpu_of(cmd, text=True, **kw):
