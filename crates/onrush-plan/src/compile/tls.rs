@@ -139,14 +139,7 @@ impl Ctx<'_> {
     /// `kx_groups`: group names (rustls or common ones, any case) → rustls names, in order,
     /// without duplicates.
     fn kx_groups(&self, node: &Node, path: &str) -> Result<Vec<String>, PlanError> {
-        let items = self.one_or_many(
-            node,
-            path,
-            "key-exchange groups",
-            "e.g. `kx_groups: [secp256r1]` (P-256) or `kx_groups: [X25519, secp256r1]`",
-        )?;
-        let supported: Vec<&str> = TLS_KX_GROUPS.iter().map(|g| g.0).collect();
-        let lowered: Vec<(String, &str)> = TLS_KX_GROUPS
+        let aliases = TLS_KX_GROUPS
             .iter()
             .flat_map(|(rustls, others)| {
                 std::iter::once(rustls)
@@ -154,26 +147,46 @@ impl Ctx<'_> {
                     .map(|n| (n.to_ascii_lowercase(), *rustls))
             })
             .collect();
+        self.rustls_names(
+            node,
+            path,
+            &NameTable {
+                key: "kx_groups",
+                what: "key-exchange group",
+                example:
+                    "e.g. `kx_groups: [secp256r1]` (P-256) or `kx_groups: [X25519, secp256r1]`",
+                supported: TLS_KX_GROUPS.iter().map(|g| g.0).collect(),
+                aliases,
+                also: "P-256 and P-384 work too",
+            },
+        )
+    }
+
+    /// A list of names looked up in `table` (any alias, any case) → rustls names, in order,
+    /// without duplicates; an unknown one is an error with the closest name and the list.
+    fn rustls_names(
+        &self,
+        node: &Node,
+        path: &str,
+        table: &NameTable<'_>,
+    ) -> Result<Vec<String>, PlanError> {
+        let items = self.one_or_many(node, path, &format!("{}s", table.what), table.example)?;
+        let supported = table.supported.join(", ");
         let mut out: Vec<String> = Vec::new();
         for (item, field) in items {
             let text = self.string(item, &field)?;
             let t = text.trim().to_ascii_lowercase();
-            let Some((_, name)) = lowered.iter().find(|(n, _)| *n == t) else {
-                let close = did_you_mean(&t, lowered.iter().map(|(n, _)| n.as_str()))
-                    .and_then(|c| lowered.iter().find(|(n, _)| n == c))
+            let Some((_, name)) = table.aliases.iter().find(|(n, _)| *n == t) else {
+                let close = did_you_mean(&t, table.aliases.iter().map(|(n, _)| n.as_str()))
+                    .and_then(|c| table.aliases.iter().find(|(n, _)| n == c))
                     .map(|(_, rustls)| *rustls);
+                let offers = format!("onrush offers {supported} ({})", table.also);
                 let hint = match close {
-                    Some(close) => format!(
-                        "did you mean `{close}`? onrush offers {} (P-256 and P-384 work too)",
-                        supported.join(", ")
-                    ),
-                    None => format!(
-                        "onrush offers {} (P-256 and P-384 work too)",
-                        supported.join(", ")
-                    ),
+                    Some(close) => format!("did you mean `{close}`? {offers}"),
+                    None => offers,
                 };
                 return Err(self
-                    .err(item, &field, format!("unknown key-exchange group {text:?}"))
+                    .err(item, &field, format!("unknown {} {text:?}", table.what))
                     .with_hint(hint));
             };
             if !out.iter().any(|o| o == name) {
@@ -185,9 +198,9 @@ impl Ctx<'_> {
                 .err(
                     node,
                     path,
-                    "empty list; expected at least one key-exchange group",
+                    format!("empty list; expected at least one {}", table.what),
                 )
-                .with_hint("leave `kx_groups` out to offer all of them"));
+                .with_hint(format!("leave `{}` out to offer all of them", table.key)));
         }
         Ok(out)
     }
@@ -494,50 +507,24 @@ impl Ctx<'_> {
     /// `ciphers`: suite names (rustls, IANA or OpenSSL, any case) → rustls names, in order,
     /// without duplicates.
     fn ciphers(&self, node: &Node, path: &str) -> Result<Vec<String>, PlanError> {
-        let items = self.one_or_many(
-            node,
-            path,
-            "cipher suites",
-            "e.g. `ciphers: [TLS13_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]`",
-        )?;
-        let supported: Vec<&str> = TLS_CIPHER_SUITES.iter().map(|s| s.0).collect();
-        let lowered: Vec<(String, &str)> = TLS_CIPHER_SUITES
+        let aliases = TLS_CIPHER_SUITES
             .iter()
             .flat_map(|(rustls, iana, openssl, _)| {
                 [rustls, iana, openssl].map(|n| (n.to_ascii_lowercase(), *rustls))
             })
             .collect();
-        let mut out: Vec<String> = Vec::new();
-        for (item, field) in items {
-            let text = self.string(item, &field)?;
-            let t = text.trim().to_ascii_lowercase();
-            let Some((_, name)) = lowered.iter().find(|(n, _)| *n == t) else {
-                let close = did_you_mean(&t, lowered.iter().map(|(n, _)| n.as_str()))
-                    .and_then(|c| lowered.iter().find(|(n, _)| n == c))
-                    .map(|(_, rustls)| *rustls);
-                let hint = match close {
-                    Some(s) => {
-                        format!("did you mean `{s}`? onrush offers {}", supported.join(", "))
-                    }
-                    None => format!(
-                        "onrush offers {} (IANA and OpenSSL names work too)",
-                        supported.join(", ")
-                    ),
-                };
-                return Err(self
-                    .err(item, &field, format!("unknown cipher suite {text:?}"))
-                    .with_hint(hint));
-            };
-            if !out.iter().any(|o| o == name) {
-                out.push(name.to_string());
-            }
-        }
-        if out.is_empty() {
-            return Err(self
-                .err(node, path, "empty list; expected at least one cipher suite")
-                .with_hint("leave `ciphers` out to offer all of them"));
-        }
-        Ok(out)
+        self.rustls_names(
+            node,
+            path,
+            &NameTable {
+                key: "ciphers",
+                what: "cipher suite",
+                example: "e.g. `ciphers: [TLS13_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]`",
+                supported: TLS_CIPHER_SUITES.iter().map(|s| s.0).collect(),
+                aliases,
+                also: "IANA and OpenSSL names work too",
+            },
+        )
     }
 
     /// At least one of the cipher suites must belong to a TLS version offered (after merging
@@ -738,4 +725,16 @@ fn p12_keys(file: &Path, password: &str) -> Result<usize, P12Problem> {
                 false,
             ),
         })
+}
+
+/// What [`Ctx::rustls_names`] looks names up in: the plan key, what one name is, and every alias
+/// (lowercased) with the rustls name it stands for.
+struct NameTable<'a> {
+    key: &'a str,
+    what: &'a str,
+    example: &'a str,
+    supported: Vec<&'static str>,
+    aliases: Vec<(String, &'static str)>,
+    /// Said after the list of names: which other spellings are understood.
+    also: &'a str,
 }
