@@ -84,14 +84,9 @@ pub(crate) async fn serve(
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut filled = 0;
     loop {
-        if buf.len() < filled + 4096 {
-            buf.resize(filled + 8192, 0);
+        if !read_more(&mut stream, &mut buf, &mut filled).await {
+            return;
         }
-        let n = match stream.read(&mut buf[filled..]).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        filled += n;
         let mut start = 0;
         loop {
             let (range, used) = match framing.next(&buf[start..filled]) {
@@ -142,7 +137,28 @@ pub(crate) async fn serve(
     }
 }
 
-async fn flush(stream: &mut TcpStream, out: &mut Vec<u8>) -> bool {
+/// Reads what the client sent next into `buf[filled..]`, growing `buf` so that at least 4 KiB
+/// are free (a message longer than the buffer is read into a bigger one); false when the client
+/// closed or the read failed. Shared by the echo and Thrift servers.
+pub(crate) async fn read_more(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    filled: &mut usize,
+) -> bool {
+    if buf.len() < *filled + 4096 {
+        buf.resize(*filled + 8192, 0);
+    }
+    match stream.read(&mut buf[*filled..]).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            *filled += n;
+            true
+        }
+    }
+}
+
+/// Writes what was answered and empties `out`; false when the client is gone.
+pub(crate) async fn flush(stream: &mut TcpStream, out: &mut Vec<u8>) -> bool {
     if out.is_empty() {
         return true;
     }

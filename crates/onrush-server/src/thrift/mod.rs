@@ -21,11 +21,11 @@ mod val;
 use std::sync::Arc;
 
 use onrush_thrift::wire::{message, Decoder, Encoder, Protocol, WireError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 pub(crate) use calc::Calculator;
 
+use crate::echo::{flush, read_more};
 use crate::stats::{Event, Shared};
 use calc::{Answer, Log, UNKNOWN_METHOD};
 use val::{read_struct, write_struct, Val};
@@ -77,14 +77,9 @@ pub(crate) async fn serve(
     let mut buf: Vec<u8> = Vec::with_capacity(8192);
     let mut filled = 0;
     loop {
-        if buf.len() < filled + 4096 {
-            buf.resize(filled + 8192, 0);
+        if !read_more(&mut stream, &mut buf, &mut filled).await {
+            return;
         }
-        let n = match stream.read(&mut buf[filled..]).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        filled += n;
         let mut start = 0;
         loop {
             let used = match conn.next(transport, &buf[start..filled], &shared, shard) {
@@ -222,15 +217,6 @@ impl Conn<'_> {
         }
         Ok(used)
     }
-}
-
-async fn flush(stream: &mut TcpStream, out: &mut Vec<u8>) -> bool {
-    if out.is_empty() {
-        return true;
-    }
-    let ok = stream.write_all(out).await.is_ok();
-    out.clear();
-    ok
 }
 
 #[cfg(test)]
