@@ -241,17 +241,7 @@ impl Bench<'_> {
             result.mb_per_s = Some(mb_per_s);
             note.push_str(&format!(", {mb_per_s:.0} MB/s"));
         }
-        let failures = run.u64("/totals/failures");
-        let classes = &run.summary["totals"]["failures_by_class"];
-        if failures * 1000 > requests {
-            return Err(Failure::Runtime(format!(
-                "{name}: {failures} of {requests} requests failed ({classes}); a figure from \
-                 this run would mean nothing"
-            )));
-        }
-        if failures > 0 {
-            note.push_str(&format!("; {failures} failures {classes}"));
-        }
+        note_failures(name, &run, requests, &mut note)?;
         if let Some(wrk) = self.wrk {
             let (connections, path, close) = match name {
                 "keepalive" => (50, "/", false),
@@ -528,4 +518,26 @@ mod tests {
         assert_eq!(fmt_thousands(2_100), "2,100");
         assert_eq!(fmt_thousands(1_234_567), "1,234,567");
     }
+}
+
+/// Refuses a run where more than 1 request in 1,000 failed (its figure would measure failures,
+/// not the work), and adds the failures of one that passes to its note.
+pub(super) fn note_failures(
+    name: &str,
+    run: &OnrushRun,
+    requests: u64,
+    note: &mut String,
+) -> Result<(), Failure> {
+    let failures = run.u64("/totals/failures");
+    let classes = &run.summary["totals"]["failures_by_class"];
+    if failures * 1000 > requests {
+        return Err(Failure::Runtime(format!(
+            "{name}: {failures} of {requests} requests failed ({classes}); a figure from this \
+             run would mean nothing"
+        )));
+    }
+    if failures > 0 {
+        note.push_str(&format!("; {failures} failures {classes}"));
+    }
+    Ok(())
 }

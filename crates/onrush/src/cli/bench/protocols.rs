@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::cases::{Bench, CaseResult, OVERRUN};
+use super::cases::{note_failures, Bench, CaseResult, OVERRUN};
 use super::process::{measure, on_path, tail, Failure};
 
 /// The protocol cases (their unit is one call or round trip).
@@ -166,18 +166,8 @@ impl Bench<'_> {
                 "{name}: onrush completed no {unit}"
             )));
         }
-        let failures = run.u64("/totals/failures");
-        let classes = &run.summary["totals"]["failures_by_class"];
-        if failures * 1000 > requests {
-            return Err(Failure::Runtime(format!(
-                "{name}: {failures} of {requests} requests failed ({classes}); a figure from \
-                 this run would mean nothing"
-            )));
-        }
         let mut note = note.to_string();
-        if failures > 0 {
-            note.push_str(&format!("; {failures} failures {classes}"));
-        }
+        note_failures(name, &run, requests, &mut note)?;
         Ok(CaseResult {
             name,
             unit,
