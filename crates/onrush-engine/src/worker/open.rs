@@ -166,29 +166,24 @@ pub(super) async fn open<P: Protocol>(
             // scheduled start.
             let start = intended.min(now);
             let idle = pool.idle.borrow_mut().pop();
-            let first = match idle {
-                Some(slot) => {
-                    slot.hand(start);
-                    None
-                }
-                None if created < my_max => {
-                    created += 1;
-                    let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
-                    Some(shared.vu(id, s))
-                }
-                None => {
-                    shared.metrics.borrow_mut().record_dropped_iteration(s);
-                    continue;
-                }
-            };
+            if idle.is_none() && created == my_max {
+                shared.metrics.borrow_mut().record_dropped_iteration(s);
+                continue;
+            }
             let lag = now.saturating_duration_since(intended);
             shared
                 .metrics
                 .borrow_mut()
                 .record_schedule_lag(s, lag.as_micros() as u64);
             pool.set_in_flight(shared, s, pool.in_flight.get() + 1);
-            if let Some(vu) = first {
-                vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, start));
+            match idle {
+                Some(slot) => slot.hand(start),
+                None => {
+                    created += 1;
+                    let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+                    let vu = shared.vu(id, s);
+                    vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, start));
+                }
             }
         }
         if started == BATCH {
