@@ -508,18 +508,6 @@ pub fn fmt_thousands(n: u64) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fmt_thousands;
-
-    #[test]
-    fn formats_thousands() {
-        assert_eq!(fmt_thousands(7), "7");
-        assert_eq!(fmt_thousands(2_100), "2,100");
-        assert_eq!(fmt_thousands(1_234_567), "1,234,567");
-    }
-}
-
 /// Refuses a run where more than 1 request in 1,000 failed (its figure would measure failures,
 /// not the work), and adds the failures of one that passes to its note.
 pub(super) fn note_failures(
@@ -540,4 +528,16 @@ pub(super) fn note_failures(
         note.push_str(&format!("; {failures} failures {classes}"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_thousands;
+
+    #[test]
+    fn formats_thousands() {
+        assert_eq!(fmt_thousands(7), "7");
+        assert_eq!(fmt_thousands(2_100), "2,100");
+        assert_eq!(fmt_thousands(1_234_567), "1,234,567");
+    }
 }
