@@ -83,6 +83,10 @@
   Object.keys(D.series).filter(function (k) { return k.indexOf('fail:') === 0; }).forEach(function (k, j) {
     fails.push(s(k, k.slice(5), PALETTE[(j + 1) % PALETTE.length], { width: 1.25, stepped: true }));
   });
+  // A distributed run: each agent's requests per second (a lost agent's line stops).
+  var agents = Object.keys(D.series).filter(function (k) { return k.indexOf('agent:') === 0; }).map(function (k, j) {
+    return s(k, k.slice(6), PALETTE[j % PALETTE.length], { width: 1.25 });
+  });
   var SPECS = [
     { id: 'throughput', wide: true, title: 'Throughput', what: 'requests and iterations completed per second', unit: 'count',
       series: [s('requests', 'requests/s', C.blue, { fill: true }), s('iterations', 'iterations/s', C.teal),
@@ -101,7 +105,9 @@
     { id: 'schedule', title: 'Dropped iterations and schedule lag', what: 'open model: iterations that found no free VU; p99 of how late the others started', unit: 'count', openOnly: true,
       series: [s('dropped_iterations', 'dropped/s', C.red, { fill: true, stepped: true }), s('lag_p99', 'schedule lag p99', C.amber, { unit: 'ms' })] },
     { id: 'handshakes', title: 'TLS handshakes per second', unit: 'count', optional: true,
-      series: [s('handshakes', 'handshakes/s', C.teal, { fill: true })] }
+      series: [s('handshakes', 'handshakes/s', C.teal, { fill: true })] },
+    { id: 'agents', wide: true, title: 'Requests per second, per agent', what: 'distributed run: each load agent\'s own rate; a lost agent\'s line ends where it was lost', unit: 'count', optional: true,
+      series: agents }
   ];
 
   // ---- drawing ------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ struct Payload<'a> {
 }
 
 /// Every per-second series of a run by name: the counters (`requests`, `iterations`, ...),
-/// `lat_p50/p90/p99/max`, `lag_p99`, `vus:<scenario>`, `fail:<class>`.
+/// `lat_p50/p90/p99/max`, `lag_p99`, `vus:<scenario>`, `fail:<class>`, and in a distributed
+/// run `agent:<name>` (each agent's requests per second).
 pub(crate) fn columns(run: &Run) -> BTreeMap<String, Column<'_>> {
     let s = &run.series;
     let mut m: BTreeMap<String, Column> = s
@@ -79,6 +80,9 @@ pub(crate) fn columns(run: &Run) -> BTreeMap<String, Column<'_>> {
     }
     for (class, v) in &s.failures_by_class {
         m.insert(format!("fail:{class}"), Column::Counts(v));
+    }
+    for a in &run.agents {
+        m.insert(format!("agent:{}", a.name), Column::Counts(&a.requests));
     }
     m
 }

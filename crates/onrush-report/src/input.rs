@@ -19,6 +19,8 @@ pub(crate) struct Run {
     pub rebuilt: bool,
     pub extras: Extras,
     pub series: Series,
+    /// The agents of a distributed run (none otherwise).
+    pub agents: Vec<crate::agents::Agent>,
 }
 
 impl Run {
@@ -286,12 +288,14 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
         })
         .collect();
     let series = intervals::read(&dir.join(INTERVALS_FILE), &known)?;
+    // Read leniently from JSON: the report also shows files of older versions, whose
+    // fields may not have today's types (onrush-results keeps those untyped).
+    let extra = summary.extra.to_map();
     Ok(Run {
         dir: dir.to_path_buf(),
         rebuilt,
-        // Read leniently from JSON: the report also shows files of older versions, whose
-        // fields may not have today's types (onrush-results keeps those untyped).
-        extras: Extras::from_summary(&summary.extra.to_map()),
+        extras: Extras::from_summary(&extra),
+        agents: crate::agents::load(dir, &extra)?,
         summary,
         series,
     })

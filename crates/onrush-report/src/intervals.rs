@@ -12,7 +12,7 @@ use onrush_results::{quantiles, Dense, HistDecoder, IntervalsReader, Line, Spars
 use crate::ReportError;
 
 /// Seconds beyond this are taken for a corrupt file (about 115 days).
-const MAX_SECONDS: u64 = 10_000_000;
+pub(crate) const MAX_SECONDS: u64 = 10_000_000;
 
 /// One (scenario, step) of the run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -11,6 +11,7 @@
 //! # Ok::<(), onrush_report::ReportError>(())
 //! ```
 
+mod agents;
 mod compare;
 mod data;
 mod fmt;

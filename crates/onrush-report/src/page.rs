@@ -32,6 +32,7 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
     tables::steps(&mut body, run);
     tables::checks(&mut body, run);
     tables::scenarios(&mut body, run);
+    crate::agents::table(&mut body, &run.agents);
     tables::status_and_failures(&mut body, run);
     parameters(&mut body, run);
     body.push_str("</main>\n");

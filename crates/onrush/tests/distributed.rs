@@ -346,6 +346,24 @@ fn a_lost_agent_is_reported_and_the_run_goes_on_and_a_lost_controller_stops_its_
     let s = summary(&out);
     let total = u64_at(&s, "/totals/requests");
     assert!((160..320).contains(&total), "{total}");
+    // The report shows each agent's rate and health, and the loss.
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains(r#"<section id="agents""#),
+        "no Agents section"
+    );
+    assert!(report.contains("Partial run: 1 lost"));
+    assert!(report.contains(r#"<td>victim</td>"#) && report.contains(r#"<td>survivor</td>"#));
+    assert!(
+        report.contains(&format!("at {lost_at:.1} s:")),
+        "the loss time"
+    );
+    for name in ["victim", "survivor"] {
+        assert!(
+            report.contains(&format!(r#""agent:{name}":["#)),
+            "the per-second series of {name} is in the chart data"
+        );
+    }
 
     // Now the other way round: the controller dies, and its agents stop by themselves.
     let d2 = dir("loss2");

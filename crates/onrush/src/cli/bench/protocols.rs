@@ -24,10 +24,6 @@ pub const PROTOCOL_CASES: &[&str] = &[
     "thrift_framed",
 ];
 
-/// Round trips per WebSocket iteration: each iteration opens its socket (`ws: connect` always
-/// opens a new one), echoes this many messages and closes, so the handshake is 1% of the work.
-const WS_ECHOES: usize = 100;
-
 const GREETER_PROTO: &str = include_str!("../../../../../examples/protos/greeter.proto");
 const CALCULATOR_IDL: &str = include_str!("../../../../../examples/idl/calculator.thrift");
 const SHARED_IDL: &str = include_str!("../../../../../examples/idl/shared.thrift");
@@ -59,30 +55,24 @@ impl Bench<'_> {
                 "50 connections, a 5-byte message with a 4-byte length prefix, echoed",
                 &[],
             ),
-            "websocket_echo" => {
-                let mut steps = vec![json!({
-                    "ws": "connect", "name": "connect",
-                    "url": format!("ws://{host}/ws/echo"),
-                })];
-                for _ in 0..WS_ECHOES {
-                    steps.push(json!({
+            "websocket_echo" => self.calls(
+                name,
+                "round trip",
+                json!({}),
+                closed(50),
+                vec![
+                    json!({ "once": [ {
+                        "ws": "connect", "name": "connect",
+                        "url": format!("ws://{host}/ws/echo"),
+                    } ] }),
+                    json!({
                         "ws": "send", "text": "hello", "await": { "count": 1, "timeout": "5s" },
-                    }));
-                }
-                steps.push(json!({ "ws": "close", "name": "close" }));
-                self.calls(
-                    name,
-                    "round trip",
-                    json!({}),
-                    closed(50),
-                    steps,
-                    &format!(
-                        "50 sockets, each iteration a connect, {WS_ECHOES} text echoes (5 bytes) \
-                         and a close; per round trip, the handshakes included"
-                    ),
-                    &["connect", "close"],
-                )
-            }
+                    }),
+                ],
+                "50 sockets, each opened once by its VU and held (as `keepalive` holds its \
+                 connections), one text echo (5 bytes) per iteration",
+                &["connect"],
+            ),
             "grpc_unary" => {
                 let proto = self.write_file("greeter.proto", GREETER_PROTO)?;
                 let mut result = self.calls(
