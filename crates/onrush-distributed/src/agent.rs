@@ -36,6 +36,25 @@ pub struct AgentOptions {
     pub tls: crate::tls::AgentTls,
 }
 
+/// What the controller says to an agent waiting for a plan.
+pub enum Assigned {
+    Plan(Assignment),
+    /// Not needed after all (a spare of a run that ended without losing an agent), and why.
+    Dismissed(String),
+}
+
+/// When and where to start, from the controller's start signal.
+#[derive(Clone, Copy, Debug)]
+pub struct StartAt {
+    /// The instant to start at, on this machine's clock.
+    pub at: Instant,
+    /// The run's start in Unix ms of this machine's clock (`at` for an agent of the start).
+    pub run_start_unix_ms: u64,
+    /// Where in the plan's schedule the agent starts: zero, or for a spare taking over a lost
+    /// agent's segment, the time the run had reached (see `onrush_engine::RunOptions`).
+    pub join_at: Duration,
+}
+
 /// What the controller gave this agent to run.
 pub struct Assignment {
     /// The plan, as written under the work dir.
@@ -49,9 +68,12 @@ pub struct Assignment {
 
 enum Event {
     Plan(Result<Assignment, String>),
-    Start(f64),
+    /// The start instant (Unix ms of this machine's clock) and where in the schedule (ms).
+    Start(f64, f64),
     Stop,
     Lost(String),
+    /// The controller needs this agent no more (a spare of a run that ended), and why.
+    Dismissed(String),
 }
 
 type Stream = TlsStream<TcpStream>;
@@ -103,13 +125,16 @@ impl AgentLink {
         })
     }
 
-    /// Waits for the plan (the controller sends it once every agent has joined).
-    pub fn assignment(&self) -> Result<Assignment, String> {
+    /// Waits for the plan (the controller sends it once every agent has joined, or to a
+    /// spare when it takes over a lost agent's segment). `Ok(None)`: the controller dismissed
+    /// this agent (a spare the run did not need), and said why.
+    pub fn assignment(&self) -> Result<Assigned, String> {
         match self.events.recv() {
-            Ok(Event::Plan(a)) => a,
+            Ok(Event::Plan(a)) => a.map(Assigned::Plan),
+            Ok(Event::Dismissed(why)) => Ok(Assigned::Dismissed(why)),
             Ok(Event::Lost(why)) => Err(why),
             Ok(Event::Stop) => Err("the controller stopped the run before it started".into()),
-            Ok(Event::Start(_)) => Err("the controller said start before sending a plan".into()),
+            Ok(Event::Start(..)) => Err("the controller said start before sending a plan".into()),
             Err(_) => Err("the controller closed the connection".into()),
         }
     }
@@ -128,10 +153,10 @@ impl AgentLink {
     }
 
     /// Waits for the start signal: the instant to start at, on this machine's clock.
-    pub fn wait_start(&self) -> Result<(Instant, u64), String> {
+    pub fn wait_start(&self) -> Result<StartAt, String> {
         loop {
             match self.events.recv() {
-                Ok(Event::Start(at_ms)) => {
+                Ok(Event::Start(at_ms, join_at_ms)) => {
                     let now = now_ms();
                     let ahead = Duration::from_secs_f64(((at_ms - now) / 1000.0).max(0.0));
                     let start = Instant::now() + ahead;
@@ -143,9 +168,16 @@ impl AgentLink {
                         let late_ms = now_ms() - at_ms;
                         let _ = out.send(Out::Msg(Msg::Started { late_ms }));
                     });
-                    return Ok((start, at_ms.round() as u64));
+                    let join_at = Duration::from_secs_f64((join_at_ms / 1000.0).max(0.0));
+                    return Ok(StartAt {
+                        at: start,
+                        // The run's start, so that this agent's seconds are the run's.
+                        run_start_unix_ms: (at_ms - join_at_ms).round().max(0.0) as u64,
+                        join_at,
+                    });
                 }
                 Ok(Event::Plan(_)) => continue,
+                Ok(Event::Dismissed(why)) => return Err(why),
                 Ok(Event::Lost(why)) => return Err(why),
                 Ok(Event::Stop) => return Err("the controller stopped the run".into()),
                 Err(_) => return Err("the controller closed the connection".into()),
@@ -488,12 +520,18 @@ async fn read_loop(
                 });
                 let _ = events.send(Event::Plan(assignment));
             }
-            Frame::Msg(Msg::Start { at_unix_ms }) => {
-                let _ = events.send(Event::Start(at_unix_ms));
+            Frame::Msg(Msg::Start {
+                at_unix_ms,
+                join_at_ms,
+            }) => {
+                let _ = events.send(Event::Start(at_unix_ms, join_at_ms));
             }
             Frame::Msg(Msg::Stop) => {
                 on_stop();
                 let _ = events.send(Event::Stop);
+            }
+            Frame::Msg(Msg::Refused { reason }) => {
+                let _ = events.send(Event::Dismissed(reason));
             }
             Frame::Msg(_) | Frame::Data(_) => {}
         }

@@ -35,6 +35,9 @@ pub struct ControllerOptions {
     pub quiet: bool,
     /// Stop every agent when one is lost (`on_agent_loss: abort`), instead of going on.
     pub abort_on_loss: bool,
+    /// Keep the agents that join beyond `agents` as spares, and hand a lost agent's segment
+    /// to one of them (`on_agent_loss: replace`), instead of refusing them.
+    pub spares: bool,
     /// Its own certificate, and the CA agents' certificates must be signed by (mutual TLS).
     pub tls: crate::tls::ControllerTls,
 }
@@ -64,6 +67,15 @@ pub struct AgentReport {
     /// handed over (set by the caller once the results are in).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<AgentHealth>,
+    /// A spare: the lost agent whose segment it took over (`on_agent_loss: replace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+    /// A spare: where in the plan's schedule it started (s), i.e. the run's time then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined_at_s: Option<f64>,
+    /// A lost agent: the spare that took over its segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<String>,
 }
 
 /// An agent's own health over the run: what its `summary.json` says of the generator.
@@ -245,15 +257,18 @@ impl Controller {
                 agents.push(j);
             }
         }
-        // Agents that come now are refused: the run has its agents.
-        let mut late = std::mem::replace(&mut self.joined, mpsc::unbounded_channel().1);
-        self.runtime.spawn(async move {
-            while let Some(j) = late.recv().await {
-                let _ = j.out.send(Out::Msg(Msg::Refused {
-                    reason: "the run has all the agents it asked for".into(),
-                }));
-            }
-        });
+        // Agents that come now are refused: the run has its agents. With spares, they wait in
+        // `self.joined` until one is needed (heartbeats keep them), and are refused at the end.
+        if !self.options.spares {
+            let mut late = std::mem::replace(&mut self.joined, mpsc::unbounded_channel().1);
+            self.runtime.spawn(async move {
+                while let Some(j) = late.recv().await {
+                    let _ = j.out.send(Out::Msg(Msg::Refused {
+                        reason: "the run has all the agents it asked for".into(),
+                    }));
+                }
+            });
+        }
 
         // Segments: the workers of all agents, numbered in join order.
         let total: usize = agents.iter().map(|a| a.report.threads).sum();
@@ -272,24 +287,27 @@ impl Controller {
         let agents_dir = out_dir.join("agents");
         let index: BTreeMap<u64, usize> =
             agents.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
-        let raw_events = self.events;
-        let events = EventsOf {
+        let raw_events = std::mem::replace(&mut self.events, std_mpsc::channel().1);
+        let mut events = EventsOf {
             raw: raw_events,
             index,
         };
         let mut links = Vec::new();
         let mut reports = Vec::new();
-        for a in agents {
+        let send_plan = |out: &mpsc::UnboundedSender<Out>, segment: SegmentMsg| {
             let plan = Msg::Plan {
                 plan: bundle.plan_path().to_string(),
                 files: bundle.files.iter().map(|(m, _)| m.clone()).collect(),
                 overrides: overrides.to_vec(),
                 seed: seed.to_vec(),
-                segment: a.report.segment.expect("set above"),
+                segment,
                 run_name: run_name.to_string(),
             };
             let data = bundle.files.iter().map(|(_, b)| b.clone()).collect();
-            let _ = a.out.send(Out::WithData(plan, data));
+            let _ = out.send(Out::WithData(plan, data));
+        };
+        for a in agents {
+            send_plan(&a.out, a.report.segment.expect("set above"));
             links.push(a.out);
             reports.push(a.report);
         }
@@ -332,6 +350,7 @@ impl Controller {
         for (a, link) in reports.iter().zip(&links) {
             let _ = link.send(Out::Msg(Msg::Start {
                 at_unix_ms: start_ms + a.clock_offset_ms,
+                join_at_ms: 0.0,
             }));
         }
         let start =
@@ -349,6 +368,8 @@ impl Controller {
         let mut status = LiveStatus::new(reports.len(), quiet);
         let mut stop_sent = false;
         let mut live = LiveMerge::new(reports.len());
+        // Spares given a lost agent's segment, until they say ready (then they are started).
+        let mut spares_loading: Vec<usize> = Vec::new();
         for a in &reports {
             let dir = agents_dir.join(&a.name);
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -421,6 +442,41 @@ impl Controller {
                                 stop_sent = true;
                                 stop_all(&links);
                             }
+                        } else if self.options.spares && !stop_sent {
+                            match self.take_spare(&reports) {
+                                Some(mut spare) => {
+                                    let k = reports.len();
+                                    eprintln!(
+                                        "agent {} lost at {at:.1} s: {why}; spare agent {} ({}) \
+                                         takes over its segment",
+                                        reports[i].name, spare.report.name, spare.report.address
+                                    );
+                                    spare.report.segment = reports[i].segment;
+                                    spare.report.replaces = Some(reports[i].name.clone());
+                                    reports[i].replaced_by = Some(spare.report.name.clone());
+                                    let dir = agents_dir.join(&spare.report.name);
+                                    std::fs::create_dir_all(&dir)
+                                        .map_err(|e| format!("{}: {e}", dir.display()))?;
+                                    let _ = std::fs::remove_file(
+                                        dir.join(onrush_results::INTERVALS_FILE),
+                                    );
+                                    events.index.insert(spare.id, k);
+                                    send_plan(&spare.out, spare.report.segment.expect("copied"));
+                                    links.push(spare.out);
+                                    reports.push(spare.report);
+                                    files.push(None);
+                                    done.push(false);
+                                    status.add_agent();
+                                    live.add_input();
+                                    spares_loading.push(k);
+                                }
+                                None => eprintln!(
+                                    "agent {} lost at {at:.1} s: {why}; no spare agent to take \
+                                     over (on_agent_loss: replace): the run goes on with the \
+                                     others (its results up to its last second are kept)",
+                                    reports[i].name
+                                ),
+                            }
                         } else {
                             eprintln!(
                                 "agent {} lost at {at:.1} s: {why}; the run goes on with the \
@@ -437,6 +493,33 @@ impl Controller {
                             eprintln!("agents started within {skew:.1} ms of each other");
                         }
                     }
+                }
+                Ok((i, Event::Ready)) if spares_loading.contains(&i) => {
+                    spares_loading.retain(|k| *k != i);
+                    // Started a little ahead, where the run will be by then.
+                    let at_ms = now_ms() + 200.0 + 4.0 * reports[i].clock_rtt_ms;
+                    let join_at_ms = (at_ms - start_ms).max(0.0);
+                    reports[i].joined_at_s = Some(join_at_ms / 1000.0);
+                    let _ = links[i].send(Out::Msg(Msg::Start {
+                        at_unix_ms: at_ms + reports[i].clock_offset_ms,
+                        join_at_ms,
+                    }));
+                    if !quiet {
+                        eprintln!(
+                            "spare agent {} starts at {:.1} s of the run",
+                            reports[i].name,
+                            join_at_ms / 1000.0
+                        );
+                    }
+                }
+                Ok((i, Event::Failed(e))) if spares_loading.contains(&i) => {
+                    spares_loading.retain(|k| *k != i);
+                    done[i] = true;
+                    reports[i].lost_reason = Some(format!("could not take over: {e}"));
+                    eprintln!(
+                        "spare agent {} could not take over: {e}; the run goes on without it",
+                        reports[i].name
+                    );
                 }
                 Ok((_, Event::Ready | Event::Failed(_))) => {}
                 Err(std_mpsc::RecvTimeoutError::Timeout) => {}
@@ -463,8 +546,37 @@ impl Controller {
             status.tick(&reports, &done);
         }
         drop(links);
+        // Spares never needed are told so (they exit instead of waiting for a plan).
+        while let Ok(j) = self.joined.try_recv() {
+            let _ = j.out.send(Out::Msg(Msg::Refused {
+                reason: "the run is over without needing this spare agent".into(),
+            }));
+        }
+        // A moment for those refusals to be written before the runtime goes.
+        self.runtime
+            .block_on(tokio::time::sleep(Duration::from_millis(100)));
         self.runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(reports)
+    }
+
+    /// The next spare agent still connected, named apart from the agents of the run.
+    fn take_spare(&mut self, reports: &[AgentReport]) -> Option<Joined> {
+        while let Ok(mut j) = self.joined.try_recv() {
+            if j.out.is_closed() {
+                continue;
+            }
+            let taken = |name: &str| reports.iter().any(|a| a.name == name);
+            if taken(&j.report.name) {
+                let base = j.report.name.clone();
+                let mut k = 2;
+                while taken(&format!("{base}-{k}")) {
+                    k += 1;
+                }
+                j.report.name = format!("{base}-{k}");
+            }
+            return Some(j);
+        }
+        None
     }
 }
 
@@ -488,7 +600,8 @@ pub struct Hooks<'a> {
 pub fn start_skew_ms(reports: &[AgentReport]) -> Option<f64> {
     let mut earliest = f64::INFINITY;
     let mut latest = f64::NEG_INFINITY;
-    for a in reports {
+    // Spares started later, on purpose: not part of the common start.
+    for a in reports.iter().filter(|a| a.replaces.is_none()) {
         let late = a.start_late_ms?;
         earliest = earliest.min(late - a.clock_rtt_ms / 2.0);
         latest = latest.max(late + a.clock_rtt_ms / 2.0);
@@ -641,6 +754,9 @@ async fn admit(
             results_received: false,
             streamed_bytes: 0,
             generator: None,
+            replaces: None,
+            joined_at_s: None,
+            replaced_by: None,
         },
         stream,
     })
@@ -785,6 +901,12 @@ struct LiveStatus {
 }
 
 impl LiveStatus {
+    /// One more agent (a spare that took over a lost one's segment).
+    fn add_agent(&mut self) {
+        self.per_agent.push(BTreeMap::new());
+        self.health.push((None, None));
+    }
+
     fn new(agents: usize, quiet: bool) -> Self {
         LiveStatus {
             quiet,

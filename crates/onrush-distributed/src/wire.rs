@@ -89,8 +89,14 @@ pub enum Msg {
     Ready,
     /// Agent → controller: the plan could not be loaded or run here.
     Failed { error: String },
-    /// Controller → agent: start the load at this instant of the agent's own clock (Unix ms).
-    Start { at_unix_ms: f64 },
+    /// Controller → agent: start the load at this instant of the agent's own clock (Unix ms),
+    /// `join_at_ms` into the plan's schedule (a spare taking over a lost agent's segment
+    /// joins the run where it is; 0 for every agent of the start).
+    Start {
+        at_unix_ms: f64,
+        #[serde(default)]
+        join_at_ms: f64,
+    },
     /// Agent → controller: its start instant passed; how late it woke for it, in ms of its
     /// own clock (the start skew is measured, not assumed).
     Started { late_ms: f64 },

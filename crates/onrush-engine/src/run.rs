@@ -45,6 +45,13 @@ pub struct RunOptions {
     /// When the workers start (an agent of a distributed run starts when its controller says);
     /// `None`: 50 ms from now.
     pub start_at: Option<Instant>,
+    /// Where in the plan's schedule this process joins (zero: at its start). A spare agent
+    /// that takes over a lost agent's segment joins the run where it is: its workers' clocks
+    /// read `join_at` at `start_at`, so ramps and arrivals go on from there, what was due
+    /// before is not done, and its seconds are numbered as the run's (they merge with the
+    /// others'). Scenarios bounded by iterations are not run by a joining process: how many
+    /// of the segment's iterations are left is not known to it.
+    pub join_at: Duration,
 }
 
 /// The share of a plan's load one process runs, when several run it together: the plan's load
@@ -94,6 +101,7 @@ impl RunOptions {
             out_dir: None,
             segment: None,
             start_at: None,
+            join_at: Duration::ZERO,
         }
     }
 }
@@ -176,13 +184,16 @@ pub fn run<P: Protocol>(
     let start = options
         .start_at
         .unwrap_or_else(|| Instant::now() + Duration::from_millis(50));
+    // The schedule's origin: `join_at` before the start (the start itself for a whole run).
+    let origin = start.checked_sub(options.join_at).unwrap_or(start);
     let handles: Vec<_> = (0..workers)
         .map(|index| {
             let worker = Worker {
                 index: segment.first_worker + index,
                 local_index: index,
                 count: segment.total_workers,
-                start,
+                start: origin,
+                join_at: options.join_at,
                 prepared: prepared.clone(),
                 messages: tx.clone(),
                 stop: stop_rx.clone(),
@@ -206,7 +217,7 @@ pub fn run<P: Protocol>(
 
     let mut status = Status::new(options.quiet, options.planned, graceful_stop(&prepared))
         .with_iterations(iterations_planned(&prepared));
-    let mut seconds = SecondTracker::new(workers);
+    let mut seconds = SecondTracker::new(workers, options.join_at.as_secs());
     let mut interrupted = false;
     let mut stop_test_seen = false;
     let mut aborted_by = None;
@@ -298,7 +309,12 @@ pub fn run<P: Protocol>(
         || aborted_by.is_some()
         || stop_test_seen
         || prepared.stops.notes.lock().is_ok_and(|n| !n.is_empty());
-    let vus_not_started = vus_not_started(&prepared, &segment, stopped_early);
+    // A process that joined late runs only part of its VUs' time: it does not judge them.
+    let vus_not_started = if options.join_at.is_zero() {
+        vus_not_started(&prepared, &segment, stopped_early)
+    } else {
+        Vec::new()
+    };
     if let Some(cause) = not_started_cause(&vus_not_started) {
         status.note(&format!("warning: {}. Fix: {}", cause.detail, cause.fix));
         monitor.add_cause(cause);
@@ -498,12 +514,14 @@ struct SecondTracker {
 }
 
 impl SecondTracker {
-    fn new(workers: usize) -> Self {
+    /// `first`: the first second the workers deliver (a process that joined late starts
+    /// at the second of the run it joined in).
+    fn new(workers: usize, first: u64) -> Self {
         SecondTracker {
             counts: BTreeMap::new(),
             last: None,
             done_at: vec![None; workers],
-            next: 0,
+            next: first,
         }
     }
 

@@ -59,6 +59,28 @@ impl Arrivals {
         Duration::from_secs_f64(self.end)
     }
 
+    /// The index of the first arrival at or after `at` (the count of arrivals before it).
+    pub fn first_at_or_after(&self, at: Duration) -> u64 {
+        let t = at.as_secs_f64();
+        if t <= 0.0 {
+            return 0;
+        }
+        let before = match self.segments.iter().rev().find(|s| s.start <= t) {
+            None => 0.0,
+            Some(s) => {
+                let x = (t - s.start).min(s.length);
+                let slope = if s.length > 0.0 {
+                    (s.to - s.from) / s.length
+                } else {
+                    0.0
+                };
+                s.before + s.from * x + slope * x * x / 2.0
+            }
+        };
+        // Arrival i is at the time the integral reaches i: those with i < before are earlier.
+        (before - 1e-9).ceil().max(0.0) as u64
+    }
+
     /// Offset from the start of the i-th arrival, or None when the schedule has ended before it.
     /// `cursor` remembers the segment of the previous call (arrivals are asked in order).
     pub fn time_of(&self, i: u64, cursor: &mut usize) -> Option<Duration> {
@@ -187,6 +209,24 @@ mod tests {
         let a = Arrivals::new(10.0, &[rate(10.0, 1.0), rate(0.0, 0.0), rate(20.0, 1.0)]);
         assert_eq!(all(&a).len(), 10 + 10);
         assert_eq!(a.duration(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_first_arrival_at_or_after_a_time_counts_those_before_it() {
+        let schedules = [
+            Arrivals::new(500.0, &[rate(500.0, 4.0)]),
+            Arrivals::new(0.0, &[rate(100.0, 10.0)]),
+            Arrivals::new(10.0, &[rate(10.0, 1.0), rate(0.0, 0.0), rate(20.0, 1.0)]),
+            Arrivals::new(50.0, &[rate(10.0, 3.0), rate(70.0, 2.5)]),
+        ];
+        for a in &schedules {
+            let times = all(a);
+            for ms in (0..=12_000).step_by(7) {
+                let at = Duration::from_millis(ms);
+                let before = times.iter().filter(|t| **t < at).count() as u64;
+                assert_eq!(a.first_at_or_after(at), before, "{a:?} at {at:?}");
+            }
+        }
     }
 
     #[test]

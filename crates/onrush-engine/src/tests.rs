@@ -517,3 +517,54 @@ scenarios:
         hung.latency_ms.max
     );
 }
+
+#[test]
+fn a_process_that_joins_late_runs_the_rest_of_the_schedule_in_the_runs_seconds() {
+    // A spare agent taking over a lost segment at 1.5 s of a 3-s plan: the open model's
+    // arrivals from 1.5 s on (300 of 600), the ramp's VUs as they are from 1.5 s on, nothing
+    // of a scenario bounded by iterations; its seconds are the run's (1 and 2, not 0).
+    let plan = onrush_plan::load_str(
+        "test.yaml",
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: open\n    load: { rate: 200/s, duration: 3s, max_vus: 20 }\n    steps:\n      - get: /o\n  - name: ramp\n    load: { stages: [ { vus: 4, over: 3s } ] }\n    steps:\n      - get: /r\n      - think: 100ms\n  - name: counted\n    load: { vus: 2, iterations: 5 }\n    steps:\n      - get: /c\n",
+        std::path::Path::new("."),
+        &[],
+    )
+    .expect("the test plan loads");
+    let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
+    let log = prepared.protocol.log.clone();
+    let mut options = RunOptions::quiet(2, "test");
+    options.join_at = Duration::from_millis(1500);
+    let outcome = run(prepared, options).expect("no files to write");
+    let summary = outcome.collector.summary();
+    let open = summary.scenarios.iter().find(|s| s.name == "open").unwrap();
+    assert_eq!(open.iterations + open.dropped_iterations, 300, "{open:?}");
+    let log = log.lock().unwrap();
+    assert!(
+        log.iter().all(|(s, _, p)| *s != 2 && p != "/c"),
+        "iterations ran"
+    );
+    // The ramp is at 2 VUs at 1.5 s: VUs 1 and 2 run from the start, 3 and 4 join later.
+    let ramp: std::collections::BTreeSet<u64> = log
+        .iter()
+        .filter(|(s, _, _)| *s == 1)
+        .map(|(_, v, _)| *v)
+        .collect();
+    assert!(ramp.contains(&1) && ramp.contains(&2), "{ramp:?}");
+    assert!(ramp.iter().all(|v| *v <= 4), "{ramp:?}");
+    // The run's seconds: the first written is second 1 (it joined 0.5 s into it).
+    let dir = std::env::temp_dir().join(format!("onrush-join-late-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut collector = outcome.collector;
+    collector.write_intervals(&dir).unwrap();
+    let mut lines =
+        onrush_results::IntervalsReader::open(&dir.join(onrush_results::INTERVALS_FILE)).unwrap();
+    let mut seconds = std::collections::BTreeSet::new();
+    while let Some(line) = lines.next_line().unwrap() {
+        if let onrush_results::Line::Step(l) = line {
+            seconds.insert(l.t);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(seconds.first(), Some(&1), "{seconds:?}");
+    assert!(outcome.vus_not_started.is_empty());
+}

@@ -41,7 +41,12 @@ pub struct Worker<P: Protocol> {
     pub local_index: usize,
     /// Every worker of the run.
     pub count: usize,
+    /// The schedule's origin: the instant its time reads zero (before the actual start for a
+    /// process that joins a run late, see `RunOptions::join_at`).
     pub start: Instant,
+    /// Where in the schedule this worker joins (`RunOptions::join_at`): it starts at
+    /// `start + join_at`, and its first second is the run's second it joined in.
+    pub join_at: Duration,
     pub prepared: Arc<Prepared<P>>,
     pub messages: Sender<Message>,
     pub stop: watch::Receiver<bool>,
@@ -53,6 +58,8 @@ struct Shared<P: Protocol> {
     worker: usize,
     workers: usize,
     start: Instant,
+    /// Where in the schedule this worker joined (zero: at its start).
+    join_at: Duration,
     prepared: Arc<Prepared<P>>,
     metrics: Rc<RefCell<WorkerMetrics>>,
     /// Per scenario: what its VUs on this worker share (the protocol's connection pools).
@@ -76,11 +83,12 @@ impl<P: Protocol> Worker<P> {
             .build()
             .expect("a current_thread runtime builds");
         let metrics = Rc::new(RefCell::new(WorkerMetrics::new(&self.prepared.layout)));
-        let next_second = Rc::new(Cell::new(0u64));
+        let next_second = Rc::new(Cell::new(self.join_at.as_secs()));
         let shared = Rc::new(Shared {
             worker: self.index,
             workers: self.count,
             start: self.start,
+            join_at: self.join_at,
             prepared: self.prepared.clone(),
             metrics: metrics.clone(),
             protocol: (0..self.prepared.scenarios.len())
@@ -89,7 +97,7 @@ impl<P: Protocol> Worker<P> {
         });
         let local = LocalSet::new();
         local.block_on(&runtime, async {
-            sleep_until(self.start.into()).await;
+            sleep_until((self.start + self.join_at).into()).await;
             let ticker = spawn_local(ticker(
                 self.local_index,
                 self.start,
@@ -157,6 +165,15 @@ async fn ticker(
 
 async fn drive<P: Protocol>(shared: Rc<Shared<P>>, s: usize) {
     let scenario = &shared.prepared.scenarios[s];
+    let bounded_by_iterations = matches!(
+        scenario.load,
+        LoadModel::ClosedIterations { .. } | LoadModel::SharedIterations { .. }
+    );
+    if bounded_by_iterations && !shared.join_at.is_zero() {
+        // Joined late (a spare taking over a lost segment): how many of these iterations
+        // are left is not known here, and running them all again would count them twice.
+        return;
+    }
     match &scenario.load {
         LoadModel::ClosedIterations {
             vus,

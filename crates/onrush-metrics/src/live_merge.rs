@@ -88,6 +88,18 @@ impl LiveMerge {
         }
     }
 
+    /// One more input (a stream that starts during the run: a spare agent taking over a lost
+    /// one's segment), numbered after the others. The seconds already closed are not waited
+    /// for; what it sends of them counts in the next second, as any late line.
+    pub fn add_input(&mut self) -> usize {
+        let complete_before = self.closed_through.map_or(0, |c| c + 1);
+        self.inputs.push(Input {
+            complete_before,
+            ..Input::default()
+        });
+        self.inputs.len() - 1
+    }
+
     /// The bytes `input` streamed next (any cut: a line may continue in the next call). The
     /// first line of a stream is its header; the first header seen gives the run's layout,
     /// name and start. An error names the line's problem; the stream goes on.

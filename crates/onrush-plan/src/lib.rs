@@ -199,6 +199,9 @@ pub enum OnAgentLoss {
     Continue,
     /// Every agent is stopped; their results so far are merged; the run exits with 3.
     Abort,
+    /// A spare agent (one that joined beyond the `--agents` needed) takes over the lost
+    /// agent's segment from where the run is; without a spare, as `Continue`.
+    Replace,
 }
 
 impl OnAgentLoss {
@@ -206,6 +209,7 @@ impl OnAgentLoss {
         match self {
             OnAgentLoss::Continue => "continue",
             OnAgentLoss::Abort => "abort",
+            OnAgentLoss::Replace => "replace",
         }
     }
 }

@@ -412,8 +412,8 @@ pub fn json_schema() -> Value {
                 "description": "How a run across agents (`onrush run --agents N`) behaves; a single-machine run ignores it",
                 "properties": {
                     "on_agent_loss": {
-                        "enum": ["continue", "abort"],
-                        "description": "When an agent goes silent for 3 s: continue (default: the others go on, the run is marked partial) or abort (every agent is stopped, results so far are merged, exit code 3)"
+                        "enum": ["continue", "abort", "replace"],
+                        "description": "When an agent goes silent for 3 s: continue (default: the others go on, the run is marked partial), abort (every agent is stopped, results so far are merged, exit code 3) or replace (a spare agent, one that joined beyond the N needed, takes over the lost agent's segment from where the run is; without a spare, as continue)"
                     }
                 }
             },

@@ -28,6 +28,11 @@ pub(crate) struct Agent {
     pub start_late_ms: Option<f64>,
     pub lost_at_s: Option<f64>,
     pub lost_reason: String,
+    /// `on_agent_loss: replace`: the spare that took over this lost agent's segment.
+    pub replaced_by: String,
+    /// A spare: the lost agent it replaced, and where in the run it joined (s).
+    pub replaces: String,
+    pub joined_at_s: Option<f64>,
     pub results_received: bool,
     /// `healthy`, `saturated`, or empty when its summary did not arrive.
     pub verdict: String,
@@ -76,6 +81,9 @@ pub(crate) fn load(dir: &Path, extra: &Map<String, Value>) -> Result<Vec<Agent>,
             start_late_ms: num("start_late_ms"),
             lost_at_s: num("lost_at_s"),
             lost_reason: text(a.get("lost_reason")),
+            replaced_by: text(a.get("replaced_by")),
+            replaces: text(a.get("replaces")),
+            joined_at_s: num("joined_at_s"),
             results_received: a.get("results_received").and_then(Value::as_bool) == Some(true),
             verdict: text(generator.and_then(|g| g.get("verdict"))),
             cpu_percent_max: generator
@@ -137,7 +145,7 @@ pub(crate) fn table(out: &mut String, agents: &[Agent]) {
     let lost = agents.iter().filter(|a| a.lost_at_s.is_some()).count();
     let _ = write!(
         out,
-        r#"<section id="agents" class="block"><h2>Agents</h2><p class="note">{} agent{} ran this plan's load, each its segment of it; their results are merged exactly above, and kept apart under <code>agents/</code>.{}</p><div class="scroll"><table class="grid"><thead><tr><th>agent</th><th>address</th><th class="num">threads</th><th class="num">requests</th><th class="num">mean rate</th><th class="num">failures</th><th class="num">clock offset</th><th class="num">start late</th><th class="num">CPU peak</th><th>generator</th><th>lost</th></tr></thead><tbody>"#,
+        r#"<section id="agents" class="block"><h2>Agents</h2><p class="note">{} agent{} ran this plan's load, each its segment of it; their results are merged exactly above, and kept apart under <code>agents/</code>.{}</p><div class="scroll"><table class="grid"><thead><tr><th>agent</th><th>address</th><th class="num">threads</th><th class="num">requests</th><th class="num">mean rate</th><th class="num">failures</th><th class="num">clock offset</th><th class="num">start late</th><th class="num">CPU peak</th><th>generator</th><th>lost, replaced</th></tr></thead><tbody>"#,
         agents.len(),
         if agents.len() == 1 { "" } else { "s" },
         if lost > 0 {
@@ -166,13 +174,24 @@ pub(crate) fn table(out: &mut String, agents: &[Agent]) {
             "healthy" => ("ok-note", "healthy".to_string()),
             v => ("bad", format!("{v}: {}", a.health_message)),
         };
-        let lost = match a.lost_at_s {
+        let mut lost = match a.lost_at_s {
             Some(s) => format!(
                 r#"<span class="bad">at {s:.1} s: {}</span>"#,
                 esc(&a.lost_reason)
             ),
             None => "-".into(),
         };
+        if !a.replaced_by.is_empty() {
+            let _ = write!(lost, "; replaced by {}", esc(&a.replaced_by));
+        }
+        if !a.replaces.is_empty() {
+            lost = format!(
+                "spare: took over {}'s segment at {} s",
+                esc(&a.replaces),
+                a.joined_at_s
+                    .map_or_else(|| "?".into(), |s| format!("{s:.1}"))
+            );
+        }
         let failures: u64 = a.failures.iter().sum();
         let _ = write!(
             out,
@@ -231,7 +250,7 @@ mod tests {
                     {"name": "lg1", "address": "10.0.0.5:40000", "threads": 2,
                      "clock_offset_ms": -1.25, "clock_rtt_ms": 0.5, "start_late_ms": 0.3,
                      "lost_at_s": 5.0, "lost_reason": "no word for 3 s",
-                     "results_received": false},
+                     "replaced_by": "lg9", "results_received": false},
                     {"name": "..", "results_received": true,
                      "generator": {"verdict": "saturated", "cpu_percent_max": 99.5,
                                    "message": "CPU"}}
@@ -252,7 +271,10 @@ mod tests {
             out.contains("-1.2 ms ± 0.2") || out.contains("-1.3 ms ± 0.2"),
             "{out}"
         );
-        assert!(out.contains("at 5.0 s: no word for 3 s"), "{out}");
+        assert!(
+            out.contains("at 5.0 s: no word for 3 s</span>; replaced by lg9"),
+            "{out}"
+        );
         assert!(out.contains("no results handed over"), "{out}");
         assert!(out.contains("saturated: CPU"), "{out}");
     }

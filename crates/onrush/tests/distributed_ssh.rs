@@ -12,67 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::netns::{namespace, Namespace};
 use crate::common::{onrush, scenario, summary, temp_dir, u64_at, RogueServer};
-
-struct Namespace {
-    name: String,
-    host_if: String,
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["link", "del", &self.host_if])
-            .status();
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
-
-/// A namespace at 10.231.K.2 whose peer here is 10.231.K.1.
-fn namespace(k: u32) -> Result<Namespace, String> {
-    let name = format!("onrush-ssh-{}", std::process::id());
-    let host_if = format!("orsh{}h", std::process::id() % 100_000);
-    let peer_if = format!("orsh{}n", std::process::id() % 100_000);
-    let run = |args: &[&str]| -> Result<(), String> {
-        let out = Command::new(args[0])
-            .args(&args[1..])
-            .output()
-            .map_err(|e| format!("{args:?}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    };
-    run(&["ip", "netns", "add", &name])?;
-    let ns = Namespace {
-        name: name.clone(),
-        host_if: host_if.clone(),
-    };
-    let here = format!("10.231.{k}.1/24");
-    let there = format!("10.231.{k}.2/24");
-    run(&[
-        "ip", "link", "add", &host_if, "type", "veth", "peer", "name", &peer_if,
-    ])?;
-    run(&["ip", "link", "set", &peer_if, "netns", &name])?;
-    run(&["ip", "addr", "add", &here, "dev", &host_if])?;
-    run(&["ip", "link", "set", &host_if, "up"])?;
-    for cmd in [
-        vec!["ip", "addr", "add", &there, "dev", &peer_if],
-        vec!["ip", "link", "set", &peer_if, "up"],
-        vec!["ip", "link", "set", "lo", "up"],
-    ] {
-        let mut full = vec!["ip", "netns", "exec", &name];
-        full.extend(cmd);
-        run(&full)?;
-    }
-    Ok(ns)
-}
 
 struct Killed(Child);
 
@@ -209,7 +150,7 @@ fn launch_ssh_copies_onrush_to_a_host_that_lacks_it_and_runs_the_plan_there() {
         return skip_or_fail(&why);
     }
     let k = 100 + std::process::id() % 150;
-    let ns = match namespace(k) {
+    let ns = match namespace("ssh", k) {
         Ok(ns) => ns,
         // As the port-wall test: a machine that cannot make namespaces (no root, no
         // iproute2, a sandbox that forbids them) skips, saying so.

@@ -119,7 +119,11 @@ pub(super) async fn open<P: Protocol>(
     let mut timer = PreciseTimer::new().ok();
     let mut created = 0u32;
     let mut cursor = 0;
-    let mut i = shared.worker as u64;
+    // This worker's arrivals are i = worker, worker + workers, ...; a worker that joins late
+    // starts with the first of them due at or after the time it joins.
+    let first = arrivals.first_at_or_after(shared.join_at);
+    let mut i =
+        first + (shared.worker as u64 + workers as u64 - first % workers as u64) % workers as u64;
     let end = shared.start + arrivals.duration();
     let total = arrivals.count();
     let mut next = arrivals.time_of(i, &mut cursor);

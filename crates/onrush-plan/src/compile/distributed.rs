@@ -21,10 +21,14 @@ impl Ctx<'_> {
                 n,
                 &f.child("on_agent_loss"),
                 "on_agent_loss",
-                &[OnAgentLoss::Continue, OnAgentLoss::Abort],
+                &[
+                    OnAgentLoss::Continue,
+                    OnAgentLoss::Abort,
+                    OnAgentLoss::Replace,
+                ],
                 OnAgentLoss::as_str,
-                "`replace` (a spare agent taking over a lost one's share) is not there yet: \
-                 `continue` keeps the run going with the others, `abort` stops every agent",
+                "`continue` keeps the run going with the others, `abort` stops every agent, \
+                 `replace` hands a lost agent's share to a spare agent",
             )?,
         };
         Ok(DistributedSettings { on_agent_loss })

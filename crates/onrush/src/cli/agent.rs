@@ -118,7 +118,13 @@ pub fn agent(args: AgentArgs) -> i32 {
         );
     }
     let assignment = match link.assignment() {
-        Ok(a) => a,
+        Ok(onrush_distributed::agent::Assigned::Plan(a)) => a,
+        Ok(onrush_distributed::agent::Assigned::Dismissed(why)) => {
+            if !args.quiet {
+                eprintln!("agent {name}: dismissed: {why}");
+            }
+            return exit::OK;
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return exit::RUNTIME;

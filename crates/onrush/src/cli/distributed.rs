@@ -196,6 +196,7 @@ fn run_with_agents(
         wait: Duration::from_secs(args.agents_wait),
         quiet: common.quiet,
         abort_on_loss: plan.distributed.on_agent_loss == onrush_plan::OnAgentLoss::Abort,
+        spares: plan.distributed.on_agent_loss == onrush_plan::OnAgentLoss::Replace,
         tls: args.tls.settings(),
     }) {
         Ok(c) => c,

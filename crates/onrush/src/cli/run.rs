@@ -37,10 +37,10 @@ pub fn run_plan(plan: &Plan, common: &CommonRunArgs, output: Output) -> i32 {
     run_plan_as(plan, common, output, None)
 }
 
-/// Told the plan's resolved targets once it is prepared; answers with the instant to start at
-/// and its Unix time in ms.
+/// Told the plan's resolved targets once it is prepared; answers with when and where in the
+/// schedule to start.
 pub type ReadyHook<'a> =
-    dyn FnMut(&[std::net::SocketAddr]) -> Result<(std::time::Instant, u64), String> + 'a;
+    dyn FnMut(&[std::net::SocketAddr]) -> Result<onrush_distributed::agent::StartAt, String> + 'a;
 
 /// What an agent of a distributed run adds to a run: its share of the load, a hook called
 /// once the plan is prepared (it tells the controller and waits for the start: the instant
@@ -134,12 +134,13 @@ pub fn run_plan_as(
     };
     let thresholds = plan.all_thresholds();
     let mut run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
-    let (mut segment, mut start_at) = (None, None);
+    let (mut segment, mut start_at, mut join_at) = (None, None, std::time::Duration::ZERO);
     if let Some(agent) = agent {
         match (agent.ready)(&prepared.targets) {
-            Ok((at, unix_ms)) => {
-                start_at = Some(at);
-                run_info.start_unix_ms = unix_ms;
+            Ok(start) => {
+                start_at = Some(start.at);
+                run_info.start_unix_ms = start.run_start_unix_ms;
+                join_at = start.join_at;
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -168,6 +169,7 @@ pub fn run_plan_as(
             out_dir: Some(out_dir.clone()),
             segment,
             start_at,
+            join_at,
         },
     ) {
         Ok(outcome) => outcome,
