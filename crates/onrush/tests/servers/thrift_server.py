@@ -16,6 +16,7 @@ account) and those whose handshake failed (`tls_failed`).
 Prints the port it listens on (127.0.0.1, a free port) first.
 """
 import json
+import logging
 import os
 import socket
 import ssl
@@ -23,6 +24,7 @@ import struct
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
 
 counts = Counter()
@@ -105,6 +107,10 @@ def server_socket():
 
     if not os.environ.get("THRIFT_SERVER_CERT"):
         return TSocket.TServerSocket(host="127.0.0.1", port=0)
+    # The handshakes the tests make fail on purpose are counted (`tls_failed`), not logged;
+    # the library's own deprecation warnings (ssl.PROTOCOL_TLS, match_hostname) are its own.
+    logging.getLogger("thrift.transport.TSSLSocket").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
 
     class CountingSSLServerSocket(TSSLSocket.TSSLServerSocket):
         def accept(self):
