@@ -42,8 +42,7 @@ pub(crate) fn pki(dir: &Path) -> Pki {
         .unwrap();
     let client_key = rcgen::KeyPair::generate().unwrap();
     let mut client =
-        rcgen::CertificateParams::new(vec!["client".to_string(), "127.0.0.1".to_string()])
-            .unwrap();
+        rcgen::CertificateParams::new(vec!["client".to_string(), "127.0.0.1".to_string()]).unwrap();
     client
         .distinguished_name
         .push(rcgen::DnType::CommonName, "client");
@@ -73,17 +72,25 @@ impl TlsLineServer {
     /// Serves TLS with `pki`'s server certificate; with `mutual`, requires a client
     /// certificate signed by its CA.
     fn start(pki: &Pki, mutual: bool) -> Self {
+        let mut env = vec![
+            ("LINE_SERVER_CERT", pki.server_cert.as_path()),
+            ("LINE_SERVER_KEY", pki.server_key.as_path()),
+        ];
+        if mutual {
+            env.push(("LINE_SERVER_CLIENT_CA", pki.ca.as_path()));
+        }
+        Self::start_with(&env)
+    }
+
+    /// The line server with `env` (none: plain TCP).
+    fn start_with(env: &[(&str, &Path)]) -> Self {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/line_server.py");
         let mut command = Command::new("python3");
         command
             .arg(script)
-            .env("LINE_SERVER_CERT", &pki.server_cert)
-            .env("LINE_SERVER_KEY", &pki.server_key)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());
-        if mutual {
-            command.env("LINE_SERVER_CLIENT_CA", &pki.ca);
-        }
         let mut child = command.spawn().expect("python3 runs the line server");
         let mut line = String::new();
         BufReader::new(child.stdout.as_mut().unwrap())
@@ -217,7 +224,11 @@ fn tls_sessions_per_request_are_resumed_or_full_as_the_plan_says() {
     let (fa, fb) = (step(&s, "full", "a"), step(&s, "full", "b"));
     assert_eq!(handshakes(fa), (3, 0), "{fa:#}");
     assert_eq!(handshakes(fb), (3, 0), "{fb:#}");
-    assert_eq!(u64_at(fa, "/failures") + u64_at(fb, "/failures"), 0, "{s:#}");
+    assert_eq!(
+        u64_at(fa, "/failures") + u64_at(fb, "/failures"),
+        0,
+        "{s:#}"
+    );
     // The TCP connect is timed apart from the handshake, for every connection.
     assert_eq!(u64_at(a, "/connect_ms/count"), 10, "{a:#}");
     assert_eq!(u64_at(a, "/handshakes/time_ms/count"), 10, "{a:#}");
@@ -269,6 +280,32 @@ fn mutual_tls_over_tcp_needs_the_client_certificate() {
     assert_eq!(u64_at(&counts, "/lines"), 6, "{counts}");
     assert_eq!(u64_at(&counts, "/full"), 2, "{counts}");
     assert_eq!(u64_at(&counts, "/failed"), 4, "{counts}");
+}
+
+#[test]
+fn tls_to_a_port_that_does_not_answer_it_is_a_handshake_timeout() {
+    // The plain line server reads the ClientHello as (unknown) lines and answers nothing: the
+    // TCP connect succeeds, the handshake never ends.
+    let server = TlsLineServer::start_with(&[]);
+    let dir = temp_dir("tcp-tls-plain-port");
+    let plan = format!(
+        "target: http://127.0.0.1:9\nhttp: {{ tls: {{ insecure: true }} }}\nscenarios:\n  - name: s\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n      - {{ name: hello, tcp: \"tls://127.0.0.1:{port}\", send: \"PING\\n\", until: \"\\n\", timeout: 300ms }}\n      - {{ name: plain, tcp: \"127.0.0.1:{port}\", send: \"PING plain\\n\", until: \"\\n\" }}\n",
+        port = server.port
+    );
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let hello = step(&s, "s", "hello");
+    assert_eq!(
+        u64_at(hello, "/failures_by_class/tls_handshake_timeout"),
+        4,
+        "{hello:#}"
+    );
+    // The same host:port in plain TCP is a target of its own, unaffected.
+    let plain = step(&s, "s", "plain");
+    assert_eq!(u64_at(plain, "/failures"), 0, "{plain:#}");
+    assert_eq!(u64_at(plain, "/requests"), 4, "{plain:#}");
+    // (The server's line count is left alone: how many newlines a ClientHello holds is chance.)
+    drop(server);
 }
 
 #[test]

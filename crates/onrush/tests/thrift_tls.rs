@@ -61,11 +61,19 @@ scenarios:
         let s = run(&format!("thrift-tls-{protocol}-{transport}"), &plan);
         let what = format!("{protocol} {transport}");
         let requests = |name: &str| u64_at(step(&s, "s", name), "/requests");
-        for name in ["Calculator.ping", "Calculator.add", "divide", "Calculator.zip"] {
+        for name in [
+            "Calculator.ping",
+            "Calculator.add",
+            "divide",
+            "Calculator.zip",
+        ] {
             assert_eq!(requests(name), 8, "{what} {name}: {s:#}");
         }
         assert_eq!(
-            u64_at(step(&s, "s", "divide"), "/failures_by_class/thrift_exception"),
+            u64_at(
+                step(&s, "s", "divide"),
+                "/failures_by_class/thrift_exception"
+            ),
             8,
             "{what}: {s:#}"
         );
@@ -74,7 +82,11 @@ scenarios:
             8,
             "only the provoked exceptions fail: {what}: {s:#}"
         );
-        assert_eq!(u64_at(scenario(&s, "s"), "/checks/fails"), 0, "{what}: {s:#}");
+        assert_eq!(
+            u64_at(scenario(&s, "s"), "/checks/fails"),
+            0,
+            "{what}: {s:#}"
+        );
         // per_iteration: a connection per iteration, opened by its first call; each VU's first
         // handshake is full, the later ones resume (`session: resume`, the default).
         let ping = step(&s, "s", "Calculator.ping");

@@ -416,7 +416,11 @@ mod tests {
         assert_eq!(ok("builtin"), ("builtin".into(), 0, false));
         assert_eq!(ok("tcp://builtin"), ("builtin".into(), 0, false));
         let err = |text: &str| stream_target(text).unwrap_err();
-        assert!(err("tcps://a:1").contains("unknown scheme `tcps://`"), "{}", err("tcps://a:1"));
+        assert!(
+            err("tcps://a:1").contains("unknown scheme `tcps://`"),
+            "{}",
+            err("tcps://a:1")
+        );
         assert!(err("ssl://a:1").contains("`tls://HOST:PORT` for TLS"));
         assert!(err("tls://a").contains("expected tls://HOST:PORT or tcp://HOST:PORT"));
         assert!(err("tls://a:0").contains("found \"tls://a:0\""));
