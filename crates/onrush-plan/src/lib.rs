@@ -998,6 +998,8 @@ pub struct TcpStep {
     /// `host:port` as written (resolved by the protocol when the run is prepared).
     pub host: String,
     pub port: u16,
+    /// `tls://HOST:PORT`: TLS over the connection, with the scenario's `http.tls`.
+    pub tls: bool,
     /// What is sent (`send:` text template, `send_hex:` bytes or `send_file:`); None sends
     /// nothing.
     pub send: Option<TcpPayload>,
@@ -1059,6 +1061,8 @@ pub struct ThriftStep {
     /// `host:port` as written (resolved by the protocol when the run is prepared).
     pub host: String,
     pub port: u16,
+    /// `tls://HOST:PORT`: TLS over the connection (Thrift's TSSLSocket), with `http.tls`.
+    pub tls: bool,
     /// Every type and service of the plan's IDL files (shared by all steps).
     pub schema: std::sync::Arc<onrush_thrift::Schema>,
     /// Index into `schema.services`, and of the method in that service's `functions`.

@@ -197,8 +197,8 @@ pub fn json_schema() -> Value {
         }),
     );
     let tcp_props = json!({
-        "tcp": { "type": "string", "description": "HOST:PORT of a raw TCP exchange (resolved once)", "examples": ["127.0.0.1:7000"] },
-        "name": { "type": "string", "description": "Metric name. Default: `tcp HOST:PORT`" },
+        "tcp": { "type": "string", "description": "HOST:PORT (or tcp://HOST:PORT) of a raw TCP exchange; tls://HOST:PORT runs it over TLS with `http.tls` (resolved once)", "examples": ["127.0.0.1:7000", "tls://localhost:7443"] },
+        "name": { "type": "string", "description": "Metric name. Default: `tcp ` and the target as written" },
         "send": { "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" },
         "send_hex": { "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
         "send_file": { "type": "string", "description": "A file sent as it is, streamed from disk at each request (relative to the plan)", "examples": ["payload.bin"] },
@@ -687,7 +687,7 @@ pub fn json_schema() -> Value {
             },
             "tcp": {
                 "type": "object",
-                "description": "A raw TCP exchange: connect to `tcp`, send `send` or `send_hex`, read a reply up to `until` or of `read` bytes; the reply is the body for extractors and checks",
+                "description": "A raw TCP exchange: connect to `tcp` (over TLS for `tls://HOST:PORT`), send `send` or `send_hex`, read a reply up to `until` or of `read` bytes; the reply is the body for extractors and checks",
                 "additionalProperties": false,
                 "required": ["tcp"],
                 "properties": tcp_props,

@@ -32,7 +32,7 @@ pub(crate) fn add(schema: &mut Value) {
         "additionalProperties": false,
         "required": ["thrift", "call"],
         "properties": {
-            "thrift": { "type": "string", "description": "HOST:PORT of the Thrift server (resolved once)", "examples": ["127.0.0.1:9090"] },
+            "thrift": { "type": "string", "description": "HOST:PORT (or tcp://HOST:PORT) of the Thrift server; tls://HOST:PORT for TLS (Thrift's TSSLSocket) with `http.tls` (resolved once)", "examples": ["127.0.0.1:9090", "tls://localhost:9443"] },
             "name": { "type": "string", "description": "Metric name. Default: `Service.method`" },
             "call": { "type": "string", "description": "The method: `Service.method` (a method of a service it extends too)", "examples": ["Calculator.add"] },
             "protocol": { "enum": ["binary", "compact"], "description": "The protocol (default binary)" },

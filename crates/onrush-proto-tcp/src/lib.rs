@@ -5,15 +5,19 @@
 //! steps:
 //!   - { name: ping, tcp: 127.0.0.1:7000, send: "PING ${vu}\n", until: "\n",
 //!       check: { body_contains: PONG } }
+//!   - { name: secure, tcp: "tls://localhost:7443", send: "PING\n", until: "\n" }  # http.tls
 //! ```
 //!
 //! - `plan.rs` resolves each step's `host:port` once, before the run;
 //! - `session.rs` is a VU's session: one connection per target, kept per the scenario's
 //!   connection scope, and the exchange itself;
+//! - `stream.rs` is the connection, plain or TLS (onrush-http's, with `http.tls`), shared
+//!   with Thrift;
 //! - the engine does the rest (templates, extractors and checks on the reply, metrics).
 
 mod plan;
 mod session;
+pub mod stream;
 
 use std::net::SocketAddr;
 
@@ -57,9 +61,9 @@ impl onrush_protocol::Protocol for Tcp {
     fn session(
         state: &std::sync::Arc<TcpPlan>,
         scenario: usize,
-        _vu: u64,
+        vu: u64,
         _worker: &(),
     ) -> TcpSession {
-        TcpSession::new(state, scenario)
+        TcpSession::new(state, scenario, vu)
     }
 }

@@ -1,10 +1,13 @@
-//! What TCP resolves once per run: each target's address, each step's settings.
+//! What TCP resolves once per run: each target's address, each step's settings, and each
+//! scenario's TLS client when it has a `tls://` target.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
 use onrush_protocol::{StepSpec, Targets};
+
+use crate::stream::TlsClients;
 
 /// The TCP part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -15,6 +18,8 @@ pub struct TcpPlan {
     pub(crate) scopes: Vec<ConnectionScope>,
     /// Per scenario: the default timeout of a step (`http.timeout`).
     pub(crate) timeouts: Vec<Duration>,
+    /// Per scenario: the TLS client of `http.tls`, for `tls://` targets.
+    pub(crate) tls: TlsClients,
 }
 
 /// A TCP step ready to run.
@@ -24,7 +29,7 @@ pub struct TcpStep {
     pub(crate) slot: usize,
     pub(crate) addr: SocketAddr,
     pub(crate) timeout: Duration,
-    /// `host:port` as written, shown to `url` extractors.
+    /// `host:port` as written (`tls://host:port` for TLS), shown to `url` extractors.
     pub(crate) label: Vec<u8>,
 }
 
@@ -34,17 +39,25 @@ impl TcpPlan {
             targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
+            tls: TlsClients::new(plan),
         }
     }
 
-    /// Resolves `step`'s target (once per distinct `host:port`).
+    /// Resolves `step`'s target (once per distinct `host:port`; a `tls://` one apart from the
+    /// same plain one), and builds the scenario's TLS client for a `tls://` target.
     pub fn compile(
         &mut self,
-        _plan: &Plan,
+        plan: &Plan,
         scenario: usize,
         step: &onrush_plan::TcpStep,
     ) -> anyhow::Result<TcpStep> {
-        let target = self.targets.resolve("tcp", &step.host, step.port)?;
+        let scheme = if step.tls { "tls://" } else { "" };
+        let target = self
+            .targets
+            .resolve_scheme("tcp", scheme, &step.host, step.port)?;
+        if step.tls {
+            self.tls.require(plan, scenario)?;
+        }
         Ok(TcpStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
             addr: target.addr,

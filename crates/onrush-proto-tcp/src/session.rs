@@ -1,26 +1,29 @@
-//! One virtual user's TCP session: a connection per target kept per the connection scope, the
-//! payload rendered into a reused buffer, the reply read until its framing says it is complete
-//! (a delimiter, a length, a length prefix, the server's silence or its close).
+//! One virtual user's TCP session: a connection per target (plain or TLS, `stream.rs`) kept per
+//! the connection scope, the payload rendered into a reused buffer, the reply read until its
+//! framing says it is complete (a delimiter, a length, a length prefix, the server's silence or
+//! its close).
 
 use std::io::{ErrorKind, Read as _};
 use std::path::Path;
 use std::time::Instant;
 
 use memchr::memmem;
+use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
-use onrush_protocol::{
-    connect_failure, io_failure, micros, Exchange, FailureClass, ResponseView, Session,
-};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::plan::{TcpPlan, TcpStep};
+use crate::stream::{open, stream_failure, Dial, Stream};
 
 /// One VU's TCP connections and buffers.
 pub struct TcpSession {
     scope: ConnectionScope,
+    /// The VU's TLS session (its session cache and client identity), when the scenario has a
+    /// `tls://` target.
+    tls: Option<TlsSession>,
     /// The open connection per target slot.
-    connections: Vec<Option<TcpStream>>,
+    connections: Vec<Option<Stream>>,
     /// The payload of the current request.
     out: Vec<u8>,
     /// The reply being read; bytes past the reply stay here for the next one (TCP is a stream).
@@ -35,10 +38,11 @@ pub struct TcpSession {
 }
 
 impl TcpSession {
-    /// The session of a VU of scenario `scenario`.
-    pub fn new(plan: &TcpPlan, scenario: usize) -> Self {
+    /// The session of VU `vu` of scenario `scenario`.
+    pub fn new(plan: &TcpPlan, scenario: usize, vu: u64) -> Self {
         TcpSession {
             scope: plan.scopes[scenario],
+            tls: plan.tls.session(scenario, vu),
             connections: (0..plan.target_count()).map(|_| None).collect(),
             out: Vec::new(),
             buffer: Vec::new(),
@@ -59,13 +63,15 @@ impl TcpSession {
         closed: &mut bool,
     ) -> Result<(), FailureClass> {
         if self.connections[step.slot].is_none() {
-            let stream = TcpStream::connect(step.addr)
-                .await
-                .map_err(connect_failure)?;
-            let _ = stream.set_nodelay(true);
-            exchange.record.connect_us = Some(micros(started.elapsed()));
-            exchange.opened_connection = true;
-            self.connections[step.slot] = Some(stream);
+            let dial = Dial::new(
+                step.addr,
+                step.plan.tls,
+                self.tls.as_ref(),
+                &step.plan.host,
+                started,
+                step.timeout,
+            )?;
+            self.connections[step.slot] = Some(open(dial, exchange, started).await?);
             self.buffer.clear();
         }
         let stream = self.connections[step.slot]
@@ -76,11 +82,19 @@ impl TcpSession {
                 send_file(stream, path, &mut self.out, &mut exchange.record.bytes_out).await?
             }
             _ if !self.out.is_empty() => {
-                stream.write_all(&self.out).await.map_err(io_failure)?;
+                stream
+                    .write_all(&self.out)
+                    .await
+                    .map_err(|e| stream_failure(e, IoOp::Sending))?;
                 exchange.record.bytes_out += self.out.len() as u64;
             }
             _ => {}
         }
+        // TLS may keep the last record of what was written until flushed (plain TCP: no-op).
+        stream
+            .flush()
+            .await
+            .map_err(|e| stream_failure(e, IoOp::Sending))?;
         let max = step.plan.max_reply;
         let reply = &step.plan.reply;
         loop {
@@ -109,7 +123,7 @@ impl TcpSession {
                 // The reply has begun: it ends when the server is silent for `idle`.
                 TcpReply::Idle(idle) if !self.buffer.is_empty() => {
                     match tokio::time::timeout(*idle, stream.read_buf(&mut self.buffer)).await {
-                        Ok(read) => read.map_err(io_failure)?,
+                        Ok(read) => read.map_err(|e| stream_failure(e, IoOp::Reading))?,
                         Err(_silent) => {
                             (self.reply_start, self.reply_end) = (0, self.buffer.len());
                             return Ok(());
@@ -119,7 +133,7 @@ impl TcpSession {
                 _ => stream
                     .read_buf(&mut self.buffer)
                     .await
-                    .map_err(io_failure)?,
+                    .map_err(|e| stream_failure(e, IoOp::Reading))?,
             };
             if read == 0 {
                 let ends_at_close = match reply {
@@ -148,7 +162,7 @@ impl TcpSession {
 /// takes microseconds, where tokio's `fs` would hand every chunk to a blocking thread and back.
 /// A file that cannot be read any more (removed since the plan was loaded) is an `io` failure.
 async fn send_file(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     path: &Path,
     chunk: &mut Vec<u8>,
     sent: &mut u64,
@@ -163,7 +177,10 @@ async fn send_file(
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(_) => return Err(FailureClass::Io),
         };
-        stream.write_all(&chunk[..n]).await.map_err(io_failure)?;
+        stream
+            .write_all(&chunk[..n])
+            .await
+            .map_err(|e| stream_failure(e, IoOp::Sending))?;
         *sent += n as u64;
     }
 }

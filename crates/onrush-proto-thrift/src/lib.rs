@@ -8,11 +8,14 @@
 //!     steps:
 //!       - { thrift: 127.0.0.1:9090, call: Calculator.add, args: { num1: 1, num2: "${n}" },
 //!           check: [ { json: "$", equals: 3 } ] }
+//!       - { thrift: "tls://localhost:9443", call: Calculator.ping }   # TLS with http.tls
 //! ```
 //!
 //! - `plan.rs` resolves each step's `host:port` once and what it needs per call;
 //! - `session.rs` is a VU's session: a connection per target kept per the connection scope,
-//!   the call encoded into a reused buffer, the reply framed, decoded and classified.
+//!   the call encoded into a reused buffer, the reply framed, decoded and classified;
+//! - the connection is TCP's (`onrush_proto_tcp::stream`): plain, or TLS for a `tls://`
+//!   target (as Apache Thrift's TSSLSocket), with the scenario's `http.tls`.
 
 mod plan;
 mod session;
@@ -59,9 +62,9 @@ impl onrush_protocol::Protocol for Thrift {
     fn session(
         state: &std::sync::Arc<ThriftPlan>,
         scenario: usize,
-        _vu: u64,
+        vu: u64,
         _worker: &(),
     ) -> ThriftSession {
-        ThriftSession::new(state, scenario)
+        ThriftSession::new(state, scenario, vu)
     }
 }

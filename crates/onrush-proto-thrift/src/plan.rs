@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
+use onrush_proto_tcp::stream::TlsClients;
 use onrush_protocol::{StepSpec, Targets};
 
 /// The Thrift part of a prepared plan, shared read-only by all workers.
@@ -15,6 +16,8 @@ pub struct ThriftPlan {
     pub(crate) scopes: Vec<ConnectionScope>,
     /// Per scenario: the default timeout of a step (`http.timeout`).
     pub(crate) timeouts: Vec<Duration>,
+    /// Per scenario: the TLS client of `http.tls`, for `tls://` targets.
+    pub(crate) tls: TlsClients,
 }
 
 /// A Thrift step ready to run.
@@ -23,7 +26,7 @@ pub struct ThriftStep {
     pub(crate) slot: usize,
     pub(crate) addr: SocketAddr,
     pub(crate) timeout: Duration,
-    /// `host:port` as written, shown to `url` extractors.
+    /// `host:port` as written (`tls://host:port` for TLS), shown to `url` extractors.
     pub(crate) label: Vec<u8>,
     /// The reply is decoded into JSON only when an extractor or a check may read it.
     pub(crate) needs_json: bool,
@@ -35,16 +38,23 @@ impl ThriftPlan {
             targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
+            tls: TlsClients::new(plan),
         }
     }
 
     pub fn compile(
         &mut self,
-        _plan: &Plan,
+        plan: &Plan,
         scenario: usize,
         step: &onrush_plan::ThriftStep,
     ) -> anyhow::Result<ThriftStep> {
-        let target = self.targets.resolve("thrift", &step.host, step.port)?;
+        let scheme = if step.tls { "tls://" } else { "" };
+        let target = self
+            .targets
+            .resolve_scheme("thrift", scheme, &step.host, step.port)?;
+        if step.tls {
+            self.tls.require(plan, scenario)?;
+        }
         // Any extractor or check may read the JSON (a header extractor reads `exception`,
         // cheap either way); a step with neither skips the JSON, not the decoding.
         let needs_json = !step.extract.is_empty() || !step.checks.is_empty();

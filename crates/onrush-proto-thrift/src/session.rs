@@ -1,18 +1,18 @@
-//! One virtual user's Thrift session: a connection per target kept per the connection scope,
+//! One virtual user's Thrift session: a connection per target (plain TCP or TLS, TCP's
+//! `onrush_proto_tcp::stream`) kept per the connection scope,
 //! each call encoded into a reused buffer, its reply read until the transport says it is whole
 //! (a frame's length, or — buffered — until the message decodes), then classified.
 
 use std::time::Instant;
 
+use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, Template, Unset};
-use onrush_protocol::{
-    connect_failure, io_failure, micros, Exchange, FailureClass, ResponseView, Session,
-};
+use onrush_proto_tcp::stream::{open, stream_failure, Dial, Stream};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
 use onrush_thrift::reply::{decode_reply, Outcome};
 use onrush_thrift::value::{encode_call, EncodeError};
 use onrush_thrift::wire::{Encoder, WireError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::plan::{ThriftPlan, ThriftStep};
 
@@ -22,7 +22,9 @@ const EXCEPTION_HEADER: &[u8] = b"exception";
 /// One VU's Thrift connections and buffers (all reused from call to call).
 pub struct ThriftSession {
     scope: ConnectionScope,
-    connections: Vec<Option<TcpStream>>,
+    /// The VU's TLS session, when the scenario has a `tls://` target.
+    tls: Option<TlsSession>,
+    connections: Vec<Option<Stream>>,
     /// The encoded call (with its frame length when framed).
     out: Vec<u8>,
     /// The compact protocol's field-id stack.
@@ -42,9 +44,10 @@ pub struct ThriftSession {
 }
 
 impl ThriftSession {
-    pub fn new(plan: &ThriftPlan, scenario: usize) -> Self {
+    pub fn new(plan: &ThriftPlan, scenario: usize, vu: u64) -> Self {
         ThriftSession {
             scope: plan.scopes[scenario],
+            tls: plan.tls.session(scenario, vu),
             connections: (0..plan.target_count()).map(|_| None).collect(),
             out: Vec::new(),
             stack: Vec::new(),
@@ -103,19 +106,24 @@ impl ThriftSession {
         started: Instant,
     ) -> Result<Option<Outcome>, FailureClass> {
         if self.connections[step.slot].is_none() {
-            let stream = TcpStream::connect(step.addr)
-                .await
-                .map_err(connect_failure)?;
-            let _ = stream.set_nodelay(true);
-            exchange.record.connect_us = Some(micros(started.elapsed()));
-            exchange.opened_connection = true;
-            self.connections[step.slot] = Some(stream);
+            let dial = Dial::new(
+                step.addr,
+                step.plan.tls,
+                self.tls.as_ref(),
+                &step.plan.host,
+                started,
+                step.timeout,
+            )?;
+            self.connections[step.slot] = Some(open(dial, exchange, started).await?);
             self.buffer.clear();
         }
         let stream = self.connections[step.slot]
             .as_mut()
             .expect("connected above");
-        stream.write_all(&self.out).await.map_err(io_failure)?;
+        let sending = |e| stream_failure(e, IoOp::Sending);
+        stream.write_all(&self.out).await.map_err(sending)?;
+        // TLS may keep the last record until flushed (plain TCP: a no-op).
+        stream.flush().await.map_err(sending)?;
         exchange.record.bytes_out += self.out.len() as u64;
         let plan = &step.plan;
         if plan.function().oneway {
@@ -155,7 +163,7 @@ impl ThriftSession {
             let read = stream
                 .read_buf(&mut self.buffer)
                 .await
-                .map_err(io_failure)?;
+                .map_err(|e| stream_failure(e, IoOp::Reading))?;
             if read == 0 {
                 return Err(FailureClass::ClosedEarly);
             }

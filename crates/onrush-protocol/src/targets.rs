@@ -62,12 +62,25 @@ impl Targets {
     /// The target `host:port`, resolved the first time it is named; `protocol` ("tcp", "udp")
     /// names it in errors.
     pub fn resolve(&mut self, protocol: &str, host: &str, port: u16) -> anyhow::Result<Target> {
+        self.resolve_scheme(protocol, "", host, port)
+    }
+
+    /// [`Targets::resolve`] for a target reached through `scheme` (`"tls://"`; `""` for
+    /// none): a slot of its own, apart from the same `host:port` without it (a session keeps a
+    /// TLS connection and a plain one apart), and the label starts with it.
+    pub fn resolve_scheme(
+        &mut self,
+        protocol: &str,
+        scheme: &str,
+        host: &str,
+        port: u16,
+    ) -> anyhow::Result<Target> {
         let label = if host == BUILTIN_HOST {
-            BUILTIN_HOST.to_owned()
+            format!("{scheme}{BUILTIN_HOST}")
         } else if host.contains(':') {
-            format!("[{host}]:{port}")
+            format!("{scheme}[{host}]:{port}")
         } else {
-            format!("{host}:{port}")
+            format!("{scheme}{host}:{port}")
         };
         let slot = match self.list.iter().position(|(l, _)| *l == label) {
             Some(slot) => slot,

@@ -63,8 +63,12 @@ mod soak;
 mod stops;
 #[path = "tcp.rs"]
 mod tcp;
+#[path = "tcp_tls.rs"]
+mod tcp_tls;
 #[path = "thrift.rs"]
 mod thrift;
+#[path = "thrift_tls.rs"]
+mod thrift_tls;
 #[path = "tls.rs"]
 mod tls;
 #[path = "udp.rs"]

@@ -20,7 +20,7 @@ use serde_json::Value;
 const IDL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/thrift");
 
 /// Generates the Python code of the test IDL into a fresh directory, or says why it cannot.
-fn generated(name: &str) -> Option<PathBuf> {
+pub(crate) fn generated(name: &str) -> Option<PathBuf> {
     generated_from(name, &Path::new(IDL_DIR).join("calc.thrift"))
 }
 
@@ -50,13 +50,18 @@ pub(crate) fn generated_from(name: &str, idl: &Path) -> Option<PathBuf> {
 }
 
 /// The Python server; `finish` closes its stdin and returns the counts it printed.
-struct ThriftServer {
+pub(crate) struct ThriftServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl ThriftServer {
     fn start(generated: &Path, args: &[&str]) -> Self {
+        Self::start_with(generated, args, &[])
+    }
+
+    /// [`ThriftServer::start`] with environment variables (`THRIFT_SERVER_CERT`, ...).
+    pub(crate) fn start_with(generated: &Path, args: &[&str], env: &[(&str, &Path)]) -> Self {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/servers/thrift_server.py"
@@ -65,6 +70,7 @@ impl ThriftServer {
             .arg(script)
             .args(args)
             .env("PYTHONPATH", generated)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -80,7 +86,7 @@ impl ThriftServer {
         ThriftServer { child, port }
     }
 
-    fn finish(mut self) -> Value {
+    pub(crate) fn finish(mut self) -> Value {
         drop(self.child.stdin.take());
         let mut out = String::new();
         self.child
@@ -102,7 +108,7 @@ impl Drop for ThriftServer {
 }
 
 /// Writes `plan` beside a copy of the test IDL and runs it; returns summary.json.
-fn run(name: &str, plan: &str) -> Value {
+pub(crate) fn run(name: &str, plan: &str) -> Value {
     let dir = temp_dir(name);
     for idl in ["calc.thrift", "shared.thrift"] {
         std::fs::copy(Path::new(IDL_DIR).join(idl), dir.join(idl)).unwrap();

@@ -117,8 +117,11 @@ pub struct TlsOptions {
     /// passed to [`connect_tls_stream`] (the target's host).
     pub server_name: Option<String>,
     /// The ALPN protocols offered, in order of preference (e.g. `h2`, `http/1.1`); empty means
-    /// `http/1.1` only. [`connect_tls_stream`] reports which one the server chose.
+    /// `http/1.1` only (unless `no_alpn`). [`connect_tls_stream`] reports which one the server chose.
     pub alpn: Vec<Vec<u8>>,
+    /// Offer no ALPN at all (the ClientHello has no ALPN extension): for protocols that are
+    /// not HTTP, such as raw TCP and Thrift over TLS. `alpn` is then ignored.
+    pub no_alpn: bool,
 }
 
 /// The rustls names of the cipher suites onrush can offer (those of the *ring* provider), TLS
@@ -259,7 +262,9 @@ impl TlsClient {
         };
         let mut base = builder.with_no_client_auth();
         let certified = load_identities(opts, base.crypto_provider())?;
-        base.alpn_protocols = if opts.alpn.is_empty() {
+        base.alpn_protocols = if opts.no_alpn {
+            Vec::new()
+        } else if opts.alpn.is_empty() {
             vec![b"http/1.1".to_vec()]
         } else {
             opts.alpn.clone()

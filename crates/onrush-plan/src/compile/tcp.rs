@@ -1,4 +1,5 @@
-//! `- { tcp: HOST:PORT, send: ..., until: ... }` → [`TcpStep`]: one raw TCP exchange.
+//! `- { tcp: HOST:PORT, send: ..., until: ... }` → [`TcpStep`]: one raw TCP exchange;
+//! `tcp: tls://HOST:PORT` runs it over TLS (`http.tls`), as Thrift steps may (`stream_target`).
 
 use super::steps::Build;
 use super::{Ctx, Fields};
@@ -25,7 +26,8 @@ pub(super) const TCP_KEYS: [&str; 16] = [
     "on_failure",
 ];
 
-const EXAMPLE: &str = "e.g. `- { tcp: 127.0.0.1:7000, send: \"PING\\n\", until: \"\\n\" }`";
+const EXAMPLE: &str = "e.g. `- { tcp: 127.0.0.1:7000, send: \"PING\\n\", until: \"\\n\" }` \
+     (`tcp: tls://HOST:PORT` for TLS)";
 
 /// The default and the largest reply a TCP step keeps and waits for.
 const DEFAULT_MAX_REPLY: u64 = 64 * 1024;
@@ -34,7 +36,7 @@ const MAX_MAX_REPLY: u64 = 64 * 1024 * 1024;
 impl Ctx<'_> {
     pub(super) fn tcp(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
         let f = self.map(node, path, &TCP_KEYS)?;
-        let (host, port, name) = self.endpoint(&f, "tcp", EXAMPLE)?;
+        let (host, port, tls, name) = self.stream_endpoint(&f, "tcp", EXAMPLE)?;
         let send = self.payload(&f, true)?;
         let reply = self.tcp_reply(&f)?;
         let max_reply = match f.get("max_reply") {
@@ -66,6 +68,7 @@ impl Ctx<'_> {
             metric,
             host,
             port,
+            tls,
             send,
             reply,
             max_reply,
@@ -263,7 +266,7 @@ const REPLY_KEYS: [&str; 6] = [
 ];
 
 impl Ctx<'_> {
-    /// The `HOST:PORT` of a raw step's `key` (`tcp`, `udp`), and its metric name: `name:`, or
+    /// The `HOST:PORT` of a datagram step's `key` (`udp`), and its metric name: `name:`, or
     /// `KEY HOST:PORT`.
     pub(super) fn endpoint(
         &self,
@@ -275,8 +278,15 @@ impl Ctx<'_> {
         let field = f.child(key);
         let addr = self.string(node, &field)?;
         let (host, port) = split_host_port(&addr).ok_or_else(|| {
-            self.err(node, &field, format!("expected HOST:PORT, found {addr:?}"))
-                .with_hint(example)
+            let err = self.err(node, &field, format!("expected HOST:PORT, found {addr:?}"));
+            if addr.contains("://") {
+                err.with_hint(format!(
+                    "write the address without a scheme (UDP has no TLS: DTLS is not \
+                     supported); {example}"
+                ))
+            } else {
+                err.with_hint(example)
+            }
         })?;
         let name = match f.get("name") {
             Some(n) => self.string(n, &f.child("name"))?,
@@ -284,6 +294,60 @@ impl Ctx<'_> {
         };
         Ok((host, port, name))
     }
+
+    /// The target of a stream step's `key` (`tcp`, `thrift`): `HOST:PORT` or `tcp://HOST:PORT`
+    /// (plain TCP), `tls://HOST:PORT` (TLS with the scenario's `http.tls`); and the default
+    /// metric name, `KEY TARGET` as written, or `name:`.
+    pub(super) fn stream_endpoint(
+        &self,
+        f: &Fields,
+        key: &str,
+        example: &str,
+    ) -> Result<(String, u16, bool, String), PlanError> {
+        let node = f.get(key).expect("present");
+        let field = f.child(key);
+        let addr = self.string(node, &field)?;
+        let (host, port, tls) = stream_target(&addr)
+            .map_err(|message| self.err(node, &field, message).with_hint(example))?;
+        let name = match f.get("name") {
+            Some(n) => self.string(n, &f.child("name"))?,
+            None => format!("{key} {}", addr.trim()),
+        };
+        Ok((host, port, tls, name))
+    }
+}
+
+/// `HOST:PORT`, `tcp://HOST:PORT` or `tls://HOST:PORT` (a trailing `/` allowed after a
+/// scheme): the host, the port, and whether TLS runs over the connection. The error is the
+/// plan error's message (the caller adds the example).
+pub(super) fn stream_target(text: &str) -> Result<(String, u16, bool), String> {
+    let trimmed = text.trim();
+    let (tls, rest) = match trimmed.split_once("://") {
+        None => (false, trimmed),
+        Some(("tcp", rest)) => (false, rest.strip_suffix('/').unwrap_or(rest)),
+        Some(("tls", rest)) => (true, rest.strip_suffix('/').unwrap_or(rest)),
+        Some((scheme, _)) => {
+            return Err(format!(
+                "unknown scheme `{scheme}://` in {text:?}: expected `tls://HOST:PORT` for TLS, \
+                 or `HOST:PORT` (also written `tcp://HOST:PORT`) for plain TCP"
+            ))
+        }
+    };
+    let (host, port) = split_host_port(rest).ok_or_else(|| {
+        let form = if trimmed.contains("://") {
+            "tls://HOST:PORT or tcp://HOST:PORT"
+        } else {
+            "HOST:PORT, tls://HOST:PORT or tcp://HOST:PORT"
+        };
+        format!("expected {form}, found {text:?}")
+    })?;
+    if tls && host == BUILTIN_HOST {
+        return Err(format!(
+            "{text:?}: the built-in server speaks TCP and Thrift in plain text only; write \
+             `{BUILTIN_HOST}` without `tls://`, or a TLS server's HOST:PORT"
+        ));
+    }
+    Ok((host, port, tls))
 }
 
 /// `host:port` or `[v6]:port`, or `builtin` alone (the built-in server: its port is known only
@@ -340,6 +404,29 @@ mod tests {
         assert_eq!(split_host_port("tcp://a:1"), None);
         assert_eq!(split_host_port("a:0"), None);
         assert_eq!(split_host_port("builtin"), Some(("builtin".into(), 0)));
+    }
+
+    #[test]
+    fn stream_targets_plain_or_tls() {
+        let ok = |text: &str| stream_target(text).unwrap();
+        assert_eq!(ok("127.0.0.1:7000"), ("127.0.0.1".into(), 7000, false));
+        assert_eq!(ok("tcp://localhost:7"), ("localhost".into(), 7, false));
+        assert_eq!(ok("tls://localhost:7/"), ("localhost".into(), 7, true));
+        assert_eq!(ok(" tls://[::1]:443 "), ("::1".into(), 443, true));
+        assert_eq!(ok("builtin"), ("builtin".into(), 0, false));
+        assert_eq!(ok("tcp://builtin"), ("builtin".into(), 0, false));
+        let err = |text: &str| stream_target(text).unwrap_err();
+        assert!(
+            err("tcps://a:1").contains("unknown scheme `tcps://`"),
+            "{}",
+            err("tcps://a:1")
+        );
+        assert!(err("ssl://a:1").contains("`tls://HOST:PORT` for TLS"));
+        assert!(err("tls://a").contains("expected tls://HOST:PORT or tcp://HOST:PORT"));
+        assert!(err("tls://a:0").contains("found \"tls://a:0\""));
+        assert!(err("a:b").contains("expected HOST:PORT, tls://HOST:PORT"));
+        assert!(err("tls://builtin").contains("plain text only"));
+        assert!(err("tls://a:1/x").contains("expected tls://HOST:PORT"));
     }
 
     #[test]

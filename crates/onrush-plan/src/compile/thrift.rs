@@ -30,7 +30,8 @@ pub(super) const THRIFT_KEYS: [&str; 12] = [
 ];
 
 const EXAMPLE: &str =
-    "e.g. `- { thrift: 127.0.0.1:9090, call: Calculator.add, args: { num1: 1, num2: 2 } }`";
+    "e.g. `- { thrift: 127.0.0.1:9090, call: Calculator.add, args: { num1: 1, num2: 2 } }` \
+     (`thrift: tls://HOST:PORT` for TLS)";
 
 /// The default and the largest reply accepted (a longer one is `bad_response`).
 const DEFAULT_MAX_MESSAGE: u64 = 16 * 1024 * 1024;
@@ -83,7 +84,7 @@ impl Ctx<'_> {
 
     pub(super) fn thrift(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
         let f = self.map(node, path, &THRIFT_KEYS)?;
-        let (host, port, _) = self.endpoint(&f, "thrift", EXAMPLE)?;
+        let (host, port, tls, _) = self.stream_endpoint(&f, "thrift", EXAMPLE)?;
         let call_node = self.required(&f, "call", "the method to call, `Service.method`")?;
         let call_field = f.child("call");
         let Some(schema) = self.thrift.clone() else {
@@ -165,6 +166,7 @@ impl Ctx<'_> {
             metric,
             host,
             port,
+            tls,
             service,
             function,
             message_name,

@@ -7,14 +7,24 @@ counts every call it handled; when stdin closes the server prints the counts as 
     thrift_server.py PROTOCOL TRANSPORT MODE    # binary|compact, framed|buffered, plain|multiplexed
     thrift_server.py rogue                      # a raw socket that answers with broken replies
 
+With THRIFT_SERVER_CERT and THRIFT_SERVER_KEY (PEM files) it serves over TLS with Apache
+Thrift's own TSSLServerSocket; THRIFT_SERVER_CLIENT_CA too: a client certificate signed by that
+CA is required (and, as TSSLServerSocket checks by default, valid for the client's address).
+It then also counts the TLS connections it accepted (`tls_full`, `tls_resumed`, by OpenSSL's
+account) and those whose handshake failed (`tls_failed`).
+
 Prints the port it listens on (127.0.0.1, a free port) first.
 """
 import json
+import logging
+import os
 import socket
+import ssl
 import struct
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
 
 counts = Counter()
@@ -32,7 +42,7 @@ def serve_thrift(protocol, transport, mode):
     from shared.ttypes import SharedStruct
     from thrift.protocol import TBinaryProtocol, TCompactProtocol
     from thrift.server import TServer
-    from thrift.transport import TSocket, TTransport
+    from thrift.transport import TTransport
     from thrift.TMultiplexedProcessor import TMultiplexedProcessor
 
     class Handler:
@@ -77,7 +87,7 @@ def serve_thrift(protocol, transport, mode):
         mux = TMultiplexedProcessor()
         mux.registerProcessor("Calculator", processor)
         processor = mux
-    sock = TSocket.TServerSocket(host="127.0.0.1", port=0)
+    sock = server_socket()
     tfactory = (TTransport.TFramedTransportFactory() if transport == "framed"
                 else TTransport.TBufferedTransportFactory())
     pfactory = (TCompactProtocol.TCompactProtocolFactory() if protocol == "compact"
@@ -89,6 +99,34 @@ def serve_thrift(protocol, transport, mode):
     sock.listen = lambda: None
     threading.Thread(target=server.serve, daemon=True).start()
     return port
+
+
+def server_socket():
+    """TSocket's server socket, or with THRIFT_SERVER_CERT TSSLSocket's, counting handshakes."""
+    from thrift.transport import TSocket, TSSLSocket
+
+    if not os.environ.get("THRIFT_SERVER_CERT"):
+        return TSocket.TServerSocket(host="127.0.0.1", port=0)
+    # The handshakes the tests make fail on purpose are counted (`tls_failed`), not logged;
+    # the library's own deprecation warnings (ssl.PROTOCOL_TLS, match_hostname) are its own.
+    logging.getLogger("thrift.transport.TSSLSocket").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+    class CountingSSLServerSocket(TSSLSocket.TSSLServerSocket):
+        def accept(self):
+            client = super().accept()
+            if client is None:
+                count("tls_failed")
+            else:
+                count("tls_resumed" if client.handle.session_reused else "tls_full")
+            return client
+
+    options = {"certfile": os.environ["THRIFT_SERVER_CERT"],
+               "keyfile": os.environ["THRIFT_SERVER_KEY"]}
+    if os.environ.get("THRIFT_SERVER_CLIENT_CA"):
+        options["ca_certs"] = os.environ["THRIFT_SERVER_CLIENT_CA"]
+        options["cert_reqs"] = ssl.CERT_REQUIRED
+    return CountingSSLServerSocket(host="127.0.0.1", port=0, **options)
 
 
 def serve_rogue():
