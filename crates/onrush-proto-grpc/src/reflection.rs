@@ -199,19 +199,18 @@ async fn connect(
     if !source.tls {
         return onrush_http2::connect_h2c(addr, &opts, authority.as_bytes(), &settings)
             .await
-            .map_err(|e| format!("{addr}: {e}"));
+            .map_err(|e| e.to_string());
     }
     let mut options = onrush_proto_http::tls_options(&source.tls_settings);
     options.alpn = vec![b"h2".to_vec()];
-    let client =
-        onrush_http::TlsClient::new(&options).map_err(|e| format!("http.tls: {e}"))?;
+    let client = onrush_http::TlsClient::new(&options).map_err(|e| format!("http.tls: {e}"))?;
     let session = client.session(
         onrush_proto_http::session_mode(source.tls_settings.session),
         1,
     );
     let (stream, _, _) = onrush_http::connect_tls_stream(addr, &opts, &session, &source.host)
         .await
-        .map_err(|e| format!("{addr}: {e}"))?;
+        .map_err(|e| e.to_string())?;
     if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
         return Err(format!("{addr} did not choose HTTP/2 (ALPN h2) over TLS"));
     }
@@ -222,7 +221,7 @@ async fn connect(
         &settings,
     )
     .await
-    .map_err(|e| format!("{addr}: {e}"))
+    .map_err(|e| e.to_string())
 }
 
 struct Client {
@@ -311,7 +310,8 @@ impl Client {
             method: "POST",
             target: path.as_bytes(),
             host: &self.authority,
-            headers: b"content-type: application/grpc\r\nte: trailers\r\nuser-agent: onrush-grpc\r\n",
+            headers:
+                b"content-type: application/grpc\r\nte: trailers\r\nuser-agent: onrush-grpc\r\n",
             body: RequestBody::Bytes(body),
             close: false,
         };

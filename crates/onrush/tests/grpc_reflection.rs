@@ -42,13 +42,17 @@ fn plan(reflection: &str, load: &str, steps: &str) -> String {
 }
 
 /// `onrush ARGS` on the plan `text`: its exit code and output.
-fn onrush_on(name: &str, command: &str, text: &str) -> (i32, String) {
+fn onrush_on(name: &str, command: &str, plan_text: &str) -> (i32, String) {
     let dir = temp_dir(name);
-    let path = write_plan(&dir, text);
+    let path = write_plan(&dir, plan_text);
     let output = onrush()
-        .args([command, path.to_str().unwrap(), "--quiet"])
+        .args([command, path.to_str().unwrap()])
         .args(if command == "run" {
-            vec!["--out".to_string(), dir.join("out").display().to_string()]
+            vec![
+                "--quiet".to_string(),
+                "--out".to_string(),
+                dir.join("out").display().to_string(),
+            ]
         } else {
             Vec::new()
         })
@@ -109,7 +113,10 @@ fn reflection_errors_name_the_plans_line_and_the_server() {
     let (code, out) = onrush_on("grpc-refl-bad-method", "validate", &text);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains(":8:15"), "{out}");
-    assert!(out.contains("did you mean `onrush.test.Echo/Unary`"), "{out}");
+    assert!(
+        out.contains("did you mean `onrush.test.Echo/Unary`"),
+        "{out}"
+    );
     let text = plan(
         &format!("127.0.0.1:{}", server.port),
         "{ vus: 1, iterations: 1 }",
@@ -133,7 +140,10 @@ fn reflection_errors_name_the_plans_line_and_the_server() {
         let (code, out) = onrush_on("grpc-refl-none", command, &text);
         assert_eq!(code, 2, "{command}: {out}");
         assert!(out.contains(":2:"), "{command}: {out}");
-        assert!(out.contains("does not serve reflection"), "{command}: {out}");
+        assert!(
+            out.contains("does not serve reflection"),
+            "{command}: {out}"
+        );
         assert!(
             out.contains(&format!("grpc://127.0.0.1:{}", server.port)),
             "{command}: {out}"
@@ -155,7 +165,9 @@ fn reflection_errors_name_the_plans_line_and_the_server() {
     let (code, out) = onrush_on("grpc-refl-down", "validate", &text);
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains(&format!("cannot read the gRPC descriptors of grpc://127.0.0.1:{port}")),
+        out.contains(&format!(
+            "cannot read the gRPC descriptors of grpc://127.0.0.1:{port}"
+        )),
         "{out}"
     );
 }

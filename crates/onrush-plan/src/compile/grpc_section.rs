@@ -30,7 +30,6 @@ pub(super) struct Descriptors {
 const REFLECTION_EXAMPLE: &str = "e.g. `grpc: { reflection: 127.0.0.1:50051 }` \
     (`grpcs://HOST:PORT` for TLS with the plan's `http.tls`)";
 
-
 impl Ctx<'_> {
     /// The top-level `grpc:` section: its `.proto` files compiled into one descriptor pool,
     /// or the descriptors its `reflection:` server gives.
@@ -249,5 +248,4 @@ impl Ctx<'_> {
         )
         .with_opt_hint(help)
     }
-
 }
