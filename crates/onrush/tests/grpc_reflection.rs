@@ -85,6 +85,11 @@ fn a_plan_without_protos_calls_the_methods_the_server_reflects() {
     assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
     let counts = server.finish();
     assert_eq!(count(&counts, "Unary"), 10, "{counts}");
+    // The server held timestamp.proto back: onrush asked for it by name (file_by_filename).
+    assert!(
+        count(&counts, "reflection_imports_held_back") > 0,
+        "{counts}"
+    );
 
     // grpcio-reflection as it comes (each file with its imports) validates too.
     let server = GrpcServer::start(&[("GRPC_REFLECTION", Path::new("on"))]);

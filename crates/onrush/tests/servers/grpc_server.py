@@ -128,6 +128,7 @@ def enable_reflection(server, mode):
             for response in inner(request_iterator, context):
                 if response.HasField("file_descriptor_response"):
                     files = response.file_descriptor_response.file_descriptor_proto
+                    count("reflection_imports_held_back", len(files) - 1)
                     del files[1:]
                 yield response
 
