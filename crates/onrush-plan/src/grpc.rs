@@ -14,6 +14,47 @@ use prost_reflect::{FieldDescriptor, Kind, MapKey, MessageDescriptor, MethodDesc
 
 use crate::{Check, Extract, OnFailure, Template};
 
+/// `grpc: { reflection: HOST:PORT }`: the server the plan takes its gRPC descriptors from,
+/// by server reflection, when it loads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReflectionSource {
+    /// `grpcs://`: TLS with the plan's `http.tls`, ALPN `h2`; otherwise h2c.
+    pub tls: bool,
+    /// The host as written (the TLS server name and the `:authority`).
+    pub host: String,
+    pub port: u16,
+    /// The plan's top-level `http.tls`.
+    pub tls_settings: crate::TlsSettings,
+    /// The plan's top-level `http.timeout`: the whole fetch, connecting included.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Display for ReflectionSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.tls { "grpcs" } else { "grpc" };
+        write!(f, "{scheme}://{}:{}", self.host, self.port)
+    }
+}
+
+/// Fetches the descriptors a reflecting server gives: every service it lists, with the files
+/// they need, as serialized `google.protobuf.FileDescriptorProto`s (in any order); an error is
+/// one line saying what went wrong.
+pub type ReflectionFetch = fn(&ReflectionSource) -> Result<Vec<Vec<u8>>, String>;
+
+static REFLECTION_FETCH: std::sync::OnceLock<ReflectionFetch> = std::sync::OnceLock::new();
+
+/// Installs how `grpc: { reflection: ... }` is fetched (the network I/O this crate does not
+/// do itself): the `onrush` binary installs onrush-proto-grpc's client once at start, so every
+/// command that loads a plan (`run`, `validate`, `agent`, ...) fetches the same way. Without
+/// one, such a plan is refused with a clear error. The first installed stays.
+pub fn set_reflection_fetch(fetch: ReflectionFetch) {
+    let _ = REFLECTION_FETCH.set(fetch);
+}
+
+pub(crate) fn reflection_fetch() -> Option<ReflectionFetch> {
+    REFLECTION_FETCH.get().copied()
+}
+
 /// The default and the largest gRPC message (either way) a step accepts, in bytes: gRPC's
 /// own default receive limit is 4 MiB.
 pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;

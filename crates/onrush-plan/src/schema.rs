@@ -290,10 +290,10 @@ pub fn json_schema() -> Value {
     });
     let grpc_section = json!({
         "type": "object",
-        "description": "The .proto files gRPC steps use, compiled when the plan loads (no protoc needed)",
+        "description": "Where gRPC steps' services and messages come from: .proto files compiled when the plan loads (no protoc needed), or a server's reflection",
         "additionalProperties": false,
-        "required": ["protos"],
         "properties": {
+            "reflection": { "type": "string", "description": "HOST:PORT (or grpc://HOST:PORT) of a gRPC server that serves reflection (grpc.reflection.v1, else v1alpha): its services and messages are fetched once when the plan loads; grpcs://HOST:PORT is TLS with the plan's http.tls. Instead of `protos`", "examples": ["127.0.0.1:50051"] },
             "protos": { "type": ["array", "string"], "items": { "type": "string" }, "description": "The .proto files (relative to the plan)", "examples": [["protos/greeter.proto"]] },
             "import_paths": { "type": ["array", "string"], "items": { "type": "string" }, "description": "Directories imports are looked up in (relative to the plan); default: each file's own directory" }
         }

@@ -20,8 +20,19 @@
 //! - `plan.rs`: targets resolved once, the scenario's TLS client, each step's fixed headers;
 //! - `message.rs`: a request message built per call from its typed template;
 //! - `codec.rs`: the 5-byte message prefix (compressed flag, length), gzip, `grpc-status`;
-//! - `session.rs`: the VU's connection (per VU, iteration, request, or the worker's shared
-//!   one: HTTP/2 streams), the call, and its outcome as a failure class naming the gRPC code.
+//! - `session.rs`: the VU's connection (per VU, iteration, request, or a stream on one of the
+//!   worker's pooled ones), the call, and its outcome as a failure class naming the gRPC code.
+//!
+//! Connections: `http.connections: shared` pools HTTP/2 connections per worker thread and
+//! target as HTTP/2 requests do (onrush-proto-http's `ConnectionPool`): a call takes a stream
+//! on the first connection with fewer than `http.max_streams` calls in flight, or opens the
+//! next one. So `connections: shared, max_streams: 10` with 50 VUs on one worker is ghz's
+//! `--connections 5 -c 50`: 5 connections of 10 concurrent calls.
+//!
+//! Descriptors may come from the server instead of `.proto` files: `grpc: { reflection:
+//! HOST:PORT }` (`reflection.rs`: the standard reflection protocol, v1 else v1alpha, once
+//! when the plan loads; onrush-plan calls [`reflection::fetch`] through the hook the binary
+//! installs with `onrush_plan::grpc::set_reflection_fetch`).
 //!
 //! The response is shown to extractors and checks as JSON (the protobuf JSON mapping): the
 //! message of a unary or client-streaming call, an array of all messages of a server stream;
@@ -31,18 +42,19 @@
 mod codec;
 mod message;
 mod plan;
+pub mod reflection;
 mod session;
 
-use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use onrush_plan::Plan;
+use onrush_proto_http::ConnectionPool;
 
 pub use codec::{encode, Deframer, FrameError};
 pub use plan::{GrpcPlan, GrpcStep};
-pub use session::{GrpcSession, SharedConns, SharedSlot};
+pub use session::GrpcSession;
 
 /// gRPC as a protocol of the engine.
 pub struct Grpc;
@@ -50,8 +62,9 @@ pub struct Grpc;
 impl onrush_protocol::Protocol for Grpc {
     type Plan = GrpcPlan;
     type Step = GrpcStep;
-    /// The worker's shared connections (`connections: shared`), one per target.
-    type Worker = SharedConns;
+    /// The worker's pool of HTTP/2 connections per target (`connections: shared`): each
+    /// carries up to `http.max_streams` calls at once, another is opened when all are full.
+    type Worker = Rc<ConnectionPool>;
     type Session = GrpcSession;
 
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<GrpcPlan> {
@@ -74,15 +87,18 @@ impl onrush_protocol::Protocol for Grpc {
         state.targets.addresses()
     }
 
-    fn worker(_state: &GrpcPlan, _scenario: usize) -> SharedConns {
-        Rc::new(RefCell::new(Vec::new()))
+    fn worker(state: &GrpcPlan, scenario: usize) -> Rc<ConnectionPool> {
+        Rc::new(ConnectionPool::new(
+            state.targets.len(),
+            state.max_streams[scenario],
+        ))
     }
 
     fn session(
         state: &Arc<GrpcPlan>,
         scenario: usize,
         vu: u64,
-        worker: &SharedConns,
+        worker: &Rc<ConnectionPool>,
     ) -> GrpcSession {
         GrpcSession::new(state, scenario, vu, worker)
     }

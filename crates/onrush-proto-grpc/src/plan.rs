@@ -15,9 +15,11 @@ use crate::codec::timeout_value;
 #[derive(Default)]
 pub struct GrpcPlan {
     pub(crate) targets: Targets,
-    /// Per scenario: `http.connections` (`shared`: one HTTP/2 connection per worker and
-    /// target, its streams shared by the worker's VUs).
+    /// Per scenario: `http.connections` (`shared`: the worker's pool of HTTP/2 connections
+    /// per target, their streams shared by the worker's VUs).
     pub(crate) scopes: Vec<ConnectionScope>,
+    /// Per scenario: `http.max_streams`, the calls at once on one pooled connection (`shared`).
+    pub(crate) max_streams: Vec<u32>,
     /// Per scenario: the default timeout of a step (`http.timeout`).
     pub(crate) timeouts: Vec<Duration>,
     /// Per scenario: the TLS client of `http.tls` (ALPN `h2`), built when a step is `grpcs://`.
@@ -45,6 +47,7 @@ impl GrpcPlan {
         GrpcPlan {
             targets: Targets::with_builtin(builtin),
             scopes: plan.scenarios.iter().map(|s| s.http.connections).collect(),
+            max_streams: plan.scenarios.iter().map(|s| s.http.max_streams).collect(),
             timeouts: plan.scenarios.iter().map(|s| s.http.timeout).collect(),
             tls: plan.scenarios.iter().map(|_| None).collect(),
         }

@@ -1,4 +1,5 @@
-//! A VU's gRPC calls: its HTTP/2 connection per target (or the worker's shared one), the
+//! A VU's gRPC calls: its HTTP/2 connection per target (or a stream on one of the worker's
+//! pooled ones, `connections: shared`, up to `max_streams` calls per connection), the
 //! request rendered into reused buffers, the response deframed as it arrives, the outcome
 //! read from `grpc-status`.
 //!
@@ -8,7 +9,6 @@
 //! servers that answer as messages arrive (echo, chat) and with those that answer at the
 //! end; what it cannot express is a reply that depends on an answer it has not read yet.
 
-use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -19,43 +19,13 @@ use onrush_http::{RequestBody, TlsSession};
 use onrush_http2::{H2Connection, H2Settings};
 use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
+use onrush_proto_http::{ConnectionPool, Lease};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
 use prost::Message as _;
 
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
 use crate::message::{build, BuildError};
 use crate::plan::{GrpcPlan, GrpcStep};
-
-/// A worker's shared connections (`connections: shared`), one per target slot.
-pub type SharedConns = Rc<RefCell<Vec<SharedSlot>>>;
-
-/// A shared connection's state. `Opening` makes the VUs that start together wait for the one
-/// connection being opened instead of each opening its own.
-#[derive(Default)]
-pub enum SharedSlot {
-    #[default]
-    Empty,
-    Opening(Rc<tokio::sync::Notify>),
-    Open(H2Connection),
-}
-
-/// Held while a VU opens the shared connection: if the VU gives up (its timeout), the slot is
-/// emptied and the waiters woken, so that one of them opens it.
-struct OpeningGuard<'a> {
-    shared: &'a SharedConns,
-    slot: usize,
-    notify: Rc<tokio::sync::Notify>,
-}
-
-impl Drop for OpeningGuard<'_> {
-    fn drop(&mut self) {
-        let mut shared = self.shared.borrow_mut();
-        if matches!(&shared[self.slot], SharedSlot::Opening(n) if Rc::ptr_eq(n, &self.notify)) {
-            shared[self.slot] = SharedSlot::Empty;
-        }
-        self.notify.notify_waiters();
-    }
-}
 
 /// The JSON of the response messages kept for extractors and checks, at most (a long server
 /// stream is counted whole, but kept only up to here).
@@ -67,7 +37,11 @@ pub struct GrpcSession {
     tls: Option<TlsSession>,
     /// Per target slot (all scopes but `shared`).
     conns: Vec<Option<H2Connection>>,
-    shared: SharedConns,
+    /// The worker's pool (`shared`): connections of up to `http.max_streams` calls at once.
+    shared: Rc<ConnectionPool>,
+    /// The stream slot of the call in flight on a pooled connection (`shared`), given back
+    /// when the call ends.
+    lease: Option<Lease>,
     headers: Vec<u8>,
     body: Vec<u8>,
     render: Vec<u8>,
@@ -235,7 +209,12 @@ impl BodySink for Reply {
 }
 
 impl GrpcSession {
-    pub fn new(plan: &Arc<GrpcPlan>, scenario: usize, vu: u64, shared: &SharedConns) -> Self {
+    pub fn new(
+        plan: &Arc<GrpcPlan>,
+        scenario: usize,
+        vu: u64,
+        shared: &Rc<ConnectionPool>,
+    ) -> Self {
         GrpcSession {
             scope: plan.scopes[scenario],
             tls: plan.tls[scenario]
@@ -243,6 +222,7 @@ impl GrpcSession {
                 .map(|(client, mode)| client.session(*mode, vu)),
             conns: Vec::new(),
             shared: shared.clone(),
+            lease: None,
             headers: Vec::new(),
             body: Vec::new(),
             render: Vec::new(),
@@ -289,8 +269,10 @@ impl GrpcSession {
         Ok(())
     }
 
-    /// The connection for `step`: the VU's or the worker's, opened when there is none (or the
-    /// server no longer accepts streams on it).
+    /// The connection for `step`: the VU's, or a stream slot on one of the worker's pooled
+    /// connections (`shared`: the first with fewer than `max_streams` calls in flight, else a
+    /// new one; VUs that start together wait for the connection being opened), opened when
+    /// there is none (or the server no longer accepts streams on it).
     async fn connection(
         &mut self,
         step: &GrpcStep,
@@ -298,45 +280,45 @@ impl GrpcSession {
         started: Instant,
     ) -> Result<H2Connection, FailureClass> {
         let slot = step.target.slot;
-        let shared = self.shared.clone();
-        let mut guard = None;
         if self.scope == ConnectionScope::Shared {
+            // A pooled connection the server has since closed (GOAWAY) takes no new stream:
+            // out of service, and the next lease finds (or opens) another.
             loop {
-                let waiting = {
-                    let mut v = shared.borrow_mut();
-                    if v.len() <= slot {
-                        v.resize_with(slot + 1, SharedSlot::default);
-                    }
-                    if let SharedSlot::Open(conn) = &mut v[slot] {
-                        if conn.is_open() {
-                            return Ok(conn.clone());
-                        }
-                    }
-                    match &mut v[slot] {
-                        SharedSlot::Opening(n) => Some(n.clone()),
-                        other => {
-                            let notify = Rc::new(tokio::sync::Notify::new());
-                            *other = SharedSlot::Opening(notify.clone());
-                            guard = Some(OpeningGuard {
-                                shared: &shared,
-                                slot,
-                                notify,
-                            });
-                            None
-                        }
-                    }
-                };
-                match waiting {
-                    // Single-threaded: nothing runs between the check and this wait.
-                    Some(n) => n.notified().await,
-                    None => break,
+                let lease = self.shared.h2_lease(slot);
+                let entry = lease.entry.clone();
+                let mut conn = entry
+                    .get_or_open(|| self.open(step, exchange, started))
+                    .await?;
+                if conn.is_open() {
+                    self.lease = Some(lease);
+                    return Ok(conn);
                 }
+                entry.mark_dead();
             }
-        } else if let Some(mut conn) = self.conns.get(slot).cloned().flatten() {
+        }
+        if let Some(mut conn) = self.conns.get(slot).cloned().flatten() {
             if conn.is_open() {
                 return Ok(conn);
             }
         }
+        let conn = self.open(step, exchange, started).await?;
+        if self.scope != ConnectionScope::PerRequest {
+            if self.conns.len() <= slot {
+                self.conns.resize_with(slot + 1, || None);
+            }
+            self.conns[slot] = Some(conn.clone());
+        }
+        Ok(conn)
+    }
+
+    /// Opens a connection to `step`'s target (TCP, TLS with ALPN `h2` for `grpcs://`, the
+    /// HTTP/2 preface) and records its connect and handshake times.
+    async fn open(
+        &self,
+        step: &GrpcStep,
+        exchange: &mut Exchange,
+        started: Instant,
+    ) -> Result<H2Connection, FailureClass> {
         let opts = ConnectOptions::default();
         let settings = H2Settings::default();
         let conn = match (&self.tls, step.plan.tls) {
@@ -375,15 +357,6 @@ impl GrpcSession {
             }
         };
         exchange.opened_connection = true;
-        if self.scope == ConnectionScope::Shared {
-            shared.borrow_mut()[slot] = SharedSlot::Open(conn.clone());
-            drop(guard);
-        } else if self.scope != ConnectionScope::PerRequest {
-            if self.conns.len() <= slot {
-                self.conns.resize_with(slot + 1, || None);
-            }
-            self.conns[slot] = Some(conn.clone());
-        }
         Ok(conn)
     }
 
@@ -429,11 +402,12 @@ impl GrpcSession {
         }
     }
 
+    /// The call failed with its connection: no new call goes on that connection (the
+    /// VU's is forgotten, a pooled one taken out of service).
     fn drop_connection(&mut self, slot: usize) {
         if self.scope == ConnectionScope::Shared {
-            let mut shared = self.shared.borrow_mut();
-            if let Some(c @ SharedSlot::Open(_)) = shared.get_mut(slot) {
-                *c = SharedSlot::Empty;
+            if let Some(lease) = &self.lease {
+                lease.entry.mark_dead();
             }
         } else if let Some(c) = self.conns.get_mut(slot) {
             *c = None;
@@ -521,6 +495,8 @@ impl Session for GrpcSession {
         if let Err(class) = result {
             exchange.record.failure = Some(class);
         }
+        // The call's stream slot on a pooled connection is free again.
+        self.lease = None;
         if self.scope == ConnectionScope::PerRequest {
             self.conns.clear();
         }

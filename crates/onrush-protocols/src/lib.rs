@@ -28,6 +28,13 @@ use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
 mod sizes;
 pub use sizes::session_sizes;
 
+/// Installs what loading a plan needs from the protocols, once, before any plan is loaded:
+/// how `grpc: { reflection: HOST:PORT }` fetches a server's descriptors (onrush-plan does no
+/// I/O itself). The `onrush` binary calls it first thing.
+pub fn install_plan_loaders() {
+    onrush_plan::grpc::set_reflection_fetch(onrush_proto_grpc::reflection::fetch);
+}
+
 /// Every protocol of this build.
 pub struct Protocols;
 

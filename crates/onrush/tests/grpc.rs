@@ -14,12 +14,12 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-fn proto() -> PathBuf {
+pub(crate) fn proto() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/grpc/echo.proto")
 }
 
 /// Whether Python's grpcio is here; under CI it must be (tests/install-grpcio.sh).
-fn have_grpcio() -> bool {
+pub(crate) fn have_grpcio() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import grpc, grpc_tools"])
         .status()
@@ -38,13 +38,13 @@ fn have_grpcio() -> bool {
 }
 
 /// The Python gRPC server; `finish` stops it (closes its stdin) and returns its counts.
-struct GrpcServer {
+pub(crate) struct GrpcServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl GrpcServer {
-    fn start(env: &[(&str, &Path)]) -> Self {
+    pub(crate) fn start(env: &[(&str, &Path)]) -> Self {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/grpc_server.py");
         let mut child = Command::new("python3")
             .arg(script)
@@ -64,7 +64,7 @@ impl GrpcServer {
         GrpcServer { child, port }
     }
 
-    fn finish(mut self) -> Value {
+    pub(crate) fn finish(mut self) -> Value {
         drop(self.child.stdin.take());
         let mut out = String::new();
         self.child
@@ -85,7 +85,7 @@ impl Drop for GrpcServer {
     }
 }
 
-fn count(counts: &Value, key: &str) -> u64 {
+pub(crate) fn count(counts: &Value, key: &str) -> u64 {
     counts.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 

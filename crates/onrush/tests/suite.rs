@@ -20,6 +20,8 @@ mod failures;
 mod generator;
 #[path = "grpc.rs"]
 mod grpc;
+#[path = "grpc_reflection.rs"]
+mod grpc_reflection;
 #[path = "har.rs"]
 mod har;
 #[path = "hostile.rs"]

@@ -1,18 +1,16 @@
-//! gRPC in the plan: the top-level `grpc: { protos, import_paths }` (the `.proto` files,
-//! compiled once when the plan loads, with protox: no protoc), and
-//! `- { grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }` → [`GrpcStep`].
+//! gRPC in the plan: `- { grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }` →
+//! [`GrpcStep`], against the descriptors of the top-level `grpc:` section (`.proto` files or
+//! a server's reflection: `grpc_section.rs`).
 //!
-//! Everything a `.proto` can tell is checked here, so that `onrush validate` finds it before
-//! any load: a `.proto` that does not compile (its file, line and column), an unknown
+//! Everything the descriptors can tell is checked here, so that `onrush validate` finds it
+//! before any load: an unknown
 //! service, method or field (with "did you mean" and the valid names), a literal value that
 //! does not fit its field (with the field's path).
 
-use std::path::PathBuf;
+use prost_reflect::{Kind as PKind, MessageDescriptor};
 
-use prost_reflect::{DescriptorPool, Kind as PKind, MessageDescriptor};
-
+use super::grpc_section::Descriptors;
 use super::steps::Build;
-use super::tcp::split_host_port;
 use super::Ctx;
 use crate::error::{did_you_mean, PlanError};
 use crate::grpc::{
@@ -36,8 +34,6 @@ pub(super) const GRPC_KEYS: [&str; 12] = [
     "on_failure",
 ];
 
-const SECTION_KEYS: [&str; 2] = ["protos", "import_paths"];
-
 const EXAMPLE: &str = "e.g. `- { grpc: 127.0.0.1:50051, call: helloworld.Greeter/SayHello, \
     message: { name: \"user-${vu}\" } }` (`grpcs://HOST:PORT` for TLS)";
 
@@ -51,150 +47,30 @@ fn reserved_metadata(name: &str) -> bool {
 }
 
 impl Ctx<'_> {
-    /// The top-level `grpc:` section: its `.proto` files compiled into one descriptor pool.
-    pub(super) fn grpc_section(
-        &self,
-        node: Option<&Node>,
-    ) -> Result<Option<DescriptorPool>, PlanError> {
-        let Some(node) = node else {
-            return Ok(None);
-        };
-        let f = self.map(node, "grpc", &SECTION_KEYS)?;
-        let protos_node = self.required(&f, "protos", "a list of .proto files")?;
-        let mut protos: Vec<(PathBuf, &Node, String)> = Vec::new();
-        for (n, p) in self.one_or_many(
-            protos_node,
-            &f.child("protos"),
-            "protos",
-            "e.g. `protos: [protos/greeter.proto]` (paths relative to the plan)",
-        )? {
-            let rel = self.string(n, &p)?;
-            let path = self.plan_path(&rel);
-            if !path.is_file() {
-                return Err(self
-                    .err(n, &p, format!("{} is not a readable file", path.display()))
-                    .with_hint("paths are relative to the plan's directory"));
-            }
-            protos.push((path, n, p));
-        }
-        let mut includes: Vec<PathBuf> = Vec::new();
-        if let Some(ip) = f.get("import_paths") {
-            for (n, p) in self.one_or_many(
-                ip,
-                &f.child("import_paths"),
-                "import_paths",
-                "e.g. `import_paths: [protos]` (directories relative to the plan)",
-            )? {
-                let rel = self.string(n, &p)?;
-                let dir = self.base_dir().join(&rel);
-                if !dir.is_dir() {
-                    return Err(self
-                        .err(n, &p, format!("{} is not a directory", dir.display()))
-                        .with_hint("paths are relative to the plan's directory"));
-                }
-                includes.push(dir);
-            }
-        }
-        if includes.is_empty() {
-            // Without import paths, each file's own directory is where its imports are found.
-            for (path, _, _) in &protos {
-                let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-                if !includes.contains(&dir) {
-                    includes.push(dir);
-                }
-            }
-        }
-        let mut compiler = protox::Compiler::new(&includes)
-            .map_err(|e| self.err(node, "grpc", format!("the .proto compiler failed: {e}")))?;
-        compiler.include_source_info(true);
-        for (path, n, p) in &protos {
-            if let Err(e) = compiler.open_file(path) {
-                return Err(self.proto_error(&e, &includes, n, p));
-            }
-        }
-        Ok(Some(compiler.descriptor_pool()))
-    }
-
-    /// A protox error as a plan error: at the `.proto`'s line and column when it names one,
-    /// else at the plan's `protos:` entry.
-    fn proto_error(
-        &self,
-        e: &protox::Error,
-        includes: &[PathBuf],
-        entry: &Node,
-        field: &str,
-    ) -> PlanError {
-        use miette::Diagnostic;
-        let message = e.to_string();
-        let help = e.help().map(|h| h.to_string());
-        let offset = e
-            .labels()
-            .and_then(|mut l| l.next())
-            .map(|l| l.offset()..l.offset() + l.len().max(1));
-        let file = e.file().and_then(|name| {
-            includes
-                .iter()
-                .map(|dir| dir.join(name))
-                .find(|p| p.is_file())
-        });
-        if let (Some(span), Some(file)) = (offset, file) {
-            if let Ok(text) = std::fs::read_to_string(&file) {
-                let shown = file.display().to_string();
-                let end = span.end.min(text.len());
-                return PlanError::at(&shown, &text, span.start.min(end)..end, field, message)
-                    .with_hint(help.unwrap_or_else(|| {
-                        format!("this .proto is listed in the plan {}", self.source)
-                    }));
-            }
-        }
-        self.err(
-            entry,
-            field,
-            format!("the .proto does not compile: {message}"),
-        )
-        .with_opt_hint(help)
-    }
-
     pub(super) fn grpc(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
         let f = self.map(node, path, &GRPC_KEYS)?;
         let target_node = f.get("grpc").expect("the dispatcher found `grpc`");
         let field = f.child("grpc");
         let text = self.string(target_node, &field)?;
-        let (tls, rest) = if let Some(r) = text.trim().strip_prefix("grpcs://") {
-            (true, r)
-        } else {
-            (
-                false,
-                text.trim().strip_prefix("grpc://").unwrap_or(text.trim()),
-            )
-        };
-        let (host, port) = split_host_port(rest.trim_end_matches('/')).ok_or_else(|| {
-            self.err(
-                target_node,
-                &field,
-                format!(
-                    "expected HOST:PORT, grpc://HOST:PORT or grpcs://HOST:PORT, found {text:?}"
-                ),
-            )
-            .with_hint(EXAMPLE)
-        })?;
-        let Some(pool) = &self.grpc else {
+        let (tls, host, port) = self.grpc_address(target_node, &field, &text, EXAMPLE)?;
+        let Some(descriptors) = &self.grpc else {
             return Err(self
                 .err(
                     target_node,
                     &field,
                     "a grpc step, but the plan has no `grpc: { protos: [...] }`; the services \
-                     and messages come from .proto files",
+                     and messages come from .proto files (or a server's reflection)",
                 )
                 .with_hint(
-                    "add at the top of the plan: `grpc: { protos: [protos/greeter.proto] }`",
+                    "add at the top of the plan: `grpc: { protos: [protos/greeter.proto] }` \
+                     (or `grpc: { reflection: HOST:PORT }`)",
                 ));
         };
         let call_node =
             self.required(&f, "call", "the method, e.g. `helloworld.Greeter/SayHello`")?;
         let call_field = f.child("call");
         let call = self.string(call_node, &call_field)?;
-        let method = self.grpc_method(pool, call_node, &call_field, call.trim())?;
+        let method = self.grpc_method(descriptors, call_node, &call_field, call.trim())?;
         let input = method.input();
         let messages = if method.is_client_streaming() {
             match (f.get("messages"), f.get("message")) {
@@ -334,7 +210,7 @@ impl Ctx<'_> {
     /// `pkg.Service/Method` (or `pkg.Service.Method`) in the pool.
     fn grpc_method(
         &self,
-        pool: &DescriptorPool,
+        descriptors: &Descriptors,
         node: &Node,
         field: &str,
         call: &str,
@@ -345,18 +221,19 @@ impl Ctx<'_> {
                 .err(node, field, format!("expected SERVICE/METHOD, found {call:?}"))
                 .with_hint("e.g. `call: helloworld.Greeter/SayHello` (the package, the service, the method)"));
         };
+        let pool = &descriptors.pool;
         let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
         let Some(service) = pool.get_service_by_name(service_name.trim_start_matches('.')) else {
             let hint = match did_you_mean(service_name, services.iter().map(String::as_str)) {
                 Some(s) => format!("did you mean `{s}`? services: {}", services.join(", ")),
-                None if services.is_empty() => "the .proto files define no service".to_string(),
+                None if services.is_empty() => format!("{} hold no service", descriptors.origin),
                 None => format!("services: {}", services.join(", ")),
             };
             return Err(self
                 .err(
                     node,
                     field,
-                    format!("unknown service `{service_name}` in the plan's .proto files"),
+                    format!("unknown service `{service_name}` in {}", descriptors.origin),
                 )
                 .with_hint(hint));
         };

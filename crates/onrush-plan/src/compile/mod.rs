@@ -20,6 +20,7 @@ mod exec;
 mod flow;
 mod funcs;
 mod grpc;
+mod grpc_section;
 mod http;
 mod load;
 mod phase;
@@ -137,7 +138,7 @@ pub(crate) fn compile(
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
     cx.thrift = cx.thrift_idl(top.get("thrift"))?;
-    cx.grpc = cx.grpc_section(top.get("grpc"))?;
+    cx.grpc = cx.grpc_section(top.get("grpc"), &http)?;
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -352,8 +353,9 @@ pub(crate) struct Ctx<'a> {
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
     /// The schema of the plan's `thrift.idl` files, when it has some.
     thrift: Option<std::sync::Arc<onrush_thrift::Schema>>,
-    /// The plan's `.proto` files compiled (`grpc:`), for `grpc:` steps.
-    grpc: Option<prost_reflect::DescriptorPool>,
+    /// The plan's gRPC descriptors (`grpc:`: its `.proto` files compiled, or a server's
+    /// reflection), for `grpc:` steps.
+    grpc: Option<grpc_section::Descriptors>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

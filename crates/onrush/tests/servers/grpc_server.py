@@ -4,7 +4,10 @@ Generates its stubs from grpc/echo.proto at start (grpcio-tools' protoc, into a 
 directory), prints its port, serves until stdin closes, then prints what it counted as JSON:
 calls per method, request messages, the metadata it saw, deadlines it was given.
 TLS when GRPC_SERVER_CERT and GRPC_SERVER_KEY name PEM files (mutual TLS when GRPC_CLIENT_CA
-names the CA of client certificates too).
+names the CA of client certificates too). Server reflection (grpcio-reflection, v1alpha) when
+GRPC_REFLECTION is `on`; `first_only` answers a file request with the file alone, not its
+imports (as servers that send each file once per stream do), so that the client asks for them.
+`connections` counts the distinct client addresses (TCP connections) calls came on.
 """
 import collections
 import json
@@ -30,6 +33,7 @@ import echo_pb2_grpc  # noqa: E402
 
 lock = threading.Lock()
 counts = collections.Counter()
+peers = set()
 
 
 def count(key, n=1):
@@ -38,6 +42,8 @@ def count(key, n=1):
 
 
 def user_of(context):
+    with lock:
+        peers.add(context.peer())
     md = dict(context.invocation_metadata())
     if md.get("authorization") == "Bearer secret":
         count("authorized")
@@ -110,9 +116,33 @@ def _code(n):
     raise ValueError(n)
 
 
+def enable_reflection(server, mode):
+    from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
+
+    names = (echo_pb2.DESCRIPTOR.services_by_name["Echo"].full_name, reflection.SERVICE_NAME)
+    servicer = reflection.ReflectionServicer(names)
+    if mode == "first_only":
+        inner = servicer.ServerReflectionInfo
+
+        def first_only(request_iterator, context):
+            for response in inner(request_iterator, context):
+                if response.HasField("file_descriptor_response"):
+                    files = response.file_descriptor_response.file_descriptor_proto
+                    count("reflection_imports_held_back", len(files) - 1)
+                    del files[1:]
+                yield response
+
+        servicer.ServerReflectionInfo = first_only
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+
+
 def main():
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
+    # Enough threads for every call in flight at once (the connections test holds 50).
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=64))
     echo_pb2_grpc.add_EchoServicer_to_server(Echo(), server)
+    mode = os.environ.get("GRPC_REFLECTION")
+    if mode:
+        enable_reflection(server, mode)
     cert, key = os.environ.get("GRPC_SERVER_CERT"), os.environ.get("GRPC_SERVER_KEY")
     if cert and key:
         client_ca = os.environ.get("GRPC_CLIENT_CA")
@@ -128,7 +158,9 @@ def main():
     print(port, flush=True)
     sys.stdin.read()
     server.stop(grace=1)
-    print(json.dumps(dict(counts)), flush=True)
+    out = dict(counts)
+    out["connections"] = len(peers)
+    print(json.dumps(out), flush=True)
 
 
 if __name__ == "__main__":
