@@ -19,6 +19,7 @@ use tokio_rustls::server::TlsStream;
 use crate::auth::{self, Role};
 use crate::bundle::Bundle;
 use crate::link::{write_loop, Out};
+use crate::live_status::LiveStatus;
 use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
 use crate::{LOSS_AFTER, RESULTS_FORMAT, VERSION};
 use onrush_metrics::LiveMerge;
@@ -234,15 +235,9 @@ impl Controller {
                 tokio::time::timeout(left.min(Duration::from_millis(200)), self.joined.recv()).await
             });
             if let Ok(Some(mut j)) = next {
-                let taken = |name: &str| agents.iter().any(|a| a.report.name == name);
-                if taken(&j.report.name) {
-                    let base = j.report.name.clone();
-                    let mut k = 2;
-                    while taken(&format!("{base}-{k}")) {
-                        k += 1;
-                    }
-                    j.report.name = format!("{base}-{k}");
-                }
+                name_apart(&mut j.report.name, |name| {
+                    agents.iter().any(|a| a.report.name == name)
+                });
                 if !quiet {
                     eprintln!(
                         "agent {} joined from {} ({} threads, clock offset {:+.1} ms ± {:.1}) [{}/{n}]",
@@ -565,18 +560,22 @@ impl Controller {
             if j.out.is_closed() {
                 continue;
             }
-            let taken = |name: &str| reports.iter().any(|a| a.name == name);
-            if taken(&j.report.name) {
-                let base = j.report.name.clone();
-                let mut k = 2;
-                while taken(&format!("{base}-{k}")) {
-                    k += 1;
-                }
-                j.report.name = format!("{base}-{k}");
-            }
+            name_apart(&mut j.report.name, |name| reports.iter().any(|a| a.name == name));
             return Some(j);
         }
         None
+    }
+}
+
+/// `name`, or `name-2`, `name-3`, ... when it is `taken` (two agents of one host name): each
+/// agent's results go to a directory of its name.
+fn name_apart(name: &mut String, taken: impl Fn(&str) -> bool) {
+    if taken(name) {
+        let mut k = 2;
+        while taken(&format!("{name}-{k}")) {
+            k += 1;
+        }
+        *name = format!("{name}-{k}");
     }
 }
 
@@ -882,119 +881,6 @@ impl EventsOf {
             let (id, e) = self.raw.recv_timeout(left)?;
             if let Some(&i) = self.index.get(&id) {
                 return Ok((i, e));
-            }
-        }
-    }
-}
-
-/// The controller's live line: per second, the requests and failures of every agent, with
-/// each agent's VUs and its own CPU (from the generator lines it streams).
-struct LiveStatus {
-    quiet: bool,
-    /// Per agent: second → (requests, failures, active VUs).
-    per_agent: Vec<BTreeMap<u64, (u64, u64, u64)>>,
-    /// Per agent: its latest generator line's process CPU (% of one core) and schedule lag
-    /// p99 (ms).
-    health: Vec<(Option<f64>, Option<f64>)>,
-    shown: u64,
-    last_print: Instant,
-}
-
-impl LiveStatus {
-    /// One more agent (a spare that took over a lost one's segment).
-    fn add_agent(&mut self) {
-        self.per_agent.push(BTreeMap::new());
-        self.health.push((None, None));
-    }
-
-    fn new(agents: usize, quiet: bool) -> Self {
-        LiveStatus {
-            quiet,
-            per_agent: vec![BTreeMap::new(); agents],
-            health: vec![(None, None); agents],
-            shown: 0,
-            last_print: Instant::now(),
-        }
-    }
-
-    fn lines(&mut self, agent: usize, bytes: &[u8]) {
-        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            match serde_json::from_slice(line) {
-                Ok(onrush_results::Line::Step(s)) => {
-                    let e = self.per_agent[agent].entry(s.t).or_default();
-                    e.0 += s.requests;
-                    e.1 += s.failures;
-                }
-                Ok(onrush_results::Line::Scenario(s)) => {
-                    self.per_agent[agent].entry(s.t).or_default().2 += s.active_vus;
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn generator(&mut self, agent: usize, bytes: &[u8]) {
-        let last = bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .filter_map(|l| serde_json::from_slice::<onrush_results::GeneratorLine>(l).ok())
-            .next_back();
-        if let (Some(l), Some(h)) = (last, self.health.get_mut(agent)) {
-            *h = (l.cpu_percent.or(h.0), l.schedule_lag_p99_ms);
-        }
-    }
-
-    /// Prints the newest second every live agent has sent, once.
-    fn tick(&mut self, reports: &[AgentReport], done: &[bool]) {
-        if self.quiet || self.last_print.elapsed() < Duration::from_millis(900) {
-            return;
-        }
-        let latest = |m: &BTreeMap<u64, (u64, u64, u64)>| m.keys().next_back().copied();
-        let Some(t) = self
-            .per_agent
-            .iter()
-            .zip(done)
-            .filter(|(_, d)| !**d)
-            .filter_map(|(m, _)| latest(m))
-            .min()
-        else {
-            return;
-        };
-        if t < self.shown {
-            return;
-        }
-        self.shown = t + 1;
-        self.last_print = Instant::now();
-        let mut total = (0, 0, 0);
-        let mut parts = Vec::new();
-        for ((a, m), (cpu, lag)) in reports.iter().zip(&self.per_agent).zip(&self.health) {
-            let (r, f, vus) = m.get(&t).copied().unwrap_or_default();
-            total.0 += r;
-            total.1 += f;
-            total.2 += vus;
-            let mut part = format!("{} {r}/s {vus} VUs", a.name);
-            if let Some(cpu) = cpu {
-                part.push_str(&format!(" cpu {cpu:.0}%"));
-            }
-            if let Some(lag) = lag.filter(|l| *l >= 10.0) {
-                part.push_str(&format!(" lag p99 {lag:.0} ms"));
-            }
-            if a.lost_at_s.is_some() {
-                part.push_str(" LOST");
-            }
-            parts.push(part);
-        }
-        eprintln!(
-            "[{}s] {} req/s, {} failed, {} VUs · {}",
-            t + 1,
-            total.0,
-            total.1,
-            total.2,
-            parts.join(" · ")
-        );
-        for m in &mut self.per_agent {
-            while m.len() > 4 {
-                m.pop_first();
             }
         }
     }

@@ -25,6 +25,7 @@ pub mod bundle;
 pub mod controller;
 pub mod kube;
 mod link;
+mod live_status;
 pub mod ssh;
 pub mod tls;
 pub mod wire;
