@@ -560,7 +560,9 @@ impl Controller {
             if j.out.is_closed() {
                 continue;
             }
-            name_apart(&mut j.report.name, |name| reports.iter().any(|a| a.name == name));
+            name_apart(&mut j.report.name, |name| {
+                reports.iter().any(|a| a.name == name)
+            });
             return Some(j);
         }
         None

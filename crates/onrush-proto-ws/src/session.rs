@@ -27,7 +27,6 @@ use futures_util::{SinkExt, StreamExt};
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
-use tokio::io::BufReader;
 use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
 use tokio_tungstenite::tungstenite::http::Uri;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -45,7 +44,7 @@ pub const PENDING_MAX: usize = 256;
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
 
-type Socket = WebSocketStream<BufReader<Transport>>;
+type Socket = WebSocketStream<Transport>;
 
 /// One VU's socket and buffers.
 pub struct WsSession {
@@ -439,7 +438,7 @@ impl Session for WsSession {
         self.head.clear();
         self.headers.clear();
         if let Some(socket) = &mut self.socket {
-            socket.get_mut().get_mut().counted = (0, 0);
+            socket.get_mut().counted = (0, 0);
         }
         let mut connecting = false;
         let outcome = tokio::time::timeout(
@@ -456,8 +455,7 @@ impl Session for WsSession {
             Err(_elapsed) => Some(FailureClass::Timeout),
         };
         if let Some(socket) = &self.socket {
-            (exchange.record.bytes_in, exchange.record.bytes_out) =
-                socket.get_ref().get_ref().counted;
+            (exchange.record.bytes_in, exchange.record.bytes_out) = socket.get_ref().counted;
         }
         exchange.record.status = self.status;
         if matches!(step.plan.action, WsAction::Close { .. }) {

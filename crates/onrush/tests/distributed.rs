@@ -542,6 +542,8 @@ fn on_agent_loss_replace_hands_the_lost_segment_to_a_spare_from_where_the_run_is
     }
     // A third agent joins the running run: with `replace` it waits as a spare.
     let mut spare = start_agent(controller.port, &token, "spare", 1, &work);
+    // Spares are taken in the order they joined: this one joins after `spare`.
+    std::thread::sleep(Duration::from_millis(400));
     // One more that the run will not need: dismissed at the end, exit 0.
     let mut idle = start_agent(controller.port, &token, "idle", 1, &work);
     std::thread::sleep(Duration::from_millis(700));
