@@ -548,8 +548,9 @@ impl Controller {
             }));
         }
         // A moment for those refusals to be written before the runtime goes.
-        self.runtime
-            .block_on(tokio::time::sleep(Duration::from_millis(100)));
+        self.runtime.block_on(async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        });
         self.runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(reports)
     }

@@ -71,7 +71,9 @@ impl TcpSession {
                 started,
                 step.timeout,
             )?;
-            self.connections[step.slot] = Some(open(dial, exchange, started).await?);
+            // Boxed: the TLS handshake's future is large, and inline it would size every
+            // VU's request future, idle or not (see the `memory` test).
+            self.connections[step.slot] = Some(Box::pin(open(dial, exchange, started)).await?);
             self.buffer.clear();
         }
         let stream = self.connections[step.slot]
