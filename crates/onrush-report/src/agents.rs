@@ -195,12 +195,12 @@ pub(crate) fn table(out: &mut String, agents: &[Agent]) {
         let failures: u64 = a.failures.iter().sum();
         let _ = write!(
             out,
-            r#"<tr{row}><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="{verdict_class}">{}</td><td>{lost}</td></tr>"#,
+            r#"<tr{row}><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}/s</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="{verdict_class}">{}</td><td>{lost}</td></tr>"#,
             esc(&a.name),
             esc(&a.address),
             a.threads.map_or_else(|| "-".into(), |t| t.to_string()),
             thousands(a.total_requests()),
-            format!("{}/s", rate(a.mean_rate())),
+            rate(a.mean_rate()),
             thousands(failures),
             offset,
             ms_or_dash(a.start_late_ms),
