@@ -548,7 +548,27 @@ fn on_agent_loss_replace_hands_the_lost_segment_to_a_spare_from_where_the_run_is
     let mut idle = start_agent(controller.port, &token, "idle", 1, &work);
     std::thread::sleep(Duration::from_millis(700));
     victim.kill().unwrap();
+    let killed = Instant::now();
     let _ = victim.wait();
+    // The loss is reported within 3 s of the kill (and the spare named in the same line).
+    let lost_line = loop {
+        let line = controller
+            .stderr
+            .recv_timeout(Duration::from_secs(10).saturating_sub(killed.elapsed()))
+            .expect("the controller reports the lost agent");
+        if line.contains("agent victim lost at") {
+            break line;
+        }
+    };
+    let reported_after = killed.elapsed();
+    assert!(
+        reported_after < Duration::from_secs(3),
+        "reported {reported_after:?} after the kill"
+    );
+    assert!(
+        lost_line.contains("spare agent spare") && lost_line.contains("takes over its segment"),
+        "{lost_line}"
+    );
     let (code, stdout, stderr) = controller.finish();
     assert!(survivor.wait().unwrap().success());
     assert!(spare.wait().unwrap().success(), "the spare failed");
@@ -557,10 +577,6 @@ fn on_agent_loss_replace_hands_the_lost_segment_to_a_spare_from_where_the_run_is
         "the unneeded spare was not dismissed cleanly"
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("spare agent spare") && stderr.contains("takes over its segment"),
-        "{stderr}"
-    );
     let list = agents_file(&out);
     let list = list["agents"].as_array().unwrap();
     let find = |name: &str| {
