@@ -44,7 +44,7 @@ pub use throttle::{required_rate, Throttled};
 pub use tls::{cipher_suite_names, kx_group_names, ClientIdentity};
 pub use tls::{
     connect_tls_stream, connect_tls_throttled_stream, HandshakeKind, SessionMode, TlsClient,
-    TlsConfigError, TlsFailure, TlsOptions, TlsSession, TlsVersion,
+    TlsConfigError, TlsFailure, TlsOptions, TlsSession, TlsTcpStream, TlsVersion,
 };
 
 use std::path::Path;

@@ -14,13 +14,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use onrush_http::{push_header, BodySink, ConnectOptions, HandshakeKind, Headers, Request};
+use onrush_http::{push_header, BodySink, ConnectOptions, Headers, Request};
 use onrush_http::{RequestBody, TlsSession};
 use onrush_http2::{H2Connection, H2Settings};
 use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::{ConnectionPool, Lease};
-use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
 use prost::Message as _;
 
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
@@ -323,15 +323,15 @@ impl GrpcSession {
         let settings = H2Settings::default();
         let conn = match (&self.tls, step.plan.tls) {
             (Some(tls), true) => {
-                let (stream, kind, took) =
-                    onrush_http::connect_tls_stream(step.target.addr, &opts, tls, &step.plan.host)
-                        .await
-                        .map_err(|e| onrush_proto_http::classify(&e))?;
-                exchange.record.connect_us = Some(micros(started.elapsed().saturating_sub(took)));
-                exchange.record.handshake = Some(Handshake {
-                    resumed: kind == HandshakeKind::Resumed,
-                    duration_us: micros(took),
-                });
+                let stream = onrush_proto_http::connect_tls(
+                    step.target.addr,
+                    &opts,
+                    tls,
+                    &step.plan.host,
+                    exchange,
+                    started,
+                )
+                .await?;
                 if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
                     // A gRPC server always speaks HTTP/2.
                     return Err(FailureClass::TlsProtocol);

@@ -24,6 +24,7 @@ mod redirect;
 mod session;
 mod step;
 mod target;
+mod tls_stream;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -37,6 +38,7 @@ pub use pool::{ConnectionPool, Lease};
 pub use session::HttpSession;
 pub use step::HttpStep;
 pub use target::{HttpTarget, Targets};
+pub use tls_stream::connect_tls;
 
 /// HTTP as a protocol of the engine.
 pub struct Http;

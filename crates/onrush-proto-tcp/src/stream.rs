@@ -19,9 +19,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use onrush_http::{ConnectOptions, HandshakeKind, IoOp, SessionMode, TlsClient, TlsSession};
+use onrush_http::{ConnectOptions, IoOp, SessionMode, TlsClient, TlsSession};
 use onrush_plan::Plan;
-use onrush_protocol::{connect_failure, micros, Exchange, FailureClass, Handshake};
+use onrush_protocol::{connect_failure, micros, Exchange, FailureClass};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
@@ -129,15 +129,9 @@ pub async fn open(
                 deadline: Some(dial.deadline),
                 ..ConnectOptions::default()
             };
-            let (stream, kind, took) =
-                onrush_http::connect_tls_stream(dial.addr, &opts, session, host)
-                    .await
-                    .map_err(|e| onrush_proto_http::classify(&e))?;
-            exchange.record.connect_us = Some(micros(started.elapsed().saturating_sub(took)));
-            exchange.record.handshake = Some(Handshake {
-                resumed: kind == HandshakeKind::Resumed,
-                duration_us: micros(took),
-            });
+            let stream =
+                onrush_proto_http::connect_tls(dial.addr, &opts, session, host, exchange, started)
+                    .await?;
             Stream::Tls(Box::new(stream))
         }
     };

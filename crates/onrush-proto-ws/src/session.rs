@@ -24,9 +24,9 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
-use onrush_http::{ConnectOptions, HandshakeKind, TlsSession};
+use onrush_http::{ConnectOptions, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
-use onrush_protocol::{micros, Exchange, FailureClass, Handshake, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
 use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
 use tokio_tungstenite::tungstenite::http::Uri;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -177,15 +177,15 @@ impl WsSession {
         let opts = ConnectOptions::default();
         let transport = match (&self.tls, connect.tls) {
             (Some(tls), true) => {
-                let (stream, kind, took) =
-                    onrush_http::connect_tls_stream(target.addr, &opts, tls, &target.host)
-                        .await
-                        .map_err(|e| onrush_proto_http::classify(&e))?;
-                exchange.record.connect_us = Some(micros(started.elapsed().saturating_sub(took)));
-                exchange.record.handshake = Some(Handshake {
-                    resumed: kind == HandshakeKind::Resumed,
-                    duration_us: micros(took),
-                });
+                let stream = onrush_proto_http::connect_tls(
+                    target.addr,
+                    &opts,
+                    tls,
+                    &target.host,
+                    exchange,
+                    started,
+                )
+                .await?;
                 buffered(Io::Tls(Box::new(stream)))
             }
             // The plan builds a TLS client for every scenario with a `wss://` URL.

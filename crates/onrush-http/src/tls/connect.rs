@@ -33,6 +33,9 @@ use crate::{connect_tcp, refuse_throttle, required_rate, ConnectOptions, Error, 
 /// server that refuses the client certificate (or its absence) says so only after the client's
 /// side of the handshake is done: that failure then comes from the first request instead,
 /// with the same [`Error::tls_failure`] classification.
+/// A TLS connection over TCP, as [`connect_tls_stream`] opens it.
+pub type TlsTcpStream = TlsStream<TcpStream>;
+
 pub async fn connect_tls_stream(
     addr: SocketAddr,
     opts: &ConnectOptions,

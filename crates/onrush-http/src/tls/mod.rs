@@ -22,7 +22,7 @@ mod failure;
 mod identity;
 mod verify;
 
-pub use connect::{connect_tls_stream, connect_tls_throttled_stream};
+pub use connect::{connect_tls_stream, connect_tls_throttled_stream, TlsTcpStream};
 pub use failure::TlsFailure;
 pub use identity::{read_pkcs12, ClientIdentity};
 
