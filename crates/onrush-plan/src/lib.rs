@@ -1146,7 +1146,7 @@ pub enum WsAction {
     Close { code: u16 },
 }
 
-/// `ws: connect, url: ws://host:port/path, headers, subprotocols, max_message`.
+/// `ws: connect, url: ws://host:port/path, headers, subprotocols, max_message, compression`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WsConnect {
     /// `wss://`: TLS, set up as `http.tls` says.
@@ -1162,6 +1162,9 @@ pub struct WsConnect {
     /// The longest message (and frame) accepted, bytes (`max_message`, default 1 MiB): a
     /// longer one is `bad_response`, read no further.
     pub max_message: usize,
+    /// `compression: deflate` (default): permessage-deflate offered (RFC 7692), used when the
+    /// server accepts it; `none`: not offered.
+    pub deflate: bool,
 }
 
 /// What a `ws: send` step sends.

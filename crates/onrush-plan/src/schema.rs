@@ -1069,7 +1069,8 @@ fn ws_schema(request_props: &serde_json::Map<String, Value>) -> Value {
                 "url": { "type": "string", "pattern": "^wss?://", "description": "ws://HOST:PORT/PATH or wss:// (TLS as `http.tls` says); templates allowed in the path and query", "examples": ["ws://127.0.0.1:8765/chat?u=${vu}"] },
                 "headers": request_props["headers"].clone(),
                 "subprotocols": { "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }], "description": "Sec-WebSocket-Protocol offered, in order of preference" },
-                "max_message": { "type": ["integer", "string"], "description": "The longest message accepted, bytes (default 1048576): a longer one is bad_response" }
+                "max_message": { "type": ["integer", "string"], "description": "The longest message accepted, bytes (default 1048576): a longer one is bad_response" },
+                "compression": { "enum": ["deflate", "none"], "description": "deflate (default): offer permessage-deflate (RFC 7692), used when the server accepts it, as browsers do · none: do not offer it" }
             }), &["url"]),
             send,
             action("receive", "Receive until a message matches `match`, or `count` messages (default 1)", until.clone(), &[]),

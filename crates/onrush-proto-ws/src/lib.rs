@@ -17,18 +17,24 @@
 //!   from `http.tls` for `wss://` (onrush-http's rustls configuration, as HTTP uses);
 //! - `session.rs` is a VU's socket and the actions on it, with its reading policy (the socket
 //!   is read only while a `ws:` step runs; see there);
-//! - `transport.rs` is the TCP or TLS stream under tungstenite: it counts the bytes, and is
-//!   read through a buffer so that tungstenite's zero-filled read buffer can stay small;
-//! - tungstenite does the framing and the handshake over that stream.
+//! - `socket.rs` is the WebSocket itself: the handshake, then messages in and out, over
+//!   - `handshake.rs`, the upgrade request and the response's checks (sans I/O),
+//!   - `frame.rs`, RFC 6455's framing (sans I/O),
+//!   - `deflate.rs`, permessage-deflate (RFC 7692),
+//!   - `transport.rs`, the TCP or TLS stream, counting the bytes.
 //!
 //! Metrics, per step: a connect's latency is the whole handshake (TCP, TLS, HTTP upgrade), its
 //! `connect_us` the TCP part; a send with `await` measures the round trip from the send to the
 //! awaited message; bytes in and out are wire bytes (frames and handshake included).
-//! permessage-deflate is not offered: tungstenite 0.30 does not implement it, so a server
-//! that offers it falls back to uncompressed messages.
+//! permessage-deflate is offered (`compression: none` on the connect step turns it off) and
+//! used when the server accepts it: messages both ways are compressed, as a browser's are.
 
+mod deflate;
+mod frame;
+mod handshake;
 mod plan;
 mod session;
+mod socket;
 mod transport;
 
 use std::net::SocketAddr;

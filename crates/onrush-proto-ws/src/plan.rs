@@ -8,7 +8,6 @@ use std::time::Duration;
 use onrush_http::{SessionMode, TlsClient};
 use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction, WsPayload};
 use onrush_protocol::StepSpec;
-use tokio_tungstenite::tungstenite::Bytes;
 
 /// The WebSocket part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -29,8 +28,10 @@ pub struct WsPlan {
 /// Where a `ws: connect` goes.
 pub(crate) struct Target {
     pub addr: SocketAddr,
-    /// The host as written: the TLS server name and the `Host` header.
+    /// The host as written: the TLS server name.
     pub host: String,
+    /// `host:port` (IPv6 in brackets): the `Host` header.
+    pub authority: String,
     /// `ws://host:port` or `wss://host:port`, the start of the request URI.
     pub origin: String,
 }
@@ -43,7 +44,7 @@ pub struct WsStep {
     /// For `ws: connect`.
     pub(crate) target: Option<Target>,
     /// A `binary_hex:` send's message, shared by every send of the step (empty otherwise).
-    pub(crate) binary: Bytes,
+    pub(crate) binary: Box<[u8]>,
 }
 
 impl WsPlan {
@@ -102,6 +103,7 @@ impl WsPlan {
                     addr,
                     host: connect.host.clone(),
                     origin: format!("{scheme}://{label}"),
+                    authority: label,
                 })
             }
             WsAction::Send {
@@ -119,8 +121,8 @@ impl WsPlan {
             WsAction::Send {
                 payload: WsPayload::Binary(bytes),
                 ..
-            } => Bytes::copy_from_slice(bytes),
-            _ => Bytes::new(),
+            } => bytes.clone().into_boxed_slice(),
+            _ => Box::default(),
         };
         Ok(WsStep {
             plan: step.clone(),

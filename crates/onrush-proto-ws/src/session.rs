@@ -17,25 +17,19 @@
 //! [`PENDING_MAX`]) for the next `receive`.
 
 use std::collections::VecDeque;
-use std::io::ErrorKind;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::BytesMut;
-use futures_util::{SinkExt, StreamExt};
 use onrush_http::{ConnectOptions, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
-use tokio_tungstenite::tungstenite::client::ClientRequestBuilder;
-use tokio_tungstenite::tungstenite::http::Uri;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Bytes, Error as WsError, Message, Utf8Bytes};
-use tokio_tungstenite::WebSocketStream;
 
+use crate::frame::{BINARY, TEXT};
+use crate::handshake::Offer;
 use crate::plan::{WsPlan, WsStep};
-use crate::transport::{buffered, Io, Transport, TUNGSTENITE_READ};
+use crate::socket::{Kind, Socket};
+use crate::transport::{Io, Transport};
 
 /// Data messages a `ping` keeps for later `receive`s while it waits for its pong; beyond
 /// this the oldest are dropped.
@@ -44,7 +38,8 @@ pub const PENDING_MAX: usize = 256;
 /// The close code shown when the socket ended without a close frame (RFC 6455 §7.1.5).
 const ABNORMAL_CLOSE: u16 = 1006;
 
-type Socket = WebSocketStream<Transport>;
+/// The close code shown for a close frame without a code (RFC 6455 §7.1.5).
+const NO_STATUS: u16 = 1005;
 
 /// One VU's socket and buffers.
 pub struct WsSession {
@@ -52,11 +47,11 @@ pub struct WsSession {
     tls: Option<TlsSession>,
     socket: Option<Socket>,
     /// Data messages received while a ping waited for its pong.
-    pending: VecDeque<Message>,
+    pending: VecDeque<Vec<u8>>,
     /// Rendering buffer (a text message, the request path).
     out: Vec<u8>,
-    /// A text message's payload, copied from `out` (see `text_message`).
-    text: BytesMut,
+    /// The connect step's headers, rendered.
+    rendered: Vec<(String, Vec<u8>)>,
     /// The last message received: the body for extractors and checks.
     body: Vec<u8>,
     /// The handshake response's status (101), else 0.
@@ -80,7 +75,7 @@ impl WsSession {
             socket: None,
             pending: VecDeque::new(),
             out: Vec::new(),
-            text: BytesMut::new(),
+            rendered: Vec::new(),
             body: Vec::new(),
             status: 0,
             head: Vec::new(),
@@ -109,20 +104,25 @@ impl WsSession {
                 Box::pin(self.connect(step, connect, ctx, exchange, started)).await
             }
             WsAction::Send { payload, until } => {
-                let message = match payload {
+                let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
+                match payload {
                     WsPayload::Text(template) => {
                         self.out.clear();
                         template.render(ctx, &mut self.out).map_err(|unset| {
                             self.unset = Some(unset.slot);
                             FailureClass::VariableUnset
                         })?;
-                        Message::Text(self.text_message())
+                        // A text message is UTF-8 (RFC 6455 §5.6): a template that rendered
+                        // other bytes (a variable holding them) sends U+FFFD in their place.
+                        match String::from_utf8_lossy(&self.out) {
+                            std::borrow::Cow::Borrowed(_) => socket.send(TEXT, &self.out).await?,
+                            std::borrow::Cow::Owned(fixed) => {
+                                socket.send(TEXT, fixed.as_bytes()).await?
+                            }
+                        }
                     }
-                    // Shared with the step: a reference count, not a copy.
-                    WsPayload::Binary(_) => Message::Binary(step.binary.clone()),
-                };
-                let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
-                socket.send(message).await.map_err(failure)?;
+                    WsPayload::Binary(_) => socket.send(BINARY, &step.binary).await?,
+                }
                 match until {
                     Some(until) => self.receive(until, exchange, started).await,
                     None => Ok(()),
@@ -146,36 +146,31 @@ impl WsSession {
         self.socket = None;
         self.pending.clear();
         let target = step.target.as_ref().expect("connect steps have a target");
-        // The request: URI and headers rendered first, so that an unset variable opens nothing.
-        let mut request = {
-            self.out.clear();
-            connect.path.render(ctx, &mut self.out).map_err(|unset| {
-                self.unset = Some(unset.slot);
-                FailureClass::VariableUnset
-            })?;
-            let mut uri = target.origin.clone();
-            percent_encode_into(&self.out, &mut uri);
-            self.url.clear();
-            self.url.extend_from_slice(uri.as_bytes());
-            let uri: Uri = uri.parse().map_err(|_| FailureClass::Io)?;
-            ClientRequestBuilder::new(uri)
-        };
+        // The request's target and headers rendered first, so that an unset variable opens
+        // nothing.
+        self.out.clear();
+        connect.path.render(ctx, &mut self.out).map_err(|unset| {
+            self.unset = Some(unset.slot);
+            FailureClass::VariableUnset
+        })?;
+        let mut path = String::new();
+        percent_encode_into(&self.out, &mut path);
+        self.url.clear();
+        self.url.extend_from_slice(target.origin.as_bytes());
+        self.url.extend_from_slice(path.as_bytes());
+        self.rendered.clear();
         for (name, value) in &connect.headers {
-            self.out.clear();
-            value.render(ctx, &mut self.out).map_err(|unset| {
+            let mut out = Vec::new();
+            value.render(ctx, &mut out).map_err(|unset| {
                 self.unset = Some(unset.slot);
                 FailureClass::VariableUnset
             })?;
-            request = request.with_header(
-                name.clone(),
-                String::from_utf8_lossy(&self.out).into_owned(),
-            );
-        }
-        for protocol in &connect.subprotocols {
-            request = request.with_sub_protocol(protocol.clone());
+            // A value may not break the request's lines.
+            out.retain(|&b| b != b'\r' && b != b'\n');
+            self.rendered.push((name.clone(), out));
         }
         let opts = ConnectOptions::default();
-        let transport = match (&self.tls, connect.tls) {
+        let io = match (&self.tls, connect.tls) {
             (Some(tls), true) => {
                 let stream = onrush_proto_http::connect_tls(
                     target.addr,
@@ -186,7 +181,7 @@ impl WsSession {
                     started,
                 )
                 .await?;
-                buffered(Io::Tls(Box::new(stream)))
+                Io::Tls(Box::new(stream))
             }
             // The plan builds a TLS client for every scenario with a `wss://` URL.
             (None, true) => return Err(FailureClass::TlsOther),
@@ -195,55 +190,62 @@ impl WsSession {
                     .await
                     .map_err(|e| onrush_proto_http::classify(&e))?;
                 exchange.record.connect_us = Some(micros(started.elapsed()));
-                buffered(Io::Plain(stream))
+                Io::Plain(stream)
             }
         };
         exchange.opened_connection = true;
-        let config = WebSocketConfig::default()
-            .read_buffer_size(TUNGSTENITE_READ)
-            .max_message_size(Some(connect.max_message))
-            .max_frame_size(Some(connect.max_message));
-        let (socket, response) =
-            tokio_tungstenite::client_async_with_config(request, transport, Some(config))
-                .await
-                .map_err(|e| {
-                    if let WsError::Http(response) = &e {
-                        self.status = response.status().as_u16();
-                    }
-                    failure(e)
-                })?;
+        let offer = Offer {
+            authority: &target.authority,
+            target: &path,
+            headers: &self.rendered,
+            subprotocols: &connect.subprotocols,
+            deflate: connect.deflate,
+        };
+        let (status, head, headers) = (&mut self.status, &mut self.head, &mut self.headers);
+        let socket = Socket::open(
+            Transport::new(io),
+            &offer,
+            connect.max_message,
+            |response| {
+                *status = response.status;
+                for (name, value) in response.headers {
+                    let n = head.len()..head.len() + name.len();
+                    head.extend_from_slice(name.as_bytes());
+                    head.extend_from_slice(b": ");
+                    let v = head.len()..head.len() + value.len();
+                    head.extend_from_slice(value);
+                    head.extend_from_slice(b"\r\n");
+                    headers.push((n, v));
+                }
+            },
+        )
+        .await?;
         exchange.record.ttfb_us = Some(micros(started.elapsed()));
-        self.status = response.status().as_u16();
-        for (name, value) in response.headers() {
-            let n = self.head.len()..self.head.len() + name.as_str().len();
-            self.head.extend_from_slice(name.as_str().as_bytes());
-            self.head.extend_from_slice(b": ");
-            let v = self.head.len()..self.head.len() + value.len();
-            self.head.extend_from_slice(value.as_bytes());
-            self.head.extend_from_slice(b"\r\n");
-            self.headers.push((n, v));
-        }
         self.socket = Some(socket);
         Ok(())
     }
 
-    /// The next data message: one kept by a ping, else from the socket (pings answered, pongs
-    /// skipped). A close from the server is `closed_early`, its code and reason the body.
-    async fn next_message(&mut self) -> Result<Message, FailureClass> {
+    /// The next data message into `body`: one kept by a ping, else from the socket (pings
+    /// answered, pongs skipped). A close from the server is `closed_early`, its code and
+    /// reason the body.
+    async fn next_message(&mut self) -> Result<(), FailureClass> {
         if let Some(message) = self.pending.pop_front() {
-            return Ok(message);
+            self.body = message;
+            return Ok(());
         }
         let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
         loop {
-            match socket.next().await {
-                None => return Err(FailureClass::ClosedEarly),
-                Some(Err(e)) => return Err(failure(e)),
-                Some(Ok(Message::Close(frame))) => {
-                    self.closed_by(frame.as_ref(), ABNORMAL_CLOSE);
+            match socket.next().await? {
+                Kind::Text | Kind::Binary => {
+                    self.body.clear();
+                    self.body.extend_from_slice(socket.payload());
+                    return Ok(());
+                }
+                Kind::Pong => continue,
+                Kind::Close(code) => {
+                    closed_by(&mut self.body, code, socket.payload());
                     return Err(FailureClass::ClosedEarly);
                 }
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-                Some(Ok(message)) => return Ok(message),
             }
         }
     }
@@ -257,20 +259,13 @@ impl WsSession {
     ) -> Result<(), FailureClass> {
         let mut received = 0u64;
         loop {
-            let message = self.next_message().await?;
+            self.next_message().await?;
             if exchange.record.ttfb_us.is_none() {
                 exchange.record.ttfb_us = Some(micros(started.elapsed()));
             }
             received += 1;
-            let data: &[u8] = match &message {
-                Message::Text(text) => text.as_bytes(),
-                Message::Binary(bytes) => bytes,
-                _ => &[],
-            };
-            self.body.clear();
-            self.body.extend_from_slice(data);
             let done = match &until.pattern {
-                Some(pattern) => pattern.0.is_match(data),
+                Some(pattern) => pattern.0.is_match(&self.body),
                 None => received >= until.count,
             };
             if done {
@@ -287,119 +282,53 @@ impl WsSession {
     ) -> Result<(), FailureClass> {
         const PAYLOAD: &[u8] = b"onrush";
         let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
-        socket
-            .send(Message::Ping(Bytes::from_static(PAYLOAD)))
-            .await
-            .map_err(failure)?;
+        socket.send(crate::frame::PING, PAYLOAD).await?;
         loop {
-            match socket.next().await {
-                None => return Err(FailureClass::ClosedEarly),
-                Some(Err(e)) => return Err(failure(e)),
-                Some(Ok(Message::Pong(payload))) if payload == PAYLOAD => {
+            match socket.next().await? {
+                Kind::Pong if socket.payload() == PAYLOAD => {
                     exchange.record.ttfb_us = Some(micros(started.elapsed()));
                     self.body.clear();
-                    self.body.extend_from_slice(&payload);
+                    self.body.extend_from_slice(PAYLOAD);
                     return Ok(());
                 }
-                Some(Ok(Message::Close(frame))) => {
-                    self.closed_by(frame.as_ref(), ABNORMAL_CLOSE);
+                Kind::Pong => {}
+                Kind::Close(code) => {
+                    closed_by(&mut self.body, code, socket.payload());
                     return Err(FailureClass::ClosedEarly);
                 }
-                Some(Ok(message @ (Message::Text(_) | Message::Binary(_)))) => {
+                Kind::Text | Kind::Binary => {
                     if self.pending.len() == PENDING_MAX {
                         self.pending.pop_front();
                     }
-                    self.pending.push_back(message);
+                    self.pending.push_back(socket.payload().to_vec());
                 }
-                Some(Ok(_)) => {}
             }
         }
     }
 
-    /// Sends a close frame and waits for the server's; its code and reason are the body (1006
-    /// when the server ended the connection without one).
+    /// Sends a close frame and waits for the server's; its code and reason are the body (1005
+    /// for a frame without a code, 1006 when the server ended the connection without one).
     async fn close(&mut self, code: u16) -> Result<(), FailureClass> {
         self.pending.clear();
         let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
-        let frame = CloseFrame {
-            code: CloseCode::from(code),
-            reason: "".into(),
-        };
-        match socket.close(Some(frame)).await {
-            Ok(()) => {}
-            // The server closed first: its close frame is read below.
-            Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => {}
-            Err(e) => return Err(failure(e)),
+        match socket.close(code).await? {
+            Some((theirs, payload)) => closed_by(&mut self.body, theirs, &payload),
+            None => closed_by(&mut self.body, Some(ABNORMAL_CLOSE), &[]),
         }
-        let mut last: Option<CloseFrame> = None;
-        let mut framed = false;
-        loop {
-            match socket.next().await {
-                Some(Ok(Message::Close(frame))) => {
-                    framed = true;
-                    last = frame;
-                }
-                Some(Ok(_)) => {}
-                None | Some(Err(_)) => break,
-            }
-        }
-        self.closed_by(last.as_ref(), if framed { 1005 } else { ABNORMAL_CLOSE });
         // The socket is dropped by `execute`, once its bytes are counted.
         Ok(())
     }
 }
 
-impl WsSession {
-    /// The rendered text (`out`) as a text message's payload, without an allocation once the
-    /// socket has sent one: the payload is split off `text`, whose memory tungstenite gives
-    /// back (the frame is copied into its write buffer and dropped) before the next send
-    /// reclaims it. A template that rendered invalid UTF-8 (a variable holding other bytes)
-    /// sends it with U+FFFD in their place, as a text message must be UTF-8 (RFC 6455 §5.6).
-    fn text_message(&mut self) -> Utf8Bytes {
-        self.text.extend_from_slice(&self.out);
-        Utf8Bytes::try_from(self.text.split())
-            .unwrap_or_else(|_| Utf8Bytes::from(String::from_utf8_lossy(&self.out).into_owned()))
-    }
-
-    /// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
-    /// "1000"`); `none` is the code shown when there was no frame or it had no code. (Not the
-    /// status: statuses are HTTP's, 100..599.)
-    fn closed_by(&mut self, frame: Option<&CloseFrame>, none: u16) {
-        let code = frame.map_or(none, |f| u16::from(f.code));
-        self.body.clear();
-        self.body.extend_from_slice(code.to_string().as_bytes());
-        if let Some(frame) = frame.filter(|f| !f.reason.is_empty()) {
-            self.body.push(b' ');
-            self.body.extend_from_slice(frame.reason.as_bytes());
-        }
-    }
-}
-
-/// The failure class of a WebSocket error.
-fn failure(e: WsError) -> FailureClass {
-    use tokio_tungstenite::tungstenite::error::ProtocolError;
-    match e {
-        WsError::ConnectionClosed | WsError::AlreadyClosed => FailureClass::ClosedEarly,
-        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => FailureClass::ClosedEarly,
-        WsError::Io(e) => match e.kind() {
-            ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => FailureClass::Reset,
-            ErrorKind::UnexpectedEof => FailureClass::ClosedEarly,
-            _ => FailureClass::Io,
-        },
-        // Malformed frames, a bad handshake response, invalid UTF-8 in a text message, a message
-        // over `max_message`: the server's fault, told as a bad response.
-        WsError::Protocol(_)
-        | WsError::Capacity(_)
-        | WsError::Utf8(_)
-        | WsError::AttackAttempt
-        | WsError::HttpFormat(_) => FailureClass::BadResponse,
-        WsError::Http(response) => match response.status().as_u16() {
-            400..=499 => FailureClass::Http4xx,
-            500..=599 => FailureClass::Http5xx,
-            _ => FailureClass::UnexpectedStatus,
-        },
-        WsError::Tls(_) => FailureClass::TlsOther,
-        WsError::WriteBufferFull(_) | WsError::Url(_) => FailureClass::Io,
+/// The server's close frame as the body, `CODE REASON`, for checks (`body_contains:
+/// "1000"`): `payload` is the frame's (the code's two bytes, then the reason). (Not the status:
+/// statuses are HTTP's, 100..599.)
+fn closed_by(body: &mut Vec<u8>, code: Option<u16>, payload: &[u8]) {
+    body.clear();
+    body.extend_from_slice(code.unwrap_or(NO_STATUS).to_string().as_bytes());
+    if let Some(reason) = payload.get(2..).filter(|r| !r.is_empty()) {
+        body.push(b' ');
+        body.extend_from_slice(reason);
     }
 }
 
@@ -438,7 +367,7 @@ impl Session for WsSession {
         self.head.clear();
         self.headers.clear();
         if let Some(socket) = &mut self.socket {
-            socket.get_mut().counted = (0, 0);
+            socket.count_from_zero();
         }
         let mut connecting = false;
         let outcome = tokio::time::timeout(
@@ -455,7 +384,7 @@ impl Session for WsSession {
             Err(_elapsed) => Some(FailureClass::Timeout),
         };
         if let Some(socket) = &self.socket {
-            (exchange.record.bytes_in, exchange.record.bytes_out) = socket.get_ref().counted;
+            (exchange.record.bytes_in, exchange.record.bytes_out) = socket.counted();
         }
         exchange.record.status = self.status;
         if matches!(step.plan.action, WsAction::Close { .. }) {
@@ -513,30 +442,11 @@ mod tests {
     }
 
     #[test]
-    fn errors_are_classified() {
-        use tokio_tungstenite::tungstenite::error::{CapacityError, ProtocolError};
-        assert_eq!(
-            failure(WsError::Capacity(CapacityError::MessageTooLong {
-                size: 2,
-                max_size: 1
-            })),
-            FailureClass::BadResponse
-        );
-        assert_eq!(
-            failure(WsError::Protocol(
-                ProtocolError::ResetWithoutClosingHandshake
-            )),
-            FailureClass::ClosedEarly
-        );
-        assert_eq!(
-            failure(WsError::Io(std::io::Error::from(
-                ErrorKind::ConnectionReset
-            ))),
-            FailureClass::Reset
-        );
-        assert_eq!(
-            failure(WsError::ConnectionClosed),
-            FailureClass::ClosedEarly
-        );
+    fn a_close_frame_is_the_body() {
+        let mut body = b"old".to_vec();
+        closed_by(&mut body, Some(4001), &[0x0F, 0xA1, b'b', b'y', b'e']);
+        assert_eq!(body, b"4001 bye");
+        closed_by(&mut body, None, &[]);
+        assert_eq!(body, b"1005");
     }
 }

@@ -18,6 +18,7 @@ fn action_keys(action: &str) -> &'static [&'static str] {
             "headers",
             "subprotocols",
             "max_message",
+            "compression",
             "on_failure",
         ],
         "send" => &["text", "binary_hex", "await", "on_failure"],
@@ -182,6 +183,36 @@ impl Ctx<'_> {
             )?,
             None => DEFAULT_MAX_MESSAGE,
         } as usize;
+        let deflate = match f.get("compression") {
+            Some(c) => {
+                let field = f.child("compression");
+                let text = self.string(c, &field)?;
+                match text.trim() {
+                    "deflate" => true,
+                    "none" => false,
+                    other => {
+                        let hint = did_you_mean(other, ["deflate", "none"])
+                            .map(|s| format!("did you mean `compression: {s}`?"))
+                            .unwrap_or_else(|| {
+                                "`compression: deflate` offers permessage-deflate (the \
+                                 default), `compression: none` does not"
+                                    .to_string()
+                            });
+                        return Err(self
+                            .err(
+                                c,
+                                &field,
+                                format!(
+                                    "unknown compression {other:?}; expected {}",
+                                    one_of(&["deflate", "none"])
+                                ),
+                            )
+                            .with_hint(hint));
+                    }
+                }
+            }
+            None => true,
+        };
         Ok(WsConnect {
             tls,
             host,
@@ -190,6 +221,7 @@ impl Ctx<'_> {
             headers,
             subprotocols,
             max_message,
+            deflate,
         })
     }
 

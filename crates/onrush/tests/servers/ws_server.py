@@ -4,7 +4,12 @@ tests/install-websockets.sh), the witness of the WebSocket protocol's end-to-end
 its port, serves until its stdin closes, then prints one line of JSON with its own counts:
 
   {"connections": N, "rejected": N, "subprotocol": {"chat.v1": N, ...}, "text": N,
-   "binary": N, "pongs": N, "closes": {"1000": N, ...}, "longest": {"text": N, "binary": N}}
+   "binary": N, "pongs": N, "closes": {"1000": N, ...}, "longest": {"text": N, "binary": N},
+   "deflate": N}
+
+"deflate" counts the connections that agreed on permessage-deflate (the library accepts the
+client's offer by default, as most servers do: its messages out are then compressed, and those
+in are inflated by the library before this server sees them).
 
 Paths:
   /chat      needs the header `X-Token: secret` (else 403) and records the subprotocol
@@ -49,6 +54,7 @@ stats = {
     "pongs": 0,
     "closes": {},
     "longest": {"text": 0, "binary": 0},
+    "deflate": 0,
 }
 
 
@@ -118,6 +124,8 @@ async def fault(ws, kind):
 
 async def handler(ws):
     stats["connections"] += 1
+    if "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or ""):
+        stats["deflate"] += 1
     path = ws.request.path.split("?")[0]
     if path == "/chat":
         await chat(ws)
