@@ -54,6 +54,10 @@ fn every_action_compiles() {
     assert_eq!(c.subprotocols, ["chat.v1", "chat.v2"]);
     assert_eq!(c.headers.len(), 1);
     assert_eq!(c.max_message, 4096);
+    assert!(
+        c.deflate,
+        "permessage-deflate is offered unless `compression: none`"
+    );
     let WsAction::Send {
         payload: WsPayload::Text(_),
         until: Some(until),
@@ -74,6 +78,8 @@ fn every_action_compiles() {
     // The default port of the scheme, and a path of "/" when none is given.
     let a = actions("[{ ws: connect, url: \"ws://h\" }]");
     assert!(matches!(&a[0], WsAction::Connect(c) if c.port == 80 && !c.tls));
+    let a = actions("[{ ws: connect, url: \"ws://h\", compression: none }]");
+    assert!(matches!(&a[0], WsAction::Connect(c) if !c.deflate));
 }
 
 #[test]
@@ -143,6 +149,20 @@ fn other_mistakes_are_errors() {
         &format!("[{CONNECT}, {{ ws: receive, match: a, count: 2 }}]"),
         "scenarios[0].steps[1].count",
         "both given",
+    );
+    let shown = check(
+        "[{ ws: connect, url: \"ws://h\", compression: deflat }]",
+        "scenarios[0].steps[0].compression",
+        "unknown compression \"deflat\"",
+    );
+    assert!(
+        shown.contains("did you mean `compression: deflate`?"),
+        "{shown}"
+    );
+    check(
+        "[{ ws: connect, url: \"ws://h\", compression: gzip }]",
+        "scenarios[0].steps[0].compression",
+        "expected",
     );
     check(
         &format!("[{CONNECT}, {{ ws: close, code: 1005 }}]"),

@@ -23,7 +23,8 @@ impl WsServer {
         Self::start_with(&[])
     }
 
-    /// With environment variables (`WS_SERVER_CERT` and `WS_SERVER_KEY`: wss://).
+    /// With environment variables (`WS_SERVER_CERT` and `WS_SERVER_KEY`: wss://;
+    /// `WS_DEFLATE`).
     fn start_with(env: &[(&str, &std::path::Path)]) -> Self {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/ws_server.py");
         let mut child = Command::new("python3")
@@ -428,4 +429,33 @@ fn messages_longer_than_the_read_buffers_arrive_whole_both_ways() {
     );
     assert_eq!(u64_at(&counts, "/text"), 2 * 4 * 2, "{counts}");
     assert_eq!(u64_at(&counts, "/closes/1000"), 8, "{counts}");
+}
+
+#[test]
+fn compression_follows_what_the_server_answered() {
+    // The server resets its contexts after each message and asks the client to (and uses a
+    // 1 KiB window): had onrush kept its compressor's context, the repeated messages below
+    // would refer back to earlier ones, and the server could not inflate them.
+    let ws = WsServer::start_with(&[("WS_DEFLATE", std::path::Path::new("no_context_takeover"))]);
+    let quote = r#"{\"symbol\":\"ACME\",\"bid\":101.25,\"ask\":101.5}"#.repeat(20);
+    let plan = format!(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: reset\n    load: {{ vus: 2, iterations: 3 }}\n    steps:\n      - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1], check: {{ header: sec-websocket-extensions, contains: client_no_context_takeover }} }}\n      - {{ ws: send, name: one, text: \"echo {quote} 1\", await: {{ match: \" 1$\" }} }}\n      - {{ ws: send, name: two, text: \"echo {quote} 2\", await: {{ match: \" 2$\" }} }}\n      - {{ ws: send, name: three, text: \"echo {quote} 3\", await: {{ match: \" 3$\" }}, check: {{ body_contains: ACME }} }}\n      - {{ ws: close }}\n",
+        port = ws.port
+    );
+    let dir = temp_dir("ws-deflate-reset");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    for name in ["ws connect", "one", "two", "three", "ws close"] {
+        let st = step(&s, "reset", name);
+        assert_eq!(u64_at(st, "/requests"), 6, "{name}: {st:#}");
+        assert_eq!(u64_at(st, "/failures"), 0, "{name}: {st:#}");
+    }
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
+    // Compressed on the wire: each message is ~1 KB of text.
+    let two = step(&s, "reset", "two");
+    assert!(u64_at(two, "/bytes_out") < 6 * 400, "{two:#}");
+    let counts = ws.finish();
+    assert_eq!(u64_at(&counts, "/deflate"), 6, "{counts}");
+    assert_eq!(u64_at(&counts, "/text"), 18, "{counts}");
+    assert_eq!(u64_at(&counts, "/closes/1000"), 6, "{counts}");
 }

@@ -29,6 +29,10 @@ Paths:
   /bye       a close frame with code 4001 after the client's first message
 
 With WS_SERVER_CERT and WS_SERVER_KEY (PEM files) in the environment it serves wss:// (TLS).
+With WS_DEFLATE=no_context_takeover it answers permessage-deflate with
+`server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10`: each message
+is compressed on its own both ways, and a client that kept its context would send back-references
+this server cannot inflate (it would close with 1007).
 """
 import asyncio
 import json
@@ -40,6 +44,7 @@ import threading
 
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
+from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 from websockets.http11 import Response
 
 QUIET = logging.getLogger("ws_server")
@@ -146,6 +151,18 @@ async def main():
     if os.environ.get("WS_SERVER_CERT"):
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(os.environ["WS_SERVER_CERT"], os.environ["WS_SERVER_KEY"])
+    deflate = {}
+    if os.environ.get("WS_DEFLATE") == "no_context_takeover":
+        deflate = {
+            "compression": None,
+            "extensions": [
+                ServerPerMessageDeflateFactory(
+                    server_no_context_takeover=True,
+                    client_no_context_takeover=True,
+                    server_max_window_bits=10,
+                )
+            ],
+        }
     async with serve(
         handler,
         "127.0.0.1",
@@ -157,6 +174,7 @@ async def main():
         # Refused handshakes are part of the tests: not worth a traceback each.
         logger=QUIET,
         ssl=tls,
+        **deflate,
     ) as server:
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
