@@ -222,7 +222,7 @@ scenarios:
 }
 
 /// A CA, a server certificate for `localhost` and a client certificate, as PEM files.
-fn pki(dir: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf) {
+pub(crate) fn pki(dir: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.distinguished_name

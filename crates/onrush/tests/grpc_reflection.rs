@@ -208,3 +208,49 @@ fn shared_grpc_connections_carry_max_streams_calls_each() {
     assert_eq!(count(&counts, "Unary"), 200, "{counts}");
     assert_eq!(count(&counts, "connections"), 5, "{counts}");
 }
+
+#[test]
+fn grpcs_reflection_uses_the_plans_tls_settings_with_a_client_certificate() {
+    if !have_reflection() {
+        return;
+    }
+    let dir = temp_dir("grpcs-refl");
+    let (ca, cert, key, client_cert, client_key) = crate::grpc::pki(&dir);
+    let server = GrpcServer::start(&[
+        ("GRPC_REFLECTION", Path::new("on")),
+        ("GRPC_SERVER_CERT", &cert),
+        ("GRPC_SERVER_KEY", &key),
+        ("GRPC_CLIENT_CA", &ca),
+    ]);
+    let port = server.port;
+    let steps = format!(
+        "      - {{ grpc: \"grpcs://localhost:{port}\", name: unary, call: onrush.test.Echo/Unary, message: {{ text: tls }}, check: {{ jsonpath: \"$.text\", equals: \"echo tls\" }} }}\n"
+    );
+    let trusted = format!(
+        "target: http://127.0.0.1:9\nhttp: {{ tls: {{ ca_file: \"{ca}\", client_cert: \"{cc}\", client_key: \"{ck}\" }} }}\ngrpc: {{ reflection: \"grpcs://localhost:{port}\" }}\nscenarios:\n  - name: s\n    load: {{ vus: 2, iterations: 3 }}\n    steps:\n{steps}",
+        ca = ca.display(),
+        cc = client_cert.display(),
+        ck = client_key.display(),
+    );
+    let (code, out) = onrush_on("grpcs-refl-validate", "validate", &trusted);
+    assert_eq!(code, 0, "{out}");
+    let path = write_plan(&dir, &trusted);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let unary = step(&s, "s", "unary");
+    assert_eq!(u64_at(unary, "/requests"), 6, "{unary:#}");
+    assert_eq!(u64_at(unary, "/failures"), 0, "{unary:#}");
+    // Without the plan's CA the reflection's TLS handshake fails: the plan's line, the server
+    // and the reason, before any load.
+    let untrusted = plan(
+        &format!("grpcs://localhost:{port}"),
+        "{ vus: 1, iterations: 1 }",
+        &steps,
+    );
+    let (code, out) = onrush_on("grpcs-refl-untrusted", "validate", &untrusted);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("plan.yaml:2:"), "{out}");
+    assert!(out.contains(&format!("grpcs://localhost:{port}")), "{out}");
+    assert!(out.to_lowercase().contains("certificate"), "{out}");
+    let counts = server.finish();
+    assert_eq!(count(&counts, "Unary"), 6, "{counts}");
+}
