@@ -33,6 +33,7 @@ use onrush_plan::{Plan, RequestStep};
 
 pub use classify::classify;
 pub use connect::alpn_for;
+pub use onrush_http1::cookies::CookieJar;
 pub use plan::{session_mode, tls_options, HttpPlan, ScenarioHttp};
 pub use pool::{ConnectionPool, Lease};
 pub use session::HttpSession;

@@ -58,6 +58,13 @@ pub struct HttpSession {
 }
 
 impl HttpSession {
+    /// The VU's cookie jar, unless the scenario turned cookies off (`http.cookies: off`): other
+    /// protocols' requests that are HTTP at heart (a WebSocket's upgrade) send and store
+    /// cookies through it, as a browser does.
+    pub fn cookie_jar_mut(&mut self) -> Option<&mut CookieJar> {
+        (self.cookie_mode != CookieMode::Off).then_some(&mut self.jar)
+    }
+
     /// The session of VU `vu` of a scenario whose HTTP settings are `scenario`; `pool` is the
     /// scenario's shared connection pool on this worker (used with `connections: shared`).
     pub fn new(

@@ -19,10 +19,11 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use onrush_http::{ConnectOptions, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
+use onrush_proto_http::CookieJar;
 use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
 
 use crate::frame::{BINARY, TEXT};
@@ -94,6 +95,7 @@ impl WsSession {
         exchange: &mut Exchange,
         started: Instant,
         connecting: &mut bool,
+        cookies: Option<&mut CookieJar>,
     ) -> Result<(), FailureClass> {
         match &step.plan.action {
             WsAction::Connect(connect) => {
@@ -101,7 +103,7 @@ impl WsSession {
                 // Boxed: the handshake's future (TCP, TLS, HTTP upgrade) is large, and inline
                 // it would size every VU's request future, of every protocol, while idle; a
                 // connect is one allocation beside a new socket.
-                Box::pin(self.connect(step, connect, ctx, exchange, started)).await
+                Box::pin(self.connect(step, connect, ctx, exchange, started, cookies)).await
             }
             WsAction::Send { payload, until } => {
                 let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
@@ -141,6 +143,7 @@ impl WsSession {
         ctx: &RenderContext<'_>,
         exchange: &mut Exchange,
         started: Instant,
+        mut cookies: Option<&mut CookieJar>,
     ) -> Result<(), FailureClass> {
         // A socket still open is replaced (dropped without a close handshake).
         self.socket = None;
@@ -168,6 +171,26 @@ impl WsSession {
             // A value may not break the request's lines.
             out.retain(|&b| b != b'\r' && b != b'\n');
             self.rendered.push((name.clone(), out));
+        }
+        // The VU's cookies for this host and path, as a browser sends them with the upgrade
+        // (unless the plan writes its own `Cookie` header).
+        let path_only = path.split('?').next().unwrap_or("/").to_string();
+        if let Some(jar) = cookies.as_deref() {
+            let mut value = Vec::new();
+            if !self
+                .rendered
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+                && jar.header_value(
+                    &target.host,
+                    path_only.as_bytes(),
+                    connect.tls,
+                    SystemTime::now(),
+                    &mut value,
+                )
+            {
+                self.rendered.push(("Cookie".to_string(), value));
+            }
         }
         let opts = ConnectOptions::default();
         let io = match (&self.tls, connect.tls) {
@@ -202,6 +225,7 @@ impl WsSession {
             deflate: connect.deflate,
         };
         let (status, head, headers) = (&mut self.status, &mut self.head, &mut self.headers);
+        let host = target.host.as_str();
         let socket = Socket::open(
             Transport::new(io),
             &offer,
@@ -209,6 +233,11 @@ impl WsSession {
             |response| {
                 *status = response.status;
                 for (name, value) in response.headers {
+                    if let Some(jar) = cookies.as_deref_mut() {
+                        if name.eq_ignore_ascii_case("set-cookie") {
+                            jar.store(value, host, path_only.as_bytes(), SystemTime::now());
+                        }
+                    }
                     let n = head.len()..head.len() + name.len();
                     head.extend_from_slice(name.as_bytes());
                     head.extend_from_slice(b": ");
@@ -351,14 +380,16 @@ fn percent_encode_into(path: &[u8], uri: &mut String) {
     }
 }
 
-impl Session for WsSession {
-    type Step = WsStep;
-
-    async fn execute(
+impl WsSession {
+    /// [`Session::execute`] with the VU's cookie jar (its HTTP session's): a connect sends the
+    /// cookies that match its URL and stores those the upgrade's response sets, as a browser
+    /// does. `None`: no cookies (the VU has made no HTTP request, or `http.cookies: off`).
+    pub async fn execute_with_cookies(
         &mut self,
         step: &WsStep,
         ctx: &RenderContext<'_>,
         intended_start: Instant,
+        cookies: Option<&mut CookieJar>,
     ) -> Exchange {
         let started = Instant::now();
         let mut exchange = Exchange::empty();
@@ -372,7 +403,7 @@ impl Session for WsSession {
         let mut connecting = false;
         let outcome = tokio::time::timeout(
             step.timeout,
-            self.act(step, ctx, &mut exchange, started, &mut connecting),
+            self.act(step, ctx, &mut exchange, started, &mut connecting, cookies),
         )
         .await;
         let failure = match outcome {
@@ -404,6 +435,20 @@ impl Session for WsSession {
         }
         exchange.finish(started, intended_start);
         exchange
+    }
+}
+
+impl Session for WsSession {
+    type Step = WsStep;
+
+    async fn execute(
+        &mut self,
+        step: &WsStep,
+        ctx: &RenderContext<'_>,
+        intended_start: Instant,
+    ) -> Exchange {
+        self.execute_with_cookies(step, ctx, intended_start, None)
+            .await
     }
 
     fn response(&self) -> ResponseView<'_> {

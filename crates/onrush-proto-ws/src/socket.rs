@@ -155,6 +155,18 @@ impl Socket {
     /// The next message or pong or close; a ping is answered on the way. The end of the
     /// connection without a close frame is `closed_early`.
     pub(crate) async fn next(&mut self) -> Result<Kind, FailureClass> {
+        let next = self.next_or_end().await;
+        if next == Err(FailureClass::ClosedEarly) {
+            failure_examples::note(FailureClass::ClosedEarly, || {
+                "WebSocket: the server ended the connection without a close frame".into()
+            });
+        }
+        next
+    }
+
+    /// [`next`](Self::next), the end of the connection not noted as a failure (after a close
+    /// handshake it is the expected end).
+    async fn next_or_end(&mut self) -> Result<Kind, FailureClass> {
         loop {
             let parsed = frame::parse_header(
                 &self.rbuf[self.at..],
@@ -307,7 +319,7 @@ impl Socket {
         }
         let mut theirs = None;
         loop {
-            match self.next().await {
+            match self.next_or_end().await {
                 Ok(Kind::Close(code)) if theirs.is_none() => {
                     theirs = Some((code, self.payload().to_vec()))
                 }
@@ -353,9 +365,6 @@ impl Socket {
         .await
         .map_err(io_failure)?;
         if n == 0 {
-            failure_examples::note(FailureClass::ClosedEarly, || {
-                "WebSocket: the server ended the connection without a close frame".into()
-            });
             return Err(FailureClass::ClosedEarly);
         }
         Ok(())

@@ -309,8 +309,11 @@ impl Session for Sessions {
                         &self.workers.ws,
                     ))
                 });
+                // The upgrade is an HTTP request: it carries the VU's cookies, kept by its
+                // HTTP session (a browser's one jar), and stores those it is given.
+                let cookies = self.http.as_deref_mut().and_then(|h| h.cookie_jar_mut());
                 Either::Ws {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute_with_cookies(step, ctx, intended_start, cookies),
                 }
             }
             AnyStep::Udp(step) => {

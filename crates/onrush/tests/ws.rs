@@ -459,3 +459,52 @@ fn compression_follows_what_the_server_answered() {
     assert_eq!(u64_at(&counts, "/text"), 18, "{counts}");
     assert_eq!(u64_at(&counts, "/closes/1000"), 6, "{counts}");
 }
+
+#[test]
+fn the_upgrade_carries_the_vus_cookies_and_keeps_those_it_is_given() {
+    // A browser's one cookie jar: what the HTTP login set goes with the upgrade (the hosts
+    // match, 127.0.0.1; cookies ignore ports), and what the upgrade's response set goes with
+    // the next HTTP request. `http.cookies: off` sends none.
+    let ws = WsServer::start();
+    let http = Server::start();
+    let steps = |check: &str| {
+        format!(
+            "      - {{ get: \"/cookies/set?session=s${{vu}}\" }}\n      - {{ ws: connect, url: \"ws://127.0.0.1:{port}/chat\", headers: {{ X-Token: secret }}, subprotocols: [chat.v1] }}\n      - {{ ws: close }}\n      - {{ get: /cookies, name: after{check} }}\n",
+            port = ws.port
+        )
+    };
+    let plan = format!(
+        "target: http://127.0.0.1:{http}\nscenarios:\n  - name: browser\n    load: {{ vus: 2, iterations: 2 }}\n    steps:\n{browser}  - name: off\n    http: {{ cookies: off }}\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n{off}",
+        http = http.port(),
+        browser = steps(", check: { body_contains: upgraded }"),
+        off = steps(""),
+    );
+    let dir = temp_dir("ws-cookies");
+    let path = write_plan(&dir, &plan);
+    let s = run_expect(0, &["run", path.to_str().unwrap()], &dir.join("out"));
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/checks/fails"), 0, "{s:#}");
+    let counts = ws.finish();
+    let cookies = &counts["cookies"];
+    // The first iteration's upgrade carries the login's cookie; the second's also the one the
+    // first upgrade set.
+    assert_eq!(u64_at(cookies, "/session=s1"), 1, "{counts}");
+    assert_eq!(u64_at(cookies, "/session=s2"), 1, "{counts}");
+    let with_both = cookies
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.contains("session=s") && k.contains("upgraded=yes"))
+        .map(|(_, v)| v.as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(with_both, 2, "{counts}");
+    // Five upgrades, four with cookies: the `off` scenario's sent none.
+    assert_eq!(u64_at(&counts, "/connections"), 5, "{counts}");
+    let sent: u64 = cookies
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(sent, 4, "{counts}");
+}

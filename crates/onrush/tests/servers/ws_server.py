@@ -5,9 +5,10 @@ its port, serves until its stdin closes, then prints one line of JSON with its o
 
   {"connections": N, "rejected": N, "subprotocol": {"chat.v1": N, ...}, "text": N,
    "binary": N, "pongs": N, "closes": {"1000": N, ...}, "longest": {"text": N, "binary": N},
-   "deflate": N}
+   "deflate": N, "cookies": {"a=1; b=2": N, ...}}
 
-"deflate" counts the connections that agreed on permessage-deflate (the library accepts the
+"cookies" counts the `Cookie` headers of the upgrade requests by value; every accepted upgrade's
+response sets the cookie `upgraded=yes`. "deflate" counts the connections that agreed on permessage-deflate (the library accepts the
 client's offer by default, as most servers do: its messages out are then compressed, and those
 in are inflated by the library before this server sees them).
 
@@ -60,14 +61,25 @@ stats = {
     "closes": {},
     "longest": {"text": 0, "binary": 0},
     "deflate": 0,
+    "cookies": {},
 }
 
 
 def process_request(connection, request):
+    cookie = request.headers.get("Cookie")
+    if cookie is not None:
+        stats["cookies"][cookie] = stats["cookies"].get(cookie, 0) + 1
     if request.path.startswith("/chat") and request.headers.get("X-Token") != "secret":
         stats["rejected"] += 1
         return Response(403, "Forbidden", Headers([("Content-Length", "0")]), b"")
     return None
+
+
+def process_response(connection, request, response):
+    # Every accepted upgrade sets a cookie, for the client's jar.
+    if response.status_code == 101:
+        response.headers["Set-Cookie"] = "upgraded=yes; Path=/"
+    return response
 
 
 async def chat(ws):
@@ -169,6 +181,7 @@ async def main():
         0,
         subprotocols=["chat.v1"],
         process_request=process_request,
+        process_response=process_response,
         ping_interval=None,
         max_size=4 * 1024 * 1024,
         # Refused handshakes are part of the tests: not worth a traceback each.
