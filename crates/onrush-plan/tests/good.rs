@@ -109,6 +109,7 @@ fn example_loads_with_port_unset() {
             }],
             max_vus: 50,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     assert_eq!(metric_names(open), ["GET /delay/5"]);
@@ -325,6 +326,7 @@ fn load_open_rate_and_stages() {
             }],
             max_vus: 20,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     let p = ok(&scenario(
@@ -351,6 +353,7 @@ fn load_open_rate_and_stages() {
             ],
             max_vus: 500,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     let p = ok(&scenario(

@@ -100,6 +100,7 @@ pub(super) async fn open<P: Protocol>(
     arrivals: Arrivals,
     max_vus: u32,
     slack: Duration,
+    warm: Vec<P::Session>,
 ) {
     // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
     let workers = shared.workers.min(max_vus.max(1) as usize);
@@ -117,7 +118,17 @@ pub(super) async fn open<P: Protocol>(
     });
     let mut vus = JoinSet::new();
     let mut timer = PreciseTimer::new().ok();
+    // The VUs warmed up before the start (`load.warm_up`, worker/warm_up.rs): parked, their
+    // connections open, ids first in the same order as the VUs created below.
     let mut created = 0u32;
+    for session in warm.into_iter().take(my_max as usize) {
+        created += 1;
+        let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+        let vu = shared.vu_with(id, s, session);
+        let slot = Rc::new(Slot::default());
+        pool.idle.borrow_mut().push(slot.clone());
+        vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, slot, None));
+    }
     let mut cursor = 0;
     // This worker's arrivals are i = worker, worker + workers, ...; a worker that joins late
     // starts with the first of them due at or after the time it joins.
@@ -186,7 +197,15 @@ pub(super) async fn open<P: Protocol>(
                     created += 1;
                     let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
                     let vu = shared.vu(id, s);
-                    vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, start));
+                    let slot = Rc::new(Slot::default());
+                    vus.spawn_local(run_vu(
+                        shared.clone(),
+                        pool.clone(),
+                        s,
+                        vu,
+                        slot,
+                        Some(start),
+                    ));
                 }
             }
         }
@@ -215,18 +234,25 @@ pub(super) async fn open<P: Protocol>(
     shared.metrics.borrow_mut().set_active_vus(s, 0);
 }
 
-/// One VU: runs the arrivals it is handed until the schedule ends or the VU stops.
+/// One VU: runs the arrivals it is handed (from `first`, or from the first handed to its
+/// `slot` when it starts parked) until the schedule ends or the VU stops.
 async fn run_vu<P: Protocol>(
     shared: Rc<Shared<P>>,
     pool: Rc<Pool>,
     s: usize,
     mut vu: Vu<P>,
-    first: Instant,
+    slot: Rc<Slot>,
+    mut first: Option<Instant>,
 ) {
     let scenario = &shared.prepared.scenarios[s];
-    let slot = Rc::new(Slot::default());
-    let mut intended = first;
     loop {
+        let intended = match first.take() {
+            Some(intended) => intended,
+            None => match pool.next_arrival(&slot).await {
+                Some(next) => next,
+                None => return,
+            },
+        };
         vu.run_iteration(s, scenario, intended, &shared.metrics)
             .await;
         let running = vu.state == VuState::Running;
@@ -239,10 +265,6 @@ async fn run_vu<P: Protocol>(
         }
         if !running {
             return;
-        }
-        match pool.next_arrival(&slot).await {
-            Some(next) => intended = next,
-            None => return,
         }
     }
 }
