@@ -289,6 +289,30 @@ fn load_closed_stages() {
 }
 
 #[test]
+fn load_open_warm_up() {
+    let warm_up = |extra: &str| match ok(&scenario(
+        &format!("{{ rate: 100/s, duration: 10s, max_vus: 20{extra} }}"),
+        "[{ get: / }]",
+    ))
+    .scenarios[0]
+        .load
+    {
+        LoadModel::Open { warm_up, .. } => warm_up,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(warm_up(""), onrush_plan::WarmUp::Auto);
+    assert_eq!(warm_up(", warm_up: true"), onrush_plan::WarmUp::Auto);
+    assert_eq!(warm_up(", warm_up: false"), onrush_plan::WarmUp::Off);
+    assert_eq!(warm_up(", warm_up: 0"), onrush_plan::WarmUp::Off);
+    assert_eq!(warm_up(", warm_up: 20"), onrush_plan::WarmUp::Vus(20));
+    // `true`: the first second's arrivals at 50 ms each, at most max_vus.
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(100, 20), 5);
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(60_000, 20), 20);
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(1, 20), 1);
+    assert_eq!(onrush_plan::WarmUp::Off.vus(60_000, 20), 0);
+}
+
+#[test]
 fn load_open_arrival_slack() {
     let p = ok(&scenario(
         "{ rate: 100/s, duration: 10s, max_vus: 20, arrival_slack: 0ms }",
