@@ -67,9 +67,9 @@ struct Shared<P: Protocol> {
     metrics: Rc<RefCell<WorkerMetrics>>,
     /// Per scenario: what its VUs on this worker share (the protocol's connection pools).
     protocol: Vec<P::Worker>,
-    /// Per scenario: the sessions warmed up before the start (worker/warm_up.rs), taken by
-    /// the open driver.
-    warm: RefCell<Vec<Vec<P::Session>>>,
+    /// Per open-model scenario: its pool and warmed-up VUs, made ready before the start
+    /// (worker/warm_up.rs, open.rs), taken by its driver.
+    ready: RefCell<Vec<Option<open::Ready>>>,
 }
 
 impl<P: Protocol> Shared<P> {
@@ -120,8 +120,18 @@ impl<P: Protocol> Worker<P> {
                 prepared: self.prepared.clone(),
                 metrics: metrics.clone(),
                 protocol,
-                warm: RefCell::new(warm),
+                ready: RefCell::new(Vec::new()),
             });
+            // The warm VUs spawned (and parked, while this sleeps) before the start.
+            let ready = warm
+                .into_iter()
+                .enumerate()
+                .map(|(s, warm)| match self.prepared.scenarios[s].load {
+                    LoadModel::Open { max_vus, .. } => Some(open::ready(&shared, s, max_vus, warm)),
+                    _ => None,
+                })
+                .collect();
+            *shared.ready.borrow_mut() = ready;
             sleep_until(start.into()).await;
             let ticker = spawn_local(ticker(
                 self.local_index,
@@ -232,8 +242,10 @@ async fn drive<P: Protocol>(shared: Rc<Shared<P>>, s: usize) {
             ..
         } => {
             let arrivals = Arrivals::new(*start_rate, stages);
-            let warm = std::mem::take(&mut shared.warm.borrow_mut()[s]);
-            open(&shared, s, arrivals, *max_vus, *slack, warm).await
+            let ready = shared.ready.borrow_mut()[s]
+                .take()
+                .expect("an open scenario is made ready before the start");
+            open(&shared, s, arrivals, *max_vus, *slack, ready).await
         }
     }
 }

@@ -92,24 +92,36 @@ impl Pool {
     }
 }
 
-/// An iteration in flight when the graceful stop ends is cut then, not when the whole run ends
-/// (another scenario may go on).
-pub(super) async fn open<P: Protocol>(
-    shared: &Rc<Shared<P>>,
-    s: usize,
-    arrivals: Arrivals,
-    max_vus: u32,
-    slack: Duration,
-    warm: Vec<P::Session>,
-) {
-    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
+/// This worker's share of an open-model scenario made ready before the start: its pool, and
+/// the VUs warmed up (`load.warm_up`, worker/warm_up.rs) spawned and parked, connected, so
+/// that the schedule's first instants pay neither for their connects nor for their tasks.
+pub(super) struct Ready {
+    pool: Rc<Pool>,
+    vus: JoinSet<()>,
+    created: u32,
+}
+
+/// Use only as many workers as there are VUs, so no worker has a share of zero VUs: the
+/// workers used, and this worker's `max_vus` (0: it has no share).
+fn my_share<P: Protocol>(shared: &Shared<P>, max_vus: u32) -> (usize, u32) {
     let workers = shared.workers.min(max_vus.max(1) as usize);
     if shared.worker >= workers {
-        return;
+        return (workers, 0);
     }
     let my_max =
         max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
-    let scenario = &shared.prepared.scenarios[s];
+    (workers, my_max)
+}
+
+/// Called before the start: the VUs of the `warm` sessions (ids first, in the order of the
+/// VUs the driver creates later) spawned, parked on the pool.
+pub(super) fn ready<P: Protocol>(
+    shared: &Rc<Shared<P>>,
+    s: usize,
+    max_vus: u32,
+    warm: Vec<P::Session>,
+) -> Ready {
+    let (workers, my_max) = my_share(shared, max_vus);
     let pool = Rc::new(Pool {
         idle: RefCell::new(Vec::new()),
         in_flight: Cell::new(0),
@@ -117,9 +129,6 @@ pub(super) async fn open<P: Protocol>(
         all_idle: Notify::new(),
     });
     let mut vus = JoinSet::new();
-    let mut timer = PreciseTimer::new().ok();
-    // The VUs warmed up before the start (`load.warm_up`, worker/warm_up.rs): parked, their
-    // connections open, ids first in the same order as the VUs created below.
     let mut created = 0u32;
     for session in warm.into_iter().take(my_max as usize) {
         created += 1;
@@ -129,6 +138,30 @@ pub(super) async fn open<P: Protocol>(
         pool.idle.borrow_mut().push(slot.clone());
         vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, slot, None));
     }
+    Ready { pool, vus, created }
+}
+
+/// An iteration in flight when the graceful stop ends is cut then, not when the whole run ends
+/// (another scenario may go on).
+pub(super) async fn open<P: Protocol>(
+    shared: &Rc<Shared<P>>,
+    s: usize,
+    arrivals: Arrivals,
+    max_vus: u32,
+    slack: Duration,
+    ready: Ready,
+) {
+    let (workers, my_max) = my_share(shared, max_vus);
+    if my_max == 0 {
+        return;
+    }
+    let scenario = &shared.prepared.scenarios[s];
+    let Ready {
+        pool,
+        mut vus,
+        mut created,
+    } = ready;
+    let mut timer = PreciseTimer::new().ok();
     let mut cursor = 0;
     // This worker's arrivals are i = worker, worker + workers, ...; a worker that joins late
     // starts with the first of them due at or after the time it joins.
