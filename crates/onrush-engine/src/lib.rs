@@ -26,6 +26,7 @@ mod program;
 mod run;
 pub mod schedule;
 pub mod signals;
+mod start;
 mod status;
 mod vu;
 mod worker;

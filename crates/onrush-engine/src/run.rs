@@ -20,6 +20,7 @@ use super::worker::{Message, Worker};
 use crate::finish::FinishError;
 use crate::monitor::{self, Cause, Monitor, Verdict};
 use crate::signals;
+use crate::start::StartGate;
 use crate::status::{GracefulStop, Status};
 use onrush_results::VusNotStarted;
 
@@ -42,8 +43,9 @@ pub struct RunOptions {
     pub out_dir: Option<PathBuf>,
     /// This process's share of the load in a distributed run (`None`: all of it).
     pub segment: Option<Segment>,
-    /// When the workers start (an agent of a distributed run starts when its controller says);
-    /// `None`: 50 ms from now.
+    /// When the workers start (an agent of a distributed run starts when its controller says;
+    /// its open-model warm-up has until shortly before then); `None`: once every worker has
+    /// warmed up (start.rs), at most 10 s from now.
     pub start_at: Option<Instant>,
     /// Where in the plan's schedule this process joins (zero: at its start). A spare agent
     /// that takes over a lost agent's segment joins the run where it is: its workers' clocks
@@ -179,20 +181,21 @@ pub fn run<P: Protocol>(
         },
         tids.clone(),
     );
-    // Workers start their clocks at the same instant, a little ahead, so that thread start-up
-    // is not counted as schedule lag.
-    let start = options
-        .start_at
-        .unwrap_or_else(|| Instant::now() + Duration::from_millis(50));
-    // The schedule's origin: `join_at` before the start (the start itself for a whole run).
-    let origin = start.checked_sub(options.join_at).unwrap_or(start);
+    // Workers start their clocks at the same instant, once they have warmed up (open-model
+    // VUs connected ahead of the load), so that neither thread start-up nor the warm-up is
+    // counted in the run's time or its schedule lag.
+    let gate = Arc::new(match options.start_at {
+        Some(at) => StartGate::at(at),
+        None => StartGate::after_warm_up(),
+    });
+    let warm_up_began = Instant::now();
     let handles: Vec<_> = (0..workers)
         .map(|index| {
             let worker = Worker {
                 index: segment.first_worker + index,
                 local_index: index,
                 count: segment.total_workers,
-                start: origin,
+                gate: gate.clone(),
                 join_at: options.join_at,
                 prepared: prepared.clone(),
                 messages: tx.clone(),
@@ -206,6 +209,12 @@ pub fn run<P: Protocol>(
         })
         .collect();
     drop(tx);
+    let start = gate.open_when_ready(workers, signals::interrupted);
+    if options.start_at.is_none() {
+        // The run's seconds are numbered from its start, after the warm-up.
+        let warm_up = start.saturating_duration_since(warm_up_began);
+        collector.delay_start(warm_up);
+    }
     while tids
         .iter()
         .any(|t| t.load(std::sync::atomic::Ordering::Relaxed) == 0)

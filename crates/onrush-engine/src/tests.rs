@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
-use onrush_protocol::{Exchange, FailureClass, Protocol, ResponseView, Session, StepSpec};
+use onrush_protocol::{Exchange, FailureClass, Protocol, ResponseView, Session, StepSpec, Warmed};
 
 use crate::{prepare, run, RunOptions, RunOutcome};
 
@@ -131,6 +131,16 @@ impl Session for FakeSession {
         exchange
     }
 
+    /// Logged as `(scenario, vu, "warm_up")`: a connection opened.
+    async fn warm_up(&mut self, step: &FakeStep) -> Warmed {
+        self.log
+            .lock()
+            .unwrap()
+            .push((step.scenario, self.vu, "warm_up".to_string()));
+        tokio::task::yield_now().await;
+        Warmed::Opened
+    }
+
     fn response(&self) -> ResponseView<'_> {
         ResponseView {
             status: 200,
@@ -142,8 +152,16 @@ impl Session for FakeSession {
     }
 }
 
-/// Runs `yaml` with the fake protocol on `threads` workers; the outcome and the request log.
+/// Runs `yaml` with the fake protocol on `threads` workers; the outcome and the request log
+/// (without the open model's warm-ups).
 fn run_plan(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)>) {
+    let (outcome, mut log) = run_plan_with_warm_ups(yaml, threads);
+    log.retain(|(_, _, p)| p != "warm_up");
+    (outcome, log)
+}
+
+/// [`run_plan`], the log also holding a `(scenario, vu, "warm_up")` per VU warmed up.
+fn run_plan_with_warm_ups(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)>) {
     let plan = onrush_plan::load_str("test.yaml", yaml, std::path::Path::new("."), &[])
         .expect("the test plan loads");
     let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
@@ -232,6 +250,54 @@ fn open_model_counts_stay_exact_at_high_rates() {
     );
     assert!(summary.totals.iterations <= 2 * 26, "{:?}", summary.totals);
     assert_eq!(log.len() as u64, summary.totals.iterations);
+}
+
+#[test]
+fn open_model_warms_up_its_first_vus_before_the_first_arrival() {
+    // 400 arrivals in the first second: `warm_up: true` warms up the VUs they keep busy at
+    // 50 ms each, 20 (of max_vus 40), split between the 2 workers, before any arrival.
+    let plan = |warm_up: &str| {
+        format!(
+            "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: {{ rate: 400/s, duration: 1s, max_vus: 40{warm_up} }}\n    steps:\n      - think: 1ms\n      - get: /a\n"
+        )
+    };
+    let (outcome, log) = run_plan_with_warm_ups(&plan(""), 2);
+    let warmed: Vec<u64> = log
+        .iter()
+        .filter(|(_, _, p)| p == "warm_up")
+        .map(|(_, vu, _)| *vu)
+        .collect();
+    let mut ids = warmed.clone();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=20).collect::<Vec<u64>>(), "{log:?}");
+    let first_request = log.iter().position(|(_, _, p)| p == "/a").unwrap();
+    assert!(
+        log[..first_request]
+            .iter()
+            .filter(|(_, _, p)| p == "warm_up")
+            .count()
+            == 20,
+        "every warm-up comes before the first arrival's request: {log:?}"
+    );
+    let t = &outcome.collector.summary().totals;
+    // The warm-up's connections are the run's; the arrivals are the schedule's, exactly.
+    assert_eq!(t.connections_opened, 20);
+    assert_eq!(t.iterations + t.dropped_iterations, 400, "{t:?}");
+    assert_eq!(log.len() as u64 - 20, t.iterations);
+    // A warmed-up VU takes the first arrival (no VU is created for it).
+    assert!(warmed.contains(&log[first_request].1), "{log:?}");
+
+    // `warm_up: false`: none; `warm_up: 5`: five.
+    let (outcome, log) = run_plan_with_warm_ups(&plan(", warm_up: false"), 2);
+    assert!(log.iter().all(|(_, _, p)| p != "warm_up"), "{log:?}");
+    assert_eq!(outcome.collector.summary().totals.connections_opened, 0);
+    let (_, log) = run_plan_with_warm_ups(&plan(", warm_up: 5"), 1);
+    let warmed: Vec<u64> = log
+        .iter()
+        .filter(|(_, _, p)| p == "warm_up")
+        .map(|(_, vu, _)| *vu)
+        .collect();
+    assert_eq!(warmed, [1, 2, 3, 4, 5]);
 }
 
 #[test]

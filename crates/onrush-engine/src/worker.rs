@@ -18,9 +18,11 @@ use super::prepare::Prepared;
 use super::schedule::{Arrivals, VuRamp};
 use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
+use crate::start::StartGate;
 use open::open;
 
 mod open;
+mod warm_up;
 
 /// The snapshot of `second` from `worker`.
 pub struct Message {
@@ -41,11 +43,12 @@ pub struct Worker<P: Protocol> {
     pub local_index: usize,
     /// Every worker of the run.
     pub count: usize,
-    /// The schedule's origin: the instant its time reads zero (before the actual start for a
-    /// process that joins a run late, see `RunOptions::join_at`).
-    pub start: Instant,
+    /// When the workers start, once warm (start.rs). The schedule's origin, the instant its
+    /// time reads zero, is `join_at` before it (for a process that joins a run late, see
+    /// `RunOptions::join_at`).
+    pub gate: Arc<StartGate>,
     /// Where in the schedule this worker joins (`RunOptions::join_at`): it starts at
-    /// `start + join_at`, and its first second is the run's second it joined in.
+    /// `origin + join_at`, and its first second is the run's second it joined in.
     pub join_at: Duration,
     pub prepared: Arc<Prepared<P>>,
     pub messages: Sender<Message>,
@@ -64,11 +67,19 @@ struct Shared<P: Protocol> {
     metrics: Rc<RefCell<WorkerMetrics>>,
     /// Per scenario: what its VUs on this worker share (the protocol's connection pools).
     protocol: Vec<P::Worker>,
+    /// Per open-model scenario: its pool and warmed-up VUs, made ready before the start
+    /// (worker/warm_up.rs, open.rs), taken by its driver.
+    ready: RefCell<Vec<Option<open::Ready>>>,
 }
 
 impl<P: Protocol> Shared<P> {
     fn vu(&self, id: u64, s: usize) -> Vu<P> {
         let session = P::session(&self.prepared.protocol, s, id, &self.protocol[s]);
+        self.vu_with(id, s, session)
+    }
+
+    /// VU `id` of scenario `s` with a session made already (warmed up).
+    fn vu_with(&self, id: u64, s: usize, session: P::Session) -> Vu<P> {
         let scenario = &self.prepared.scenarios[s];
         let ends_at = scenario.load.duration().map(|d| self.start + d);
         Vu::new(id, scenario, session, ends_at)
@@ -84,23 +95,47 @@ impl<P: Protocol> Worker<P> {
             .expect("a current_thread runtime builds");
         let metrics = Rc::new(RefCell::new(WorkerMetrics::new(&self.prepared.layout)));
         let next_second = Rc::new(Cell::new(self.join_at.as_secs()));
-        let shared = Rc::new(Shared {
-            worker: self.index,
-            workers: self.count,
-            start: self.start,
-            join_at: self.join_at,
-            prepared: self.prepared.clone(),
-            metrics: metrics.clone(),
-            protocol: (0..self.prepared.scenarios.len())
-                .map(|s| P::worker(&self.prepared.protocol, s))
-                .collect(),
-        });
+        let protocol: Vec<P::Worker> = (0..self.prepared.scenarios.len())
+            .map(|s| P::worker(&self.prepared.protocol, s))
+            .collect();
         let local = LocalSet::new();
         local.block_on(&runtime, async {
-            sleep_until((self.start + self.join_at).into()).await;
+            let warm = warm_up::warm_up(
+                &self.prepared,
+                &protocol,
+                self.index,
+                self.count,
+                self.gate.warm_up_until,
+                &metrics,
+            )
+            .await;
+            // Blocks this thread until every worker is warm: nothing else runs on it yet.
+            let start = self.gate.ready();
+            let origin = start.checked_sub(self.join_at).unwrap_or(start);
+            let shared = Rc::new(Shared {
+                worker: self.index,
+                workers: self.count,
+                start: origin,
+                join_at: self.join_at,
+                prepared: self.prepared.clone(),
+                metrics: metrics.clone(),
+                protocol,
+                ready: RefCell::new(Vec::new()),
+            });
+            // The warm VUs spawned (and parked, while this sleeps) before the start.
+            let ready = warm
+                .into_iter()
+                .enumerate()
+                .map(|(s, warm)| match self.prepared.scenarios[s].load {
+                    LoadModel::Open { max_vus, .. } => Some(open::ready(&shared, s, max_vus, warm)),
+                    _ => None,
+                })
+                .collect();
+            *shared.ready.borrow_mut() = ready;
+            sleep_until(start.into()).await;
             let ticker = spawn_local(ticker(
                 self.local_index,
-                self.start,
+                origin,
                 metrics.clone(),
                 next_second.clone(),
                 self.messages.clone(),
@@ -204,9 +239,13 @@ async fn drive<P: Protocol>(shared: Rc<Shared<P>>, s: usize) {
             stages,
             max_vus,
             slack,
+            ..
         } => {
             let arrivals = Arrivals::new(*start_rate, stages);
-            open(&shared, s, arrivals, *max_vus, *slack).await
+            let ready = shared.ready.borrow_mut()[s]
+                .take()
+                .expect("an open scenario is made ready before the start");
+            open(&shared, s, arrivals, *max_vus, *slack, ready).await
         }
     }
 }

@@ -193,6 +193,13 @@ impl Collector {
         &self.run
     }
 
+    /// Moves the run's start `by` later: the time the engine spent before its first second
+    /// (an open model's warm-up) is not the run's. Each second's unix time and the final
+    /// header follow; the `unfinished` header written at creation keeps the earlier time.
+    pub fn delay_start(&mut self, by: std::time::Duration) {
+        self.run.start_unix_ms = self.run.start_unix_ms.saturating_add(by.as_millis() as u64);
+    }
+
     /// Adds one worker's snapshot of `second` (index since start). A snapshot for a second
     /// already closed is counted in the next open second (see [`late_snapshots`](Self::late_snapshots)),
     /// so totals stay exact.

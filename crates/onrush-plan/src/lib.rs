@@ -829,11 +829,49 @@ pub enum LoadModel {
         /// arrival due within it. Latency is then timed from the actual start; a late arrival
         /// is timed from its scheduled start, as always.
         slack: Duration,
+        /// `warm_up` (default [`WarmUp::Auto`]): how many VUs are created, and their
+        /// connections opened, before the schedule starts.
+        warm_up: WarmUp,
     },
 }
 
 /// The open model's default `arrival_slack`.
 pub const DEFAULT_ARRIVAL_SLACK: Duration = Duration::from_millis(1);
+
+/// The open model's `warm_up`: VUs created before the schedule's origin, each having opened
+/// what its first request step would (an HTTP keep-alive connection), so that the first
+/// arrivals do not pay for thousands of connects (like wrk, which connects before it
+/// measures, or k6's `preAllocatedVUs`). The time it takes is not part of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WarmUp {
+    /// `warm_up: true` (the default): enough VUs for the first second's arrivals if each
+    /// took 50 ms ([`WarmUp::vus`]), at most `max_vus`.
+    #[default]
+    Auto,
+    /// `warm_up: false`: every VU is created (and connects) when an arrival first needs it.
+    Off,
+    /// `warm_up: N`: N VUs (at most `max_vus`; 0 is `false`).
+    Vus(u32),
+}
+
+impl WarmUp {
+    /// How long [`WarmUp::Auto`] assumes an iteration takes: it warms up as many VUs as the
+    /// first second's arrivals keep busy at that latency.
+    pub const AUTO_LATENCY: Duration = Duration::from_millis(50);
+
+    /// How many VUs to warm up for a load whose first second has `first_second` arrivals.
+    pub fn vus(self, first_second: u64, max_vus: u32) -> u32 {
+        let n = match self {
+            WarmUp::Off => 0,
+            WarmUp::Vus(n) => n as u64,
+            WarmUp::Auto => {
+                let per_ms = Self::AUTO_LATENCY.as_millis() as u64;
+                (first_second * per_ms).div_ceil(1000)
+            }
+        };
+        n.min(max_vus as u64) as u32
+    }
+}
 
 impl LoadModel {
     /// The most VUs this model can use at once.

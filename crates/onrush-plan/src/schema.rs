@@ -321,6 +321,7 @@ pub fn json_schema() -> Value {
             "start_rate": { "$ref": "#/definitions/rate", "description": "Open model with stages: rate at the start (default 0)" },
             "max_vus": templated_int(1, "Open model (required): most VUs busy at once; arrivals when all are busy are counted as dropped"),
             "arrival_slack": { "$ref": "#/definitions/duration", "description": "Open model: an arrival may start up to this long before its scheduled time, so that one wake-up of a worker starts every arrival due within it (default 1ms; 0ms starts each at its exact time, at the cost of a wake-up per arrival). Latency is timed from the actual start; a late arrival from its scheduled start", "examples": ["1ms", "0ms", "5ms"] },
+            "warm_up": { "oneOf": [{ "type": "boolean" }, { "type": "integer", "minimum": 0 }, { "type": "string" }], "description": "Open model: VUs created and connected (their first step's connection opened) before the schedule starts, outside the run's time: `true` (default) as many as the first second's arrivals keep busy at 50 ms each, at most `max_vus`; `false` none; a number N that many (at most `max_vus`)", "examples": [true, false, 500] },
             "graceful_stop": { "$ref": "#/definitions/duration", "description": "A load with a `duration` or `stages`: when it ends, VUs start no new request and the requests in flight may finish for this long (default 30s); those still running then are cut and counted as `interrupted`", "examples": ["30s", "5s", "0s"] },
             "stages": {
                 "type": "array",

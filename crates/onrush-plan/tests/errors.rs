@@ -155,6 +155,30 @@ fn open_model_without_max_vus() {
 }
 
 #[test]
+fn open_model_warm_up_bad_values() {
+    check(
+        &scenario(
+            "{ rate: 200/s, duration: 5s, max_vus: 10, warm_up: yes }",
+            "[{ get: / }]",
+        ),
+        4,
+        "scenarios[0].load.warm_up",
+        "`warm_up: true` (the default)",
+    );
+    let e = err(&scenario(
+        "{ rate: 200/s, duration: 5s, max_vus: 10, warm_up: 11 }",
+        "[{ get: / }]",
+    ));
+    assert!(e.to_string().contains("more than `max_vus: 10`"), "{e}");
+    check(
+        &scenario("{ vus: 2, duration: 5s, warm_up: true }", "[{ get: / }]"),
+        4,
+        "scenarios[0].load.warm_up",
+        "cannot be combined with `vus`",
+    );
+}
+
+#[test]
 fn target_without_scheme() {
     check(
         "target: 127.0.0.1:8080\nscenarios: []\n",

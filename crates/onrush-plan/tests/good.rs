@@ -109,6 +109,7 @@ fn example_loads_with_port_unset() {
             }],
             max_vus: 50,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     assert_eq!(metric_names(open), ["GET /delay/5"]);
@@ -288,6 +289,30 @@ fn load_closed_stages() {
 }
 
 #[test]
+fn load_open_warm_up() {
+    let warm_up = |extra: &str| match ok(&scenario(
+        &format!("{{ rate: 100/s, duration: 10s, max_vus: 20{extra} }}"),
+        "[{ get: / }]",
+    ))
+    .scenarios[0]
+        .load
+    {
+        LoadModel::Open { warm_up, .. } => warm_up,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(warm_up(""), onrush_plan::WarmUp::Auto);
+    assert_eq!(warm_up(", warm_up: true"), onrush_plan::WarmUp::Auto);
+    assert_eq!(warm_up(", warm_up: false"), onrush_plan::WarmUp::Off);
+    assert_eq!(warm_up(", warm_up: 0"), onrush_plan::WarmUp::Off);
+    assert_eq!(warm_up(", warm_up: 20"), onrush_plan::WarmUp::Vus(20));
+    // `true`: the first second's arrivals at 50 ms each, at most max_vus.
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(100, 20), 5);
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(60_000, 20), 20);
+    assert_eq!(onrush_plan::WarmUp::Auto.vus(1, 20), 1);
+    assert_eq!(onrush_plan::WarmUp::Off.vus(60_000, 20), 0);
+}
+
+#[test]
 fn load_open_arrival_slack() {
     let p = ok(&scenario(
         "{ rate: 100/s, duration: 10s, max_vus: 20, arrival_slack: 0ms }",
@@ -325,6 +350,7 @@ fn load_open_rate_and_stages() {
             }],
             max_vus: 20,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     let p = ok(&scenario(
@@ -351,6 +377,7 @@ fn load_open_rate_and_stages() {
             ],
             max_vus: 500,
             slack: onrush_plan::DEFAULT_ARRIVAL_SLACK,
+            warm_up: onrush_plan::WarmUp::Auto,
         }
     );
     let p = ok(&scenario(

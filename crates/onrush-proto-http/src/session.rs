@@ -12,7 +12,7 @@ use onrush_http1::{self as http1, Decompress, Request, RequestBody};
 use onrush_http2::H2Settings;
 use onrush_plan::{Body, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset};
 use onrush_protocol::{
-    micros, Exchange, FailureClass, Handshake, RequestRecord, ResponseView, Session,
+    micros, Exchange, FailureClass, Handshake, RequestRecord, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -547,6 +547,46 @@ impl Session for HttpSession {
     fn begin_iteration(&mut self) {
         if self.cookie_mode == CookieMode::PerIteration {
             self.jar.clear();
+        }
+    }
+
+    /// `connections: per_vu` (the default): the VU's keep-alive connection to the step's
+    /// target, opened as the step's first request would open it (version, TLS, source
+    /// address). `shared` over HTTP/1.1: one more idle connection in the worker's pool.
+    /// `per_iteration` and `per_request` open nothing: their connects are part of what each
+    /// iteration or request measures. Neither its connect time nor its TLS handshake is a
+    /// request's, so they are in no step's figures; the engine counts the connection.
+    async fn warm_up(&mut self, step: &HttpStep) -> Warmed {
+        let slot = step.target_slot;
+        let shared_h1 = self.scope == ConnectionScope::Shared
+            && (self.version == HttpVersion::H1
+                || (self.version == HttpVersion::Auto && !step.target.tls));
+        if !(self.scope == ConnectionScope::PerVu || shared_h1) || self.connections[slot].is_some()
+        {
+            return Warmed::Nothing;
+        }
+        let options = self.connect_options(Instant::now() + step.timeout);
+        let tls = if step.target.tls {
+            self.tls.as_ref()
+        } else {
+            None
+        };
+        let opened = Box::pin(connect::open(
+            &step.target,
+            &options,
+            tls,
+            self.version,
+            &self.h2,
+        ));
+        match tokio::time::timeout(step.timeout, opened).await {
+            Ok(Ok(connect::Opened { conn, .. })) => {
+                match conn {
+                    HttpConn::H1(c) if shared_h1 => self.pool.put_idle(slot, c),
+                    conn => self.connections[slot] = Some(conn),
+                }
+                Warmed::Opened
+            }
+            Ok(Err(_)) | Err(_) => Warmed::Failed,
         }
     }
 

@@ -143,6 +143,29 @@ pub trait Session {
     /// Called when an iteration ends, so a session can drop what must not outlive it
     /// (`connections: per_iteration`).
     fn end_iteration(&mut self) {}
+
+    /// Opens ahead of the load what executing `step` would open first and keep (an HTTP
+    /// keep-alive connection), sending no request. The engine calls it for an open-model
+    /// scenario's pre-allocated VUs (`load.warm_up`) with the scenario's first request step,
+    /// before the run's clock starts: the first arrivals then find their VUs connected. The
+    /// default opens nothing, for protocols with nothing worth opening ahead, or whose
+    /// opening is part of what a step measures.
+    async fn warm_up(&mut self, step: &Self::Step) -> Warmed {
+        let _ = step;
+        Warmed::Nothing
+    }
+}
+
+/// What [`Session::warm_up`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmed {
+    /// Nothing to open (or already open).
+    Nothing,
+    /// A connection was opened (the engine counts it in the scenario's connections opened).
+    Opened,
+    /// Opening failed (the target refuses, or is slow): the engine warms up no further VU of
+    /// the scenario, and the run's requests will meet and report the failure themselves.
+    Failed,
 }
 
 /// A protocol as the engine sees it: compiled once per run, a session per virtual user.

@@ -23,7 +23,7 @@ use onrush_proto_tcp::Tcp;
 use onrush_proto_thrift::Thrift;
 use onrush_proto_udp::Udp;
 use onrush_proto_ws::Ws;
-use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec};
+use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec, Warmed};
 
 mod sizes;
 pub use sizes::session_sizes;
@@ -426,6 +426,70 @@ impl Session for Sessions {
         }
         if let Some(s) = &mut self.exec {
             s.begin_iteration();
+        }
+    }
+
+    /// Cold (before the run): the session of the step's protocol is created here, as a
+    /// step's first execution would.
+    async fn warm_up(&mut self, step: &AnyStep) -> Warmed {
+        let (plan, scenario, vu, workers) = (&self.plan, self.scenario, self.vu, &self.workers);
+        match step {
+            AnyStep::Http(step) => {
+                self.http
+                    .get_or_insert_with(|| {
+                        Box::new(Http::session(&plan.http, scenario, vu, &workers.http))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Tcp(step) => {
+                self.tcp
+                    .get_or_insert_with(|| {
+                        Box::new(Tcp::session(&plan.tcp, scenario, vu, &workers.tcp))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Udp(step) => {
+                self.udp
+                    .get_or_insert_with(|| {
+                        Box::new(Udp::session(&plan.udp, scenario, vu, &workers.udp))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Ws(step) => {
+                self.ws
+                    .get_or_insert_with(|| {
+                        Box::new(Ws::session(&plan.ws, scenario, vu, &workers.ws))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Thrift(step) => {
+                self.thrift
+                    .get_or_insert_with(|| {
+                        Box::new(Thrift::session(&plan.thrift, scenario, vu, &workers.thrift))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Grpc(step) => {
+                self.grpc
+                    .get_or_insert_with(|| {
+                        Box::new(Grpc::session(&plan.grpc, scenario, vu, &workers.grpc))
+                    })
+                    .warm_up(step)
+                    .await
+            }
+            AnyStep::Exec(step) => {
+                self.exec
+                    .get_or_insert_with(|| {
+                        Box::new(Exec::session(&plan.exec, scenario, vu, &workers.exec))
+                    })
+                    .warm_up(step)
+                    .await
+            }
         }
     }
 

@@ -59,3 +59,40 @@ fn latency_counts_server_stalls_from_the_intended_start() {
         "most requests are outside the stall: p50 {p50}"
     );
 }
+
+#[test]
+fn open_model_connects_its_warm_up_vus_before_the_first_arrival() {
+    // 200 arrivals in 1 s; `warm_up: 30` connects 30 VUs before the schedule starts. Every
+    // request reads the server's `/stats`: with the warm-up even the first one sees at least
+    // 10 connections accepted (2 digits), since they were opened before it. No timing asserted.
+    let server = Server::start();
+    let plan = |server: &Server, warm_up: &str| {
+        format!(
+            "target: {}\nscenarios:\n  - name: open\n    load: {{ rate: 200/s, duration: 1s, max_vus: 40, warm_up: {warm_up} }}\n    steps:\n      - get: /stats\n        check: [{{ jsonpath: \"$.accepted\", matches: \"^[1-9][0-9]+$\" }}]\n",
+            server.url("")
+        )
+    };
+    let s = run_plan_text(&server, "warm-up", &plan(&server, "30"), &[]);
+    let t = |p: &str| u64_at(&s, &format!("/totals/{p}"));
+    assert_eq!(t("iterations") + t("dropped_iterations"), 200, "{s}");
+    assert_eq!(
+        t("failures"),
+        0,
+        "every request saw the warm-up's connections: {s}"
+    );
+    // Connections opened in the warm-up are the run's.
+    assert!(t("connections_opened") >= 30, "{s}");
+
+    // Without a warm-up the requests find fewer than 10 connections (a VU or two serve 200/s):
+    // the check fails, here every request (exit code 4: not one succeeded).
+    let server = Server::start();
+    let dir = temp_dir("no-warm-up");
+    let path = write_plan(&dir, &plan(&server, "false"));
+    let s = run_expect(4, &["run", path.to_str().unwrap()], &dir.join("out"));
+    let t = |p: &str| u64_at(&s, &format!("/totals/{p}"));
+    assert_eq!(t("iterations") + t("dropped_iterations"), 200, "{s}");
+    assert!(
+        t("failures") >= 1,
+        "the first requests found no warm connection: {s}"
+    );
+}

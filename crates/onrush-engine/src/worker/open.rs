@@ -92,6 +92,55 @@ impl Pool {
     }
 }
 
+/// This worker's share of an open-model scenario made ready before the start: its pool, and
+/// the VUs warmed up (`load.warm_up`, worker/warm_up.rs) spawned and parked, connected, so
+/// that the schedule's first instants pay neither for their connects nor for their tasks.
+pub(super) struct Ready {
+    pool: Rc<Pool>,
+    vus: JoinSet<()>,
+    created: u32,
+}
+
+/// Use only as many workers as there are VUs, so no worker has a share of zero VUs: the
+/// workers used, and this worker's `max_vus` (0: it has no share).
+fn my_share<P: Protocol>(shared: &Shared<P>, max_vus: u32) -> (usize, u32) {
+    let workers = shared.workers.min(max_vus.max(1) as usize);
+    if shared.worker >= workers {
+        return (workers, 0);
+    }
+    let my_max =
+        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
+    (workers, my_max)
+}
+
+/// Called before the start: the VUs of the `warm` sessions (ids first, in the order of the
+/// VUs the driver creates later) spawned, parked on the pool.
+pub(super) fn ready<P: Protocol>(
+    shared: &Rc<Shared<P>>,
+    s: usize,
+    max_vus: u32,
+    warm: Vec<P::Session>,
+) -> Ready {
+    let (workers, my_max) = my_share(shared, max_vus);
+    let pool = Rc::new(Pool {
+        idle: RefCell::new(Vec::new()),
+        in_flight: Cell::new(0),
+        closing: Cell::new(false),
+        all_idle: Notify::new(),
+    });
+    let mut vus = JoinSet::new();
+    let mut created = 0u32;
+    for session in warm.into_iter().take(my_max as usize) {
+        created += 1;
+        let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
+        let vu = shared.vu_with(id, s, session);
+        let slot = Rc::new(Slot::default());
+        pool.idle.borrow_mut().push(slot.clone());
+        vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, slot, None));
+    }
+    Ready { pool, vus, created }
+}
+
 /// An iteration in flight when the graceful stop ends is cut then, not when the whole run ends
 /// (another scenario may go on).
 pub(super) async fn open<P: Protocol>(
@@ -100,24 +149,19 @@ pub(super) async fn open<P: Protocol>(
     arrivals: Arrivals,
     max_vus: u32,
     slack: Duration,
+    ready: Ready,
 ) {
-    // Use only as many workers as there are VUs, so no worker has a share of zero VUs.
-    let workers = shared.workers.min(max_vus.max(1) as usize);
-    if shared.worker >= workers {
+    let (workers, my_max) = my_share(shared, max_vus);
+    if my_max == 0 {
         return;
     }
-    let my_max =
-        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
     let scenario = &shared.prepared.scenarios[s];
-    let pool = Rc::new(Pool {
-        idle: RefCell::new(Vec::new()),
-        in_flight: Cell::new(0),
-        closing: Cell::new(false),
-        all_idle: Notify::new(),
-    });
-    let mut vus = JoinSet::new();
+    let Ready {
+        pool,
+        mut vus,
+        mut created,
+    } = ready;
     let mut timer = PreciseTimer::new().ok();
-    let mut created = 0u32;
     let mut cursor = 0;
     // This worker's arrivals are i = worker, worker + workers, ...; a worker that joins late
     // starts with the first of them due at or after the time it joins.
@@ -186,7 +230,15 @@ pub(super) async fn open<P: Protocol>(
                     created += 1;
                     let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
                     let vu = shared.vu(id, s);
-                    vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, start));
+                    let slot = Rc::new(Slot::default());
+                    vus.spawn_local(run_vu(
+                        shared.clone(),
+                        pool.clone(),
+                        s,
+                        vu,
+                        slot,
+                        Some(start),
+                    ));
                 }
             }
         }
@@ -215,18 +267,25 @@ pub(super) async fn open<P: Protocol>(
     shared.metrics.borrow_mut().set_active_vus(s, 0);
 }
 
-/// One VU: runs the arrivals it is handed until the schedule ends or the VU stops.
+/// One VU: runs the arrivals it is handed (from `first`, or from the first handed to its
+/// `slot` when it starts parked) until the schedule ends or the VU stops.
 async fn run_vu<P: Protocol>(
     shared: Rc<Shared<P>>,
     pool: Rc<Pool>,
     s: usize,
     mut vu: Vu<P>,
-    first: Instant,
+    slot: Rc<Slot>,
+    mut first: Option<Instant>,
 ) {
     let scenario = &shared.prepared.scenarios[s];
-    let slot = Rc::new(Slot::default());
-    let mut intended = first;
     loop {
+        let intended = match first.take() {
+            Some(intended) => intended,
+            None => match pool.next_arrival(&slot).await {
+                Some(next) => next,
+                None => return,
+            },
+        };
         vu.run_iteration(s, scenario, intended, &shared.metrics)
             .await;
         let running = vu.state == VuState::Running;
@@ -239,10 +298,6 @@ async fn run_vu<P: Protocol>(
         }
         if !running {
             return;
-        }
-        match pool.next_arrival(&slot).await {
-            Some(next) => intended = next,
-            None => return,
         }
     }
 }

@@ -6,9 +6,9 @@ use super::{Ctx, Fields};
 use crate::error::PlanError;
 use crate::units::show_duration;
 use crate::yaml::{Kind, Node};
-use crate::{LoadModel, RateStage, VuStage};
+use crate::{LoadModel, RateStage, VuStage, WarmUp};
 
-const LOAD_KEYS: [&str; 12] = [
+const LOAD_KEYS: [&str; 13] = [
     "vus",
     "iterations",
     "shared_iterations",
@@ -21,6 +21,7 @@ const LOAD_KEYS: [&str; 12] = [
     "max_vus",
     "graceful_stop",
     "arrival_slack",
+    "warm_up",
 ];
 const STAGE_KEYS: [&str; 3] = ["vus", "rate", "over"];
 const CLOSED_ONLY: [&str; 5] = [
@@ -30,7 +31,7 @@ const CLOSED_ONLY: [&str; 5] = [
     "ramp_up",
     "start_vus",
 ];
-const OPEN_ONLY: [&str; 4] = ["rate", "start_rate", "max_vus", "arrival_slack"];
+const OPEN_ONLY: [&str; 5] = ["rate", "start_rate", "max_vus", "arrival_slack", "warm_up"];
 
 const MODELS: &str = "closed model: `vus` virtual users run iterations back to back (`iterations` per VU, or for a `duration`); \
 open model: new iterations start at a fixed `rate` for a `duration`, using at most `max_vus`";
@@ -247,6 +248,7 @@ impl Ctx<'_> {
             }],
             max_vus,
             slack: self.arrival_slack(f)?,
+            warm_up: self.warm_up(f, max_vus)?,
         })
     }
 
@@ -273,6 +275,44 @@ impl Ctx<'_> {
                 .with_hint("e.g. `arrival_slack: 1ms` (the default), or `0ms` to start every arrival at its exact time"));
         }
         Ok(slack)
+    }
+
+    /// `warm_up`: `true` (the default: as many VUs as the first second needs), `false`, or a
+    /// number of VUs, at most `max_vus`.
+    fn warm_up(&self, f: &Fields, max_vus: u32) -> Result<WarmUp, PlanError> {
+        let Some(node) = f.get("warm_up") else {
+            return Ok(WarmUp::Auto);
+        };
+        let path = f.child("warm_up");
+        const HINT: &str = "`warm_up: true` (the default) connects the VUs the first second needs before the schedule starts, `false` connects each VU when an arrival first needs it, a number N connects N VUs (at most `max_vus`)";
+        let text = self.string(node, &path)?;
+        match text.trim() {
+            "true" | "True" | "TRUE" => return Ok(WarmUp::Auto),
+            "false" | "False" | "FALSE" => return Ok(WarmUp::Off),
+            _ => {}
+        }
+        let Ok(n) = text.trim().parse::<u64>() else {
+            return Err(self
+                .err(
+                    node,
+                    &path,
+                    format!(
+                        "expected `true`, `false` or a number of VUs, found {:?}",
+                        text.trim()
+                    ),
+                )
+                .with_hint(HINT));
+        };
+        if n > max_vus as u64 {
+            return Err(self
+                .err(node, &path, format!("`warm_up: {n}` is more than `max_vus: {max_vus}`; expected at most {max_vus} VUs"))
+                .with_hint(HINT));
+        }
+        Ok(if n == 0 {
+            WarmUp::Off
+        } else {
+            WarmUp::Vus(n as u32)
+        })
     }
 
     fn positive_duration(&self, node: &Node, path: &str) -> Result<Duration, PlanError> {
@@ -364,6 +404,7 @@ impl Ctx<'_> {
                 stages,
                 max_vus,
                 slack: self.arrival_slack(f)?,
+                warm_up: self.warm_up(f, max_vus)?,
             })
         } else {
             let start_vus = match f.get("start_vus") {
