@@ -214,6 +214,7 @@ pub fn run<P: Protocol>(
         // The run's seconds are numbered from its start, after the warm-up.
         let warm_up = start.saturating_duration_since(warm_up_began);
         collector.delay_start(warm_up);
+        monitor.delay_start(warm_up);
     }
     while tids
         .iter()

@@ -194,10 +194,16 @@ impl Collector {
     }
 
     /// Moves the run's start `by` later: the time the engine spent before its first second
-    /// (an open model's warm-up) is not the run's. Each second's unix time and the final
-    /// header follow; the `unfinished` header written at creation keeps the earlier time.
+    /// (an open model's warm-up) is not the run's. Each second's unix time, the `unfinished`
+    /// header already streamed (rewritten: no second has been written yet) and the final
+    /// header follow.
     pub fn delay_start(&mut self, by: std::time::Duration) {
         self.run.start_unix_ms = self.run.start_unix_ms.saturating_add(by.as_millis() as u64);
+        let header = self.intervals_header();
+        if let Err(e) = self.spool.rewrite_header(&header) {
+            // The file's header keeps the earlier time; the final one is written at the end.
+            eprintln!("warning: rewriting the header of intervals.jsonl: {e}");
+        }
     }
 
     /// Adds one worker's snapshot of `second` (index since start). A snapshot for a second

@@ -10,11 +10,23 @@
 //!   end by the final one; the file is then exactly what the in-memory collector writes.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use onrush_results::{Header, Line, INTERVALS_FILE};
+
+/// `header` marked unfinished (no `duration_s` yet), as a line.
+fn unfinished_header(header: &Header) -> Vec<u8> {
+    let header = Header {
+        unfinished: true,
+        duration_s: 0.0,
+        ..header.clone()
+    };
+    let mut text = Line::Header(header).to_json().into_bytes();
+    text.push(b'\n');
+    text
+}
 
 pub(crate) enum Spool {
     Memory(Vec<String>),
@@ -30,6 +42,8 @@ pub(crate) struct FileSpool {
     /// The first write that failed; nothing is written after it (a file with a second missing
     /// in the middle would look complete).
     error: Option<io::Error>,
+    /// No second has been written yet: the file is its header alone.
+    header_only: bool,
 }
 
 impl Spool {
@@ -39,20 +53,28 @@ impl Spool {
         fs::create_dir_all(dir)?;
         let path = dir.join(INTERVALS_FILE);
         let mut file = File::create(&path)?;
-        let header = Header {
-            unfinished: true,
-            duration_s: 0.0,
-            ..header.clone()
-        };
-        let mut text = Line::Header(header).to_json();
-        text.push('\n');
-        file.write_all(text.as_bytes())?;
+        file.write_all(&unfinished_header(header))?;
         Ok(Spool::File(FileSpool {
             path,
             file,
             second: Vec::new(),
             error: None,
+            header_only: true,
         }))
+    }
+
+    /// Writes the unfinished header again, as `header` now says (the run's start moved before
+    /// its first second: an open model's warm-up). Only while the file holds its header alone;
+    /// later, the final header at the end corrects it.
+    pub fn rewrite_header(&mut self, header: &Header) -> io::Result<()> {
+        if let Spool::File(f) = self {
+            if f.header_only && f.error.is_none() {
+                f.file.set_len(0)?;
+                f.file.seek(SeekFrom::Start(0))?;
+                f.file.write_all(&unfinished_header(header))?;
+            }
+        }
+        Ok(())
     }
 
     /// Adds a line of the second being closed.
@@ -72,6 +94,7 @@ impl Spool {
     pub fn end_second(&mut self) {
         if let Spool::File(f) = self {
             if f.error.is_none() && !f.second.is_empty() {
+                f.header_only = false;
                 if let Err(e) = f.file.write_all(&f.second) {
                     f.error = Some(e);
                 }

@@ -146,3 +146,30 @@ fn merge_refuses_to_write_over_an_input() {
     }
     assert_eq!(fs::read(a.join("summary.json")).unwrap(), before);
 }
+
+#[test]
+fn a_start_moved_before_the_first_second_is_in_the_streamed_header() {
+    // An open model's warm-up: the run starts 2.5 s after the collector was made. A run killed
+    // from then on leaves a header with the real start, and the seconds after it.
+    let dir = temp_dir("stream-delayed");
+    let layout = Layout::new([("s", ["x"])]);
+    let mut c = Collector::streaming(layout.clone(), RunInfo::new("p", 1_000), &dir).unwrap();
+    c.delay_start(Duration::from_millis(2_500));
+    let reader = IntervalsReader::open_dir(&dir).unwrap();
+    assert!(reader.header().unfinished);
+    assert_eq!(reader.header().start_unix_ms, 3_500);
+    // Once a second is on disk the streamed header stays as it is (the final one is written
+    // at the end), and the second is not lost.
+    let mut w = WorkerMetrics::new(&layout);
+    w.record_request(0, 0, &RequestRecord::default());
+    c.add(0, w.take_snapshot());
+    c.close_second(0);
+    c.delay_start(Duration::from_millis(1_000));
+    let mut reader = IntervalsReader::open_dir(&dir).unwrap();
+    assert_eq!(reader.header().start_unix_ms, 3_500);
+    let seconds = reader
+        .by_ref()
+        .filter(|l| matches!(l, Ok(onrush_results::Line::Step(_))))
+        .count();
+    assert_eq!(seconds, 1);
+}

@@ -224,6 +224,12 @@ impl Monitor {
     }
 
     /// A cause found at the end of the run (VUs that never started).
+    /// Moves the run's start `by` later (an open model's warm-up is not the run's): the times
+    /// of day the verdict names follow.
+    pub fn delay_start(&mut self, by: std::time::Duration) {
+        self.rules.delay_start(by);
+    }
+
     pub fn add_cause(&mut self, cause: rules::Cause) {
         self.rules.add_cause(cause);
     }

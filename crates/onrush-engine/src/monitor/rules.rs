@@ -76,6 +76,11 @@ impl Peaks {
 }
 
 impl Rules {
+    /// Moves the run's start `by` later (see [`super::Monitor::delay_start`]).
+    pub fn delay_start(&mut self, by: std::time::Duration) {
+        self.start_unix_ms = self.start_unix_ms.saturating_add(by.as_millis() as u64);
+    }
+
     pub fn new(threads: usize, cores: usize, start_unix_ms: u64) -> Self {
         Rules {
             threads,
@@ -307,6 +312,14 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_of_day_follow_a_start_moved_by_the_warm_up() {
+        let mut rules = Rules::new(1, 2, 12 * 3_600_000);
+        assert_eq!(rules.when(42), "12:00:42 UTC (+42 s)");
+        rules.delay_start(std::time::Duration::from_millis(3_000));
+        assert_eq!(rules.when(42), "12:00:45 UTC (+42 s)");
+    }
 
     fn second(t: u64, cpu: f64, lag: Option<f64>) -> GeneratorSecond {
         GeneratorSecond {
