@@ -10,7 +10,7 @@ use std::time::Instant;
 use memchr::memmem;
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session, Warmed};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::plan::{TcpPlan, TcpStep};
@@ -307,6 +307,39 @@ impl Session for TcpSession {
 
     fn take_unset(&mut self) -> Option<usize> {
         self.unset.take()
+    }
+
+    /// Opens the VU's connection to the step's target ahead of the load (an open model's
+    /// warm-up), as its first exchange would: with `per_vu` (and `shared`, which is per VU for
+    /// a byte stream). `per_iteration` and `per_request` open nothing: connecting is part of
+    /// what they measure.
+    async fn warm_up(&mut self, step: &TcpStep) -> Warmed {
+        let keeps = matches!(self.scope, ConnectionScope::PerVu | ConnectionScope::Shared);
+        if !keeps || self.connections[step.slot].is_some() {
+            return Warmed::Nothing;
+        }
+        let started = Instant::now();
+        let Ok(dial) = Dial::new(
+            step.addr,
+            step.plan.tls,
+            self.tls.as_ref(),
+            &step.plan.host,
+            started,
+            step.timeout,
+        ) else {
+            return Warmed::Failed;
+        };
+        // The connect's figures belong to no step: a scratch exchange takes them.
+        let mut scratch = Exchange::empty();
+        let opened = Box::pin(open(dial, &mut scratch, started));
+        match tokio::time::timeout(step.timeout, opened).await {
+            Ok(Ok(stream)) => {
+                self.connections[step.slot] = Some(stream);
+                self.buffer.clear();
+                Warmed::Opened
+            }
+            Ok(Err(_)) | Err(_) => Warmed::Failed,
+        }
     }
 
     fn end_iteration(&mut self) {

@@ -345,3 +345,52 @@ fn a_bad_stream_target_is_a_plan_error_with_its_line_and_the_fix() {
     assert!(schema.contains("tls://localhost:7443"), "{schema}");
     assert!(schema.contains("tls://localhost:9443"), "{schema}");
 }
+
+#[test]
+fn an_open_models_warm_up_opens_the_vus_tls_streams_before_the_load() {
+    // `load.warm_up: 10` with `max_vus: 10`: the ten VUs connect (TCP and TLS) before the
+    // schedule starts, so no step opens a connection or shakes hands, and the server saw the
+    // ten handshakes. Without it, the steps open what they use. No timing asserted.
+    let dir = temp_dir("tcp-tls-warm-up");
+    let pki = pki(&dir);
+    let run = |warm_up: &str| {
+        let server = TlsLineServer::start(&pki, false);
+        let plan = format!(
+            "target: http://127.0.0.1:9\nscenarios:\n  - name: open\n    http: {{ tls: {{ ca_file: \"{ca}\" }} }}\n    load: {{ rate: 100/s, duration: 1s, max_vus: 10, warm_up: {warm_up} }}\n    steps:\n      - {{ name: ping, tcp: \"tls://localhost:{port}\", send: \"PING ${{iteration}}\\n\", until: \"\\n\" }}\n",
+            ca = pki.ca.display(),
+            port = server.port,
+        );
+        let run_dir = temp_dir(&format!("tcp-tls-warm-up-{warm_up}"));
+        let path = write_plan(&run_dir, &plan);
+        let s = run_expect(0, &["run", path.to_str().unwrap()], &run_dir.join("out"));
+        (s, server.finish())
+    };
+
+    let (s, counts) = run("10");
+    let t = |p: &str| u64_at(&s, &format!("/totals/{p}"));
+    assert_eq!(t("iterations") + t("dropped_iterations"), 100, "{s:#}");
+    assert_eq!(t("failures"), 0, "{s:#}");
+    let ping = step(&s, "open", "ping");
+    assert_eq!(handshakes(ping), (0, 0), "no step shook hands: {ping:#}");
+    assert_eq!(u64_at(ping, "/connect_ms/count"), 0, "{ping:#}");
+    assert_eq!(u64_at(scenario(&s, "open"), "/connections_opened"), 10);
+    assert_eq!(
+        u64_at(&counts, "/full") + u64_at(&counts, "/resumed"),
+        10,
+        "{counts}"
+    );
+    assert_eq!(u64_at(&counts, "/lines"), t("iterations"), "{counts}");
+
+    let (s, counts) = run("false");
+    let ping = step(&s, "open", "ping");
+    let opened = u64_at(scenario(&s, "open"), "/connections_opened");
+    assert!(opened >= 1, "{s:#}");
+    assert_eq!(u64_at(ping, "/connect_ms/count"), opened, "{ping:#}");
+    let (full, resumed) = handshakes(ping);
+    assert_eq!(full + resumed, opened, "{ping:#}");
+    assert_eq!(
+        u64_at(&counts, "/full") + u64_at(&counts, "/resumed"),
+        opened,
+        "{counts}"
+    );
+}
