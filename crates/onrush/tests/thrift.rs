@@ -388,3 +388,30 @@ fn thrift_plan_and_idl_errors_name_the_place_and_the_fix() {
     );
     assert!(e.contains("is oneway"), "{e}");
 }
+
+#[test]
+fn an_open_models_warm_up_opens_the_vus_thrift_connections_before_the_load() {
+    // `warm_up: 5` with `max_vus: 5`: the five VUs connect before the schedule starts, so no
+    // call opens a connection; the calls are the server's, exactly.
+    let Some(gen) = generated("warm-up") else {
+        return;
+    };
+    let server = ThriftServer::start(&gen, &["binary", "framed", "plain"]);
+    let plan = format!(
+        "target: http://127.0.0.1:1\nthrift: {{ idl: calc.thrift }}\nscenarios:\n  - name: s\n    load: {{ rate: 50/s, duration: 1s, max_vus: 5, warm_up: 5 }}\n    steps:\n      - {{ thrift: 127.0.0.1:{port}, protocol: binary, transport: framed, call: Calculator.ping }}\n",
+        port = server.port
+    );
+    let s = run("thrift-warm-up", &plan);
+    let t = |p: &str| u64_at(&s, &format!("/totals/{p}"));
+    assert_eq!(t("iterations") + t("dropped_iterations"), 50, "{s:#}");
+    assert_eq!(t("failures"), 0, "{s:#}");
+    let ping = step(&s, "s", "Calculator.ping");
+    assert_eq!(
+        u64_at(ping, "/connect_ms/count"),
+        0,
+        "no call connected: {ping:#}"
+    );
+    assert_eq!(u64_at(scenario(&s, "s"), "/connections_opened"), 5, "{s:#}");
+    let counts = server.finish();
+    assert_eq!(u64_at(&counts, "/ping"), t("iterations"), "{counts}");
+}
