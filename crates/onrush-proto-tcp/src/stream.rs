@@ -20,8 +20,8 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use onrush_http::{ConnectOptions, IoOp, SessionMode, TlsClient, TlsSession};
-use onrush_plan::Plan;
-use onrush_protocol::{connect_failure, micros, Exchange, FailureClass};
+use onrush_plan::{ConnectionScope, Plan};
+use onrush_protocol::{connect_failure, micros, Exchange, FailureClass, Warmed};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
@@ -104,6 +104,38 @@ impl<'a> Dial<'a> {
             tls,
             deadline: tokio::time::Instant::from_std(started + timeout),
         })
+    }
+}
+
+/// Opens a VU's stream into `slot` ahead of the load (an open model's warm-up:
+/// `Session::warm_up`), as its first exchange would, when the connection scope keeps one:
+/// `per_vu`, and `shared` (per VU for a byte stream). `per_iteration` and `per_request` open
+/// nothing: connecting is part of what they measure. The connect's figures belong to no step:
+/// a scratch exchange takes them.
+pub async fn warm_up(
+    slot: &mut Option<Stream>,
+    scope: ConnectionScope,
+    addr: SocketAddr,
+    tls: bool,
+    session: Option<&TlsSession>,
+    host: &str,
+    timeout: std::time::Duration,
+) -> Warmed {
+    let keeps = matches!(scope, ConnectionScope::PerVu | ConnectionScope::Shared);
+    if !keeps || slot.is_some() {
+        return Warmed::Nothing;
+    }
+    let started = Instant::now();
+    let Ok(dial) = Dial::new(addr, tls, session, host, started, timeout) else {
+        return Warmed::Failed;
+    };
+    let mut scratch = Exchange::empty();
+    match tokio::time::timeout(timeout, Box::pin(open(dial, &mut scratch, started))).await {
+        Ok(Ok(stream)) => {
+            *slot = Some(stream);
+            Warmed::Opened
+        }
+        Ok(Err(_)) | Err(_) => Warmed::Failed,
     }
 }
 

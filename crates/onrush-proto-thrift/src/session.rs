@@ -283,37 +283,23 @@ impl Session for ThriftSession {
         self.unset.take()
     }
 
-    /// Opens the VU's connection to the step's target ahead of the load (an open model's
-    /// warm-up), as its first exchange would: with `per_vu` (and `shared`, which is per VU for
-    /// a byte stream). `per_iteration` and `per_request` open nothing: connecting is part of
-    /// what they measure.
+    /// Opens the VU's stream ahead of the load (an open model's warm-up): see
+    /// [`onrush_proto_tcp::stream::warm_up`].
     async fn warm_up(&mut self, step: &ThriftStep) -> Warmed {
-        let keeps = matches!(self.scope, ConnectionScope::PerVu | ConnectionScope::Shared);
-        if !keeps || self.connections[step.slot].is_some() {
-            return Warmed::Nothing;
-        }
-        let started = Instant::now();
-        let Ok(dial) = Dial::new(
+        let warmed = onrush_proto_tcp::stream::warm_up(
+            &mut self.connections[step.slot],
+            self.scope,
             step.addr,
             step.plan.tls,
             self.tls.as_ref(),
             &step.plan.host,
-            started,
             step.timeout,
-        ) else {
-            return Warmed::Failed;
-        };
-        // The connect's figures belong to no step: a scratch exchange takes them.
-        let mut scratch = Exchange::empty();
-        let opened = Box::pin(open(dial, &mut scratch, started));
-        match tokio::time::timeout(step.timeout, opened).await {
-            Ok(Ok(stream)) => {
-                self.connections[step.slot] = Some(stream);
-                self.buffer.clear();
-                Warmed::Opened
-            }
-            Ok(Err(_)) | Err(_) => Warmed::Failed,
+        )
+        .await;
+        if warmed == Warmed::Opened {
+            self.buffer.clear();
         }
+        warmed
     }
 
     fn end_iteration(&mut self) {
