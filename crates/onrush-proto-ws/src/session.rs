@@ -174,7 +174,7 @@ impl WsSession {
         }
         // The VU's cookies for this host and path, as a browser sends them with the upgrade
         // (unless the plan writes its own `Cookie` header).
-        let path_only = path.split('?').next().unwrap_or("/").to_string();
+        let path_only = path.split('?').next().unwrap_or("/");
         if let Some(jar) = cookies.as_deref() {
             let mut value = Vec::new();
             if !self

@@ -101,16 +101,27 @@ pub(super) struct Ready {
     created: u32,
 }
 
-/// Use only as many workers as there are VUs, so no worker has a share of zero VUs: the
-/// workers used, and this worker's `max_vus` (0: it has no share).
-fn my_share<P: Protocol>(shared: &Shared<P>, max_vus: u32) -> (usize, u32) {
-    let workers = shared.workers.min(max_vus.max(1) as usize);
-    if shared.worker >= workers {
-        return (workers, 0);
+/// This worker's share of `total` of an open-model scenario's VUs, split as its `max_vus`
+/// are: only as many workers are used as there are VUs, so no used worker has a share of zero.
+/// `(workers used, share)`; a share of 0: the worker has none.
+pub(super) fn share(total: u32, max_vus: u32, worker: usize, workers: usize) -> (usize, u32) {
+    let used = workers.min(max_vus.max(1) as usize);
+    if worker >= used {
+        return (used, 0);
     }
-    let my_max =
-        max_vus / workers as u32 + u32::from((shared.worker as u32) < max_vus % workers as u32);
-    (workers, my_max)
+    let n = total / used as u32 + u32::from((worker as u32) < total % used as u32);
+    (used, n)
+}
+
+/// The id of a worker's `k`-th VU (from 0) of a scenario spread over `used` workers: the
+/// workers' VUs interleave, 1, 2, 3, ... over the whole run.
+pub(super) fn vu_id(k: u32, used: usize, worker: usize) -> u64 {
+    k as u64 * used as u64 + worker as u64 + 1
+}
+
+/// This worker's share of `max_vus`.
+fn my_share<P: Protocol>(shared: &Shared<P>, max_vus: u32) -> (usize, u32) {
+    share(max_vus, max_vus, shared.worker, shared.workers)
 }
 
 /// Called before the start: the VUs of the `warm` sessions (ids first, in the order of the
@@ -131,9 +142,8 @@ pub(super) fn ready<P: Protocol>(
     let mut vus = JoinSet::new();
     let mut created = 0u32;
     for session in warm.into_iter().take(my_max as usize) {
+        let vu = shared.vu_with(vu_id(created, workers, shared.worker), s, session);
         created += 1;
-        let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
-        let vu = shared.vu_with(id, s, session);
         let slot = Rc::new(Slot::default());
         pool.idle.borrow_mut().push(slot.clone());
         vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, slot, None));
@@ -227,9 +237,8 @@ pub(super) async fn open<P: Protocol>(
             match idle {
                 Some(slot) => slot.hand(start),
                 None => {
+                    let vu = shared.vu(vu_id(created, workers, shared.worker), s);
                     created += 1;
-                    let id = (created as u64 - 1) * workers as u64 + shared.worker as u64 + 1;
-                    let vu = shared.vu(id, s);
                     let slot = Rc::new(Slot::default());
                     vus.spawn_local(run_vu(
                         shared.clone(),

@@ -19,6 +19,7 @@ use onrush_metrics::WorkerMetrics;
 use onrush_plan::LoadModel;
 use onrush_protocol::{Protocol, Session, Warmed};
 
+use super::open::{share, vu_id};
 use crate::prepare::Prepared;
 use crate::program::Op;
 use crate::schedule::Arrivals;
@@ -27,17 +28,6 @@ use crate::schedule::Arrivals;
 /// trips, few enough not to overflow a server's accept backlog (a SYN dropped there is retried
 /// after a second).
 const CONCURRENCY: usize = 64;
-
-/// This worker's share of `total` VUs of an open-model scenario with `max_vus`, split as the
-/// open driver splits `max_vus` (worker/open.rs): `(workers used, share)`.
-pub(super) fn share(total: u32, max_vus: u32, worker: usize, workers: usize) -> (usize, u32) {
-    let used = workers.min(max_vus.max(1) as usize);
-    if worker >= used {
-        return (used, 0);
-    }
-    let n = total / used as u32 + u32::from((worker as u32) < total % used as u32);
-    (used, n)
-}
 
 /// How many VUs of an open-model load are warmed up, over every worker.
 pub(super) fn planned(load: &LoadModel) -> u32 {
@@ -76,11 +66,8 @@ pub(super) async fn warm_up<P: Protocol>(
             continue;
         };
         let (used, n) = share(planned(&scenario.load), max_vus, worker, workers);
-        let mut sessions: Vec<P::Session> = (0..n as u64)
-            .map(|k| {
-                let id = k * used as u64 + worker as u64 + 1;
-                P::session(&prepared.protocol, s, id, &protocol[s])
-            })
+        let mut sessions: Vec<P::Session> = (0..n)
+            .map(|k| P::session(&prepared.protocol, s, vu_id(k, used, worker), &protocol[s]))
             .collect();
         let first = scenario.program.iter().find_map(|op| match op {
             Op::Request { step, .. } => Some(&**step),
