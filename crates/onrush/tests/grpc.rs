@@ -8,9 +8,8 @@
 use crate::common;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -38,50 +37,24 @@ pub(crate) fn have_grpcio() -> bool {
 }
 
 /// The Python gRPC server; `finish` stops it (closes its stdin) and returns its counts.
-pub(crate) struct GrpcServer {
-    child: Child,
-    pub(crate) port: u16,
-}
+pub(crate) struct GrpcServer(PyServer);
 
 impl GrpcServer {
     pub(crate) fn start(env: &[(&str, &Path)]) -> Self {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/grpc_server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .envs(env.iter().map(|(k, v)| (*k, *v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the gRPC server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("the server prints its port, not {line:?}"));
-        GrpcServer { child, port }
+        let mut command = PyServer::command("grpc_server.py");
+        command.envs(env.iter().copied());
+        GrpcServer(PyServer::spawn(command, "gRPC server"))
     }
 
-    pub(crate) fn finish(mut self) -> Value {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let _ = self.child.wait();
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    pub(crate) fn finish(self) -> Value {
+        self.0.finish()
     }
 }
 
-impl Drop for GrpcServer {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
+impl std::ops::Deref for GrpcServer {
+    type Target = PyServer;
+    fn deref(&self) -> &PyServer {
+        &self.0
     }
 }
 

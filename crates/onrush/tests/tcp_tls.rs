@@ -8,9 +8,7 @@
 use crate::common;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
@@ -63,10 +61,7 @@ pub(crate) fn pki(dir: &Path) -> Pki {
 }
 
 /// The Python line server over TLS; `finish` closes its stdin and returns its counts.
-struct TlsLineServer {
-    child: Child,
-    port: u16,
-}
+struct TlsLineServer(PyServer);
 
 impl TlsLineServer {
     /// Serves TLS with `pki`'s server certificate; with `mutual`, requires a client
@@ -84,41 +79,20 @@ impl TlsLineServer {
 
     /// The line server with `env` (none: plain TCP).
     fn start_with(env: &[(&str, &Path)]) -> Self {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/line_server.py");
-        let mut command = Command::new("python3");
-        command
-            .arg(script)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = command.spawn().expect("python3 runs the line server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().expect("the server prints its port");
-        TlsLineServer { child, port }
+        let mut command = PyServer::command("line_server.py");
+        command.envs(env.iter().copied());
+        TlsLineServer(PyServer::spawn(command, "line server"))
     }
 
-    /// `{"lines": N, "full": N, "resumed": N, "failed": N}`, by the server's own account.
-    fn finish(mut self) -> Value {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let _ = self.child.wait();
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    fn finish(self) -> Value {
+        self.0.finish()
     }
 }
 
-impl Drop for TlsLineServer {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
+impl std::ops::Deref for TlsLineServer {
+    type Target = PyServer;
+    fn deref(&self) -> &PyServer {
+        &self.0
     }
 }
 

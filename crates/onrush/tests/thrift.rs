@@ -11,9 +11,8 @@
 use crate::common;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -50,10 +49,7 @@ pub(crate) fn generated_from(name: &str, idl: &Path) -> Option<PathBuf> {
 }
 
 /// The Python server; `finish` closes its stdin and returns the counts it printed.
-pub(crate) struct ThriftServer {
-    child: Child,
-    pub(crate) port: u16,
-}
+pub(crate) struct ThriftServer(PyServer);
 
 impl ThriftServer {
     fn start(generated: &Path, args: &[&str]) -> Self {
@@ -62,48 +58,23 @@ impl ThriftServer {
 
     /// [`ThriftServer::start`] with environment variables (`THRIFT_SERVER_CERT`, ...).
     pub(crate) fn start_with(generated: &Path, args: &[&str], env: &[(&str, &Path)]) -> Self {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/servers/thrift_server.py"
-        );
-        let mut child = Command::new("python3")
-            .arg(script)
+        let mut command = PyServer::command("thrift_server.py");
+        command
             .args(args)
             .env("PYTHONPATH", generated)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the Thrift server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("the server prints its port, not {line:?}"));
-        ThriftServer { child, port }
+            .envs(env.iter().copied());
+        ThriftServer(PyServer::spawn(command, "Thrift server"))
     }
 
-    pub(crate) fn finish(mut self) -> Value {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let _ = self.child.wait();
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    pub(crate) fn finish(self) -> Value {
+        self.0.finish()
     }
 }
 
-impl Drop for ThriftServer {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
+impl std::ops::Deref for ThriftServer {
+    type Target = PyServer;
+    fn deref(&self) -> &PyServer {
+        &self.0
     }
 }
 

@@ -7,16 +7,10 @@
 use crate::common;
 use common::*;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
-
 use serde_json::Value;
 
 /// The Python WebSocket server; `finish` stops it (closes its stdin) and returns its counts.
-struct WsServer {
-    child: Child,
-    port: u16,
-}
+struct WsServer(PyServer);
 
 impl WsServer {
     fn start() -> Self {
@@ -26,44 +20,20 @@ impl WsServer {
     /// With environment variables (`WS_SERVER_CERT` and `WS_SERVER_KEY`: wss://;
     /// `WS_DEFLATE`).
     fn start_with(env: &[(&str, &std::path::Path)]) -> Self {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/ws_server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .envs(env.iter().map(|(k, v)| (*k, *v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the WebSocket server (tests/install-websockets.sh)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("the server prints its port, not {line:?}"));
-        WsServer { child, port }
+        let mut command = PyServer::command("ws_server.py");
+        command.envs(env.iter().copied());
+        WsServer(PyServer::spawn(command, "WebSocket server"))
     }
 
-    /// Stops the server and returns the counts it printed.
-    fn finish(mut self) -> Value {
-        drop(self.child.stdin.take());
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let _ = self.child.wait();
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    fn finish(self) -> Value {
+        self.0.finish()
     }
 }
 
-impl Drop for WsServer {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
+impl std::ops::Deref for WsServer {
+    type Target = PyServer;
+    fn deref(&self) -> &PyServer {
+        &self.0
     }
 }
 

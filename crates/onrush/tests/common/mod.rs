@@ -4,6 +4,9 @@
 #![allow(dead_code)]
 
 pub mod netns;
+pub mod py_server;
+
+pub use py_server::PyServer;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
