@@ -6,6 +6,8 @@
 pub mod netns;
 pub mod py_server;
 
+// Not every test binary that includes `common` runs a Python server (bench.rs does not).
+#[allow(unused_imports)]
 pub use py_server::PyServer;
 
 use std::path::{Path, PathBuf};
