@@ -49,6 +49,8 @@ pub use print::print_text;
 /// - `source_addresses`: `http.source_addresses.len()` (the largest over scenarios); 0 when the
 ///   kernel chooses (one address).
 /// - `close_reset`: `http.close: reset` (connections closed with RST leave no TIME_WAIT).
+/// - `server_closes`: `http.close: server`, the default of `connections: per_request` (the
+///   server closes first and keeps the TIME_WAIT, not this host).
 ///
 /// ```
 /// let needs = onrush_doctor::PlanNeeds {
@@ -72,6 +74,9 @@ pub struct PlanNeeds {
     /// Connections are closed with RST (`http.close: reset`): no TIME_WAIT on either side, and
     /// conntrack forgets them after 10 s instead of 120 s.
     pub close_reset: bool,
+    /// The server closes first (`http.close: server`, each request says `Connection: close`):
+    /// the TIME_WAIT is the server's, so this host's ports are free again at once.
+    pub server_closes: bool,
     /// VUs alive at once, at the peak (each holds its state even without a connection).
     pub vus: u64,
     /// Worker threads the run will start (`-t`); 0 when unknown.

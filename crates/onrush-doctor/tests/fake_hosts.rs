@@ -301,6 +301,23 @@ fn the_new_connection_rate_a_host_sustains() {
     let ct = get(&r, "conntrack");
     assert!(ct.detail.contains("1,000/s x 10 s"), "{}", ct.detail);
 
+    // The server closes first (`close: server`, per_request's default): its TIME_WAIT, not ours.
+    let by_server = PlanNeeds {
+        peak_connections: 500,
+        server_closes: true,
+        ..plan(0, 1_000.0, &["10.0.0.1:80"], 0)
+    };
+    let r = diagnose(&h, Some(&by_server));
+    let f = get(&r, "ephemeral_ports");
+    assert_eq!(f.status, Status::Ok, "{f:#?}");
+    assert!(
+        f.detail.contains(
+            "500 port tuples (500 open + closed by the server first: the TIME_WAIT is the server's)"
+        ),
+        "{}",
+        f.detail
+    );
+
     // 600 new/s over two remote targets: 36,000 to one, 18,000 each if spread evenly.
     let two = plan(0, 600.0, &["10.0.0.1:80", "10.0.0.2:80"], 0);
     let f = diagnose(&h, Some(&two))

@@ -48,6 +48,16 @@ impl AnyConnection {
         }
     }
 
+    /// [`Connection::closed_by_server`].
+    pub async fn closed_by_server(&mut self) -> std::io::Result<()> {
+        match self {
+            AnyConnection::Plain(c) => c.closed_by_server().await,
+            AnyConnection::Tls(c) => c.closed_by_server().await,
+            AnyConnection::Throttled(c) => c.closed_by_server().await,
+            AnyConnection::ThrottledTls(c) => c.closed_by_server().await,
+        }
+    }
+
     /// [`Connection::requests_sent`].
     pub fn requests_sent(&self) -> u64 {
         match self {

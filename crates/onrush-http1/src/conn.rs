@@ -103,6 +103,20 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         &self.io
     }
 
+    /// After a response that ended the connection (we sent `Connection: close`, or the server
+    /// said it): waits for the server to close its side, reading and discarding anything it
+    /// still sends (a TLS close_notify), so that the server, which closed first, is the side
+    /// that keeps the TIME_WAIT. Returns at the end of the stream, or with the read's error (a
+    /// reset). The caller bounds the wait: a server may ignore `Connection: close`.
+    pub async fn closed_by_server(&mut self) -> std::io::Result<()> {
+        self.reusable = false;
+        loop {
+            if self.io.read(&mut self.rbuf).await? == 0 {
+                return Ok(());
+            }
+        }
+    }
+
     /// Sends `req`, reads the response head (skipping interim 1xx responses), and passes the
     /// body to `sink` until its end. The connection is then ready for the next request if the
     /// response says `keep_alive`; otherwise, or after an error, drop it.

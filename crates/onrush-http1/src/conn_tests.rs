@@ -450,3 +450,36 @@ async fn invalid_requests_are_not_sent() {
     assert_eq!(e.kind(), ErrorKind::Io);
     assert!(conn.io.written.is_empty());
 }
+
+#[tokio::test]
+async fn after_connection_close_it_waits_for_the_servers_end_of_stream() {
+    // The response to `Connection: close`, then what a TLS server sends as it closes (here any
+    // bytes), then its FIN (the script's end): read and discarded up to the end of the stream.
+    let mut conn = Connection::new(Mock::answering([[
+        &b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"[..],
+        &b"\x15\x03\x03\x00\x02\x01\x00"[..],
+    ]]));
+    let mut req = get("GET");
+    req.close = true;
+    let r = conn.send(&req, &mut Discard).await.unwrap();
+    assert!(!r.keep_alive, "we asked to close");
+    conn.closed_by_server().await.unwrap();
+    assert!(conn.io.reads.is_empty(), "everything read up to the end");
+
+    // A server that ignores the request and keeps the connection open: the wait is the
+    // caller's to bound.
+    let mut m = Mock::answering([[OK2]]);
+    m.hang = true;
+    let mut conn = Connection::new(m);
+    conn.send(&req, &mut Discard).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_millis(20), conn.closed_by_server()).await;
+    assert!(waited.is_err(), "still open");
+
+    // A reset instead of a FIN is the read's error.
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::Err(io::ErrorKind::ConnectionReset));
+    let mut conn = Connection::new(m);
+    conn.send(&req, &mut Discard).await.unwrap();
+    let e = conn.closed_by_server().await.unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+}

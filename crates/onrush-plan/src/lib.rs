@@ -370,7 +370,8 @@ pub struct HttpSettings {
     /// operating system picks the source address. Several addresses multiply the ephemeral ports
     /// available towards one target (each source address has its own port range).
     pub source_addresses: Vec<IpAddr>,
-    /// `close`: how onrush closes connections it is done with.
+    /// `close`: how onrush closes connections it is done with, as written (`auto` when not);
+    /// [`HttpSettings::close_mode`] says what it means for this scope.
     pub close: CloseMode,
     /// `tls`: how `https://` connections are set up (ignored for `http://`).
     pub tls: TlsSettings,
@@ -389,6 +390,19 @@ pub struct HttpSettings {
     pub body_limit: u64,
 }
 
+impl HttpSettings {
+    /// The close mode in effect: `auto` resolved by the connection scope (`server` for
+    /// `per_request`, where a client that will not reuse the connection says so, as Go's and
+    /// JMeter's HTTP clients do; `normal` for the scopes that reuse connections).
+    pub fn close_mode(&self) -> CloseMode {
+        match (self.close, self.connections) {
+            (CloseMode::Auto, ConnectionScope::PerRequest) => CloseMode::Server,
+            (CloseMode::Auto, _) => CloseMode::Normal,
+            (mode, _) => mode,
+        }
+    }
+}
+
 impl Default for HttpSettings {
     fn default() -> Self {
         HttpSettings {
@@ -397,7 +411,7 @@ impl Default for HttpSettings {
             version: HttpVersion::H1,
             max_streams: 100,
             source_addresses: Vec::new(),
-            close: CloseMode::Normal,
+            close: CloseMode::Auto,
             tls: TlsSettings::default(),
             cookies: CookieMode::On,
             decompress: false,
@@ -651,13 +665,21 @@ impl TlsVersionSetting {
     }
 }
 
-/// `http.close`: how a connection onrush is done with is closed.
+/// `http.close`: how a connection onrush is done with is closed, and so which side keeps its
+/// TIME_WAIT (the side that closes first keeps the connection's tuple for 60 s on Linux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CloseMode {
-    /// `normal` (default): an orderly close (FIN). The side that closes first keeps the
-    /// connection in TIME_WAIT for a while (60 s on Linux), holding its local port.
+    /// `auto` (default): `server` for `connections: per_request`, `normal` for every other
+    /// scope (see [`HttpSettings::close_mode`]).
     #[default]
+    Auto,
+    /// `normal`: onrush closes with FIN when it is done with the connection, and so keeps the
+    /// TIME_WAIT on its own ephemeral ports (a browser tab closing, a pool evicting).
     Normal,
+    /// `server`: each request says `Connection: close`, so the server closes after its
+    /// response and keeps the TIME_WAIT, as k6's `noConnectionReuse` (Go), JMeter without
+    /// keep-alive and `wrk -H 'Connection: close'` do. Only with `connections: per_request`.
+    Server,
     /// `reset`: close with `SO_LINGER` 0, which sends a reset (RST) and skips TIME_WAIT on the
     /// client, so ports are free again at once. The server sees resets, and data still in
     /// flight can be lost: only for connection-churn tests.
@@ -667,7 +689,9 @@ pub enum CloseMode {
 impl CloseMode {
     pub fn as_str(&self) -> &'static str {
         match self {
+            CloseMode::Auto => "auto",
             CloseMode::Normal => "normal",
+            CloseMode::Server => "server",
             CloseMode::Reset => "reset",
         }
     }

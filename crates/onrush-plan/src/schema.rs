@@ -482,8 +482,8 @@ pub fn json_schema() -> Value {
                         "examples": [["127.0.0.2", "127.0.0.3"], "127.0.0.2-127.0.0.254", "127.0.1.0/24"]
                     },
                     "close": {
-                        "enum": ["normal", "reset"],
-                        "description": "How connections are closed: normal (default: FIN; the client keeps TIME_WAIT), reset (SO_LINGER 0: RST, no TIME_WAIT on the client; the server sees resets and data in flight can be lost; for connection-churn tests)"
+                        "enum": ["auto", "normal", "server", "reset"],
+                        "description": "How connections are closed: auto (default: server for connections: per_request, normal otherwise), normal (onrush closes with FIN and keeps the TIME_WAIT), server (each request says Connection: close, the server closes first and keeps the TIME_WAIT; per_request only), reset (SO_LINGER 0: RST, no TIME_WAIT on either side; the server sees resets and data in flight can be lost; for connection-churn tests)"
                     },
                     "tls": { "$ref": "#/definitions/tls" },
                     "cookies": {

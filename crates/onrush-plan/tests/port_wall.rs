@@ -20,9 +20,64 @@ fn ips(v: &[&str]) -> Vec<IpAddr> {
 fn defaults() {
     let p = ok(&plan("  timeout: 5s\n", ""));
     assert!(p.http.source_addresses.is_empty());
-    assert_eq!(p.http.close, CloseMode::Normal);
-    assert_eq!(HttpSettings::default().close, CloseMode::Normal);
+    assert_eq!(p.http.close, CloseMode::Auto);
+    assert_eq!(
+        p.http.close_mode(),
+        CloseMode::Normal,
+        "per_vu: onrush closes"
+    );
+    assert_eq!(HttpSettings::default().close, CloseMode::Auto);
     assert_eq!(CloseMode::Reset.as_str(), "reset");
+}
+
+#[test]
+fn auto_asks_the_server_to_close_only_connections_used_once() {
+    // per_request: the server closes first (`Connection: close`), as k6 and JMeter do.
+    let p = ok(&plan(
+        "  connections: per_request
+",
+        "",
+    ));
+    assert_eq!(p.http.close_mode(), CloseMode::Server);
+    assert_eq!(p.scenarios[1].http.close_mode(), CloseMode::Server);
+    // A scenario that reuses its connections resolves `auto` for its own scope.
+    let p = ok(&plan(
+        "  connections: per_request
+",
+        "    http: { connections: per_iteration }
+",
+    ));
+    assert_eq!(p.scenarios[0].http.close_mode(), CloseMode::Normal);
+    assert_eq!(p.scenarios[1].http.close_mode(), CloseMode::Server);
+    // Written modes are kept whatever the scope.
+    let p = ok(&plan(
+        "  connections: per_request
+  close: normal
+",
+        "",
+    ));
+    assert_eq!(p.http.close_mode(), CloseMode::Normal);
+    let p = ok(&plan(
+        "  connections: per_request
+  close: reset
+",
+        "",
+    ));
+    assert_eq!(p.http.close_mode(), CloseMode::Reset);
+    let p = ok(&plan(
+        "  connections: per_request
+  close: server
+",
+        "",
+    ));
+    assert_eq!(p.http.close_mode(), CloseMode::Server);
+    let p = ok(&plan(
+        "  connections: per_iteration
+  close: auto
+",
+        "",
+    ));
+    assert_eq!(p.http.close_mode(), CloseMode::Normal);
 }
 
 #[test]
@@ -118,7 +173,7 @@ fn scenario_level_overrides() {
     );
     assert_eq!(p.scenarios[0].http.close, CloseMode::Reset);
     assert_eq!(p.scenarios[1].http.source_addresses, ips(&["127.0.0.2"]));
-    assert_eq!(p.scenarios[1].http.close, CloseMode::Normal);
+    assert_eq!(p.scenarios[1].http.close, CloseMode::Auto);
     // An empty list switches binding off for one scenario.
     let p = ok(&plan(
         "  source_addresses: [127.0.0.2]\n",
@@ -223,7 +278,7 @@ fn errors() {
         3,
         "http.close",
         &[
-            "unknown close mode \"rst\"; expected `normal` or `reset`",
+            "unknown close mode \"rst\"; expected `auto`, `normal`, `server` or `reset`",
             "did you mean `reset`?",
         ],
     );
@@ -231,7 +286,30 @@ fn errors() {
         &plan("  close: abrupt\n", ""),
         3,
         "http.close",
-        &["expected `normal` or `reset`", "RST"],
+        &["expected `auto`, `normal`, `server` or `reset`", "RST"],
+    );
+    // `server` would make every reused connection a connection per request.
+    check(
+        &plan("  close: server
+", ""),
+        3,
+        "http.close",
+        &[
+            "`close: server` asks the server to close after every request, but `connections: per_vu` reuses connections",
+            "use `connections: per_request` beside `close: server`",
+        ],
+    );
+    check(
+        &plan(
+            "  connections: per_request
+  close: server
+",
+            "    http: { connections: shared }
+",
+        ),
+        8,
+        "scenarios[0].http.connections",
+        &["but `connections: shared` reuses connections"],
     );
     check(
         &plan(

@@ -30,8 +30,9 @@ pub struct ScenarioHttp {
     pub max_streams: u32,
     /// Source addresses new connections are spread over (empty: the kernel chooses).
     pub source_addresses: Arc<[IpAddr]>,
-    /// Close connections with a reset (SO_LINGER 0): no TIME_WAIT on this side.
-    pub close_reset: bool,
+    /// How connections are closed (`http.close`, `auto` resolved by the scope): `server` asks
+    /// the server to close after each response (`Connection: close`), `reset` closes with RST.
+    pub close: CloseMode,
     /// For https targets: the scenario's TLS configuration and how VUs reuse sessions (built
     /// when the scenario's first https step is compiled).
     pub tls: Option<(Arc<TlsClient>, SessionMode)>,
@@ -61,7 +62,7 @@ impl HttpPlan {
                 version: s.http.version,
                 max_streams: s.http.max_streams,
                 source_addresses: s.http.source_addresses.clone().into(),
-                close_reset: s.http.close == CloseMode::Reset,
+                close: s.http.close_mode(),
                 tls: None,
                 throttle: s.http.throttle,
                 cookies: s.http.cookies,

@@ -161,7 +161,7 @@ impl PortFit {
             .copied()
             .filter(|t| !(assume_reuse || s.reuse_for(*t)))
             .collect();
-        let hold = if needs.close_reset {
+        let hold = if needs.close_reset || needs.server_closes {
             0.0
         } else if no_reuse.is_empty() {
             REUSE_AFTER_S
@@ -269,6 +269,8 @@ pub(crate) fn ephemeral_ports(s: &Sysctls, needs: Option<&PlanNeeds>) -> Finding
     let status = fit.status();
     let closed = if needs.close_reset {
         "closed with RST: no TIME_WAIT".to_string()
+    } else if needs.server_closes {
+        "closed by the server first: the TIME_WAIT is the server's".to_string()
     } else {
         format!(
             "{}/s x {} s in TIME_WAIT",
@@ -301,7 +303,7 @@ pub(crate) fn ephemeral_ports(s: &Sysctls, needs: Option<&PlanNeeds>) -> Finding
     if ports < WIDE_PORTS {
         fix.push(sysctl_fix("net.ipv4.ip_local_port_range", "1024 65535"));
     }
-    if !fit.no_reuse.is_empty() && !needs.close_reset {
+    if !fit.no_reuse.is_empty() && !needs.close_reset && !needs.server_closes {
         if s.timestamps == Some(0) {
             fix.push(sysctl_fix("net.ipv4.tcp_timestamps", "1"));
         }

@@ -97,10 +97,37 @@ impl Ctx<'_> {
                 c,
                 &f.child("close"),
                 "close mode",
-                &[CloseMode::Normal, CloseMode::Reset],
+                &[
+                    CloseMode::Auto,
+                    CloseMode::Normal,
+                    CloseMode::Server,
+                    CloseMode::Reset,
+                ],
                 CloseMode::as_str,
-                "normal closes with FIN (the client keeps TIME_WAIT); reset closes with RST (no TIME_WAIT; for connection-churn tests)",
+                "auto (default): server for connections: per_request, normal otherwise; normal: onrush closes with FIN and keeps the TIME_WAIT; server: each request says `Connection: close` and the server closes first, keeping the TIME_WAIT (per_request only); reset: RST, no TIME_WAIT on either side (for connection-churn tests)",
             )?;
+        }
+        // `server` means every request asks the server to close, so the connection cannot live
+        // longer than one request: with another scope it would silently become `per_request`.
+        if out.close == CloseMode::Server && out.connections != ConnectionScope::PerRequest {
+            let (node, field) = match f.get("close") {
+                Some(c) => (c, f.child("close")),
+                None => (f.get("connections").unwrap_or(node), f.child("connections")),
+            };
+            return Err(self
+                .err(
+                    node,
+                    &field,
+                    &format!(
+                        "`close: server` asks the server to close after every request, but \
+                         `connections: {}` reuses connections",
+                        out.connections.as_str()
+                    ),
+                )
+                .with_hint(
+                    "use `connections: per_request` beside `close: server`, or `close: normal` \
+                     (onrush closes, and keeps the TIME_WAIT) or `close: reset`",
+                ));
         }
         if let Some(a) = f.get("source_addresses") {
             out.source_addresses =

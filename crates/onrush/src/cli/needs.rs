@@ -44,7 +44,11 @@ pub fn plan_needs(plan: &Plan, threads: usize) -> PlanNeeds {
         needs.source_addresses = needs
             .source_addresses
             .max(scenario.http.source_addresses.len());
-        needs.close_reset |= scenario.http.close == CloseMode::Reset;
+        match scenario.http.close_mode() {
+            CloseMode::Reset => needs.close_reset = true,
+            CloseMode::Server => needs.server_closes = true,
+            CloseMode::Auto | CloseMode::Normal => {}
+        }
     }
     if let Target::Url(url) = &plan.target {
         if let Ok(addrs) = (url.host.as_str(), url.port).to_socket_addrs() {

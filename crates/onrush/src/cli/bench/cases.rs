@@ -141,12 +141,10 @@ impl Bench<'_> {
                 "50 connections, GET /",
             ),
             "new_connection" => {
-                let note = if self.wrk.is_some() {
-                    "50 VUs, a new connection per request, closed by onrush (TIME_WAIT on its side); \
-                     wrk -H 'Connection: close' has the server close instead: not the same work"
-                } else {
-                    "50 VUs, a new connection per request (connect, GET /, close)"
-                };
+                // `per_request` sends `Connection: close` and the server closes first (the
+                // default `close: auto`), as `wrk -H 'Connection: close'` does: the same work.
+                let note = "50 VUs, a new connection per request (connect, GET / with \
+                            `Connection: close`, the server closes first)";
                 let http = json!({ "connections": "per_request" });
                 self.requests(name, Some(http), closed(50), vec![get("/")], note)
             }
