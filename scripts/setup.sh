@@ -2,8 +2,8 @@
 # Installs what building and testing onrush needs on a fresh Debian machine: a Rust toolchain with
 # rustfmt and clippy, and the real peers the tests run against (xmllint for the JUnit schema,
 # Prometheus and InfluxDB receivers, Chromium for the HTML report and, with playwright-core, for
-# recording the HAR that `onrush import har` is tested on). Benchmarks need more (wrk,
-# nginx): see bench/README.md.
+# recording the HAR that `onrush import har` is tested on, valgrind for the instructions that
+# `onrush bench` counts). Benchmarks need more (wrk, nginx): see bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"

@@ -37,6 +37,13 @@ fn wrk_installed() -> bool {
     std::process::Command::new("wrk").arg("-v").output().is_ok()
 }
 
+fn valgrind_installed() -> bool {
+    std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok()
+}
+
 #[test]
 fn bench_measures_cpu_per_request_iteration_and_idle_vu_memory() {
     let doc = bench_json(&[
@@ -44,6 +51,7 @@ fn bench_measures_cpu_per_request_iteration_and_idle_vu_memory() {
         "1",
         "--cases",
         "keepalive,empty_iterations,idle_vu_memory",
+        "--no-instructions",
     ]);
     assert!(doc["onrush_version"].is_string(), "{doc:#}");
     assert!(u64_at(&doc, "/host/cpus") >= 1, "{doc:#}");
@@ -70,7 +78,12 @@ fn bench_measures_cpu_per_request_iteration_and_idle_vu_memory() {
         let rss = f64_at(c, "/peak_rss_mib");
         assert!(rss > 0.5 && rss < 1024.0, "{name}: peak RSS {rss} MiB");
         assert!(c.get("ratio_vs_wrk").is_none(), "no --compare: {c:#}");
+        assert!(
+            c["instructions_per_unit"].is_null(),
+            "--no-instructions: {c:#}"
+        );
     }
+    assert!(doc["valgrind"].is_null(), "--no-instructions: {doc:#}");
 
     let idle = case(&doc, "idle_vu_memory");
     assert_eq!(idle["unit"], "idle VU");
@@ -142,6 +155,71 @@ fn bench_compares_with_wrk() {
     assert!(wrk > 0.5 && wrk < 10_000.0, "wrk: {wrk} CPU µs per request");
     let ratio = f64_at(c, "/ratio_vs_wrk");
     assert!(ratio > 0.05 && ratio < 20.0, "ratio onrush/wrk {ratio}");
+    // Where valgrind is installed, wrk's instructions are counted the same way as onrush's.
+    if valgrind_installed() {
+        let wrk = f64_at(c, "/wrk_instructions_per_request");
+        assert!(
+            wrk > 500.0 && wrk < 200_000.0,
+            "wrk: {wrk} instructions per request"
+        );
+        let ours = f64_at(c, "/instructions_per_unit");
+        let ratio = f64_at(c, "/instructions_ratio_vs_wrk");
+        assert!((ratio - ours / wrk).abs() < 1e-9, "{c:#}");
+    }
+}
+
+/// Where valgrind is installed, `keepalive` also reports user-space instructions per request:
+/// cachegrind's count of a 11,000- minus a 1,000-iteration run over the 10,000 requests between.
+#[test]
+fn bench_counts_instructions_per_request_with_valgrind() {
+    if !valgrind_installed() {
+        eprintln!("valgrind is not installed: skipping the instruction count test");
+        return;
+    }
+    let doc = bench_json(&["--seconds", "1", "--cases", "keepalive"]);
+    assert!(
+        doc["valgrind"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("valgrind")),
+        "{doc:#}"
+    );
+    let c = case(&doc, "keepalive");
+    let instructions = f64_at(c, "/instructions_per_unit");
+    assert!(
+        instructions > 500.0 && instructions < 200_000.0,
+        "{instructions} instructions per request: {c:#}"
+    );
+    assert!(f64_at(c, "/cpu_us_per_unit") > 0.0, "{c:#}");
+    assert!(
+        c.get("wrk_instructions_per_request").is_none(),
+        "no --compare: {c:#}"
+    );
+}
+
+/// Without valgrind on PATH, bench says how to install it and measures CPU as before.
+#[test]
+fn bench_without_valgrind_says_so_and_measures_cpu() {
+    // An empty PATH: no valgrind (and no taskset: the children pin themselves).
+    let empty = temp_dir("bench-no-valgrind");
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let output = onrush()
+        .args(["bench", "--seconds", "1", "--cases", "keepalive", "--json"])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("valgrind not found: apt-get install valgrind"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(doc["valgrind"].is_null(), "{doc:#}");
+    let c = case(&doc, "keepalive");
+    assert!(c["instructions_per_unit"].is_null(), "{c:#}");
+    let us = f64_at(c, "/cpu_us_per_unit");
+    assert!(us > 0.5 && us < 10_000.0, "{us} CPU µs per request");
+    let _ = std::fs::remove_dir_all(&empty);
 }
 
 #[test]
@@ -164,6 +242,7 @@ fn bench_measures_each_protocol_against_keepalive() {
         "1",
         "--cases",
         "tcp_echo,websocket_echo,grpc_unary,thrift_framed",
+        "--no-instructions",
     ]);
     let names: Vec<&str> = doc["cases"]
         .as_array()

@@ -80,7 +80,8 @@ enum Command {
     /// Convert a plan of another tool into an onrush plan (`onrush import jmx|har|curl`).
     Import(import::ImportArgs),
     /// Measure onrush's own CPU and memory cost on this host with a fixed suite of cases
-    /// against the built-in server (optionally beside wrk).
+    /// against the built-in server (optionally beside wrk), and its instructions per request
+    /// where valgrind is installed.
     Bench(bench::BenchArgs),
 }
 

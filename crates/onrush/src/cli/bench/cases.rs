@@ -4,12 +4,13 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::instructions::Valgrind;
 use super::process::{measure, tail, Failure, Pinning};
 
 /// Every case, in the order they run.
@@ -72,6 +73,14 @@ pub struct CaseResult {
     pub wrk_cpu_us_per_request: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_vs_wrk: Option<f64>,
+    /// User-space instructions per unit (cachegrind, marginal over two run lengths): null
+    /// where not counted (no valgrind, `--no-instructions`, or a case not counted).
+    pub instructions_per_unit: Option<f64>,
+    /// wrk's, counted the same way, and onrush's over it (`--compare wrk`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrk_instructions_per_request: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_ratio_vs_wrk: Option<f64>,
     /// TLS cases: the handshakes the run counted as full and as resumed, so that a reader (and
     /// a test) sees that a "resumed" case really resumed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +110,8 @@ pub struct Bench<'a> {
     pub seconds: u64,
     /// wrk's path when `--compare wrk` was asked for and wrk was found.
     pub wrk: Option<&'a Path>,
+    /// valgrind, when it was found and instructions were not turned off.
+    pub valgrind: Option<&'a Valgrind>,
 }
 
 /// What one `onrush run` of a case gave.
@@ -214,7 +225,11 @@ impl Bench<'_> {
         steps: Vec<Value>,
         note: &str,
     ) -> Result<CaseResult, Failure> {
-        let run = self.onrush(name, http, load, steps, None)?;
+        let top = json!({ "http": http.unwrap_or_else(|| json!({})) });
+        // Counted first: the CPU run of a churning case leaves TIME_WAIT sockets that the
+        // counted runs' monitor would scan (see instructions.rs).
+        let count = self.count(name, &top, &load, &steps, "/totals/requests")?;
+        let run = self.onrush_plan(name, top, load, steps, None)?;
         let requests = run.u64("/totals/requests");
         if requests == 0 {
             return Err(Failure::Runtime(format!(
@@ -240,6 +255,12 @@ impl Bench<'_> {
             note.push_str(&format!(", {mb_per_s:.0} MB/s"));
         }
         note_failures(name, &run, requests, &mut note)?;
+        if let Some(count) = &count {
+            result.instructions_per_unit = Some(count.per_unit);
+            if let Some(n) = count.note() {
+                note.push_str(&format!("; {n}"));
+            }
+        }
         if let Some(wrk) = self.wrk {
             let (connections, path, close) = match name {
                 "keepalive" => (50, "/", false),
@@ -251,9 +272,17 @@ impl Bench<'_> {
                 _ => (0, "", false),
             };
             if connections > 0 {
-                let (us, wrk_note) = self.wrk(wrk, name, connections, path, close)?;
+                let args = self.wrk_args(name, connections, path, close);
+                let (us, wrk_note) = self.wrk(wrk, name, &args)?;
                 result.wrk_cpu_us_per_request = Some(us);
                 result.ratio_vs_wrk = result.cpu_us_per_unit.map(|ours| ours / us);
+                if result.instructions_per_unit.is_some() {
+                    let theirs = self.count_wrk(wrk, name, &args)?;
+                    result.wrk_instructions_per_request = theirs;
+                    result.instructions_ratio_vs_wrk = theirs
+                        .zip(result.instructions_per_unit)
+                        .map(|(theirs, ours)| ours / theirs);
+                }
                 if let Some(w) = wrk_note {
                     note.push_str(&format!("; wrk: {w}"));
                 }
@@ -267,24 +296,30 @@ impl Bench<'_> {
     fn empty_iterations(&self) -> Result<CaseResult, Failure> {
         let name = "empty_iterations";
         let load = json!({ "vus": 100, "duration": format!("{}s", self.seconds) });
-        let run = self.onrush(name, None, load, vec![json!({ "think": "0ms" })], None)?;
+        let steps = vec![json!({ "think": "0ms" })];
+        let top = json!({ "http": {} });
+        let count = self.count(name, &top, &load, &steps, "/totals/iterations")?;
+        let run = self.onrush(name, None, load, steps, None)?;
         let iterations = run.u64("/totals/iterations");
         if iterations == 0 {
             return Err(Failure::Runtime(format!(
                 "{name}: onrush completed no iteration"
             )));
         }
+        let mut note = "100 VUs, one { think: 0ms } step: the scheduler's own cost (a 0 ms think \
+                        still arms tokio's 1 ms timer: at most 1,000 iterations/s per VU)"
+            .to_string();
+        if let Some(n) = count.as_ref().and_then(|c| c.note()) {
+            note.push_str(&format!("; {n}"));
+        }
         Ok(CaseResult {
+            instructions_per_unit: count.map(|c| c.per_unit),
             name,
             unit: "iteration",
             cpu_us_per_unit: Some(run.cpu_s * 1e6 / iterations as f64),
             rate_per_s: Some(iterations as f64 / run.duration_s()),
             peak_rss_mib: Some(run.peak_rss_mib),
-            note: Some(
-                "100 VUs, one { think: 0ms } step: the scheduler's own cost (a 0 ms think still \
-                 arms tokio's 1 ms timer: at most 1,000 iterations/s per VU)"
-                    .into(),
-            ),
+            note: Some(note),
             ..Default::default()
         })
     }
@@ -392,11 +427,32 @@ impl Bench<'_> {
         steps: Vec<Value>,
         interrupt_after: Option<Duration>,
     ) -> Result<OnrushRun, Failure> {
-        let runtime = |m: String| Failure::Runtime(m);
+        let plan = self.plan(name, top, load, steps)?;
+        let cmd = self.pinning.command(Some(self.pinning.tool), self.exe);
+        let planned = Duration::from_secs(if interrupt_after.is_some() {
+            IDLE_SECONDS
+        } else {
+            self.seconds
+        });
+        let what = format!("onrush ({name})");
+        self.onrush_command(cmd, name, &plan, planned + OVERRUN, interrupt_after, &what)
+    }
+
+    /// A one-scenario plan named `name` against the built-in server (the HTTPS one for the TLS
+    /// cases), with the top-level sections of `top`.
+    pub(super) fn plan(
+        &self,
+        name: &str,
+        top: Value,
+        load: Value,
+        steps: Vec<Value>,
+    ) -> Result<Value, Failure> {
         let target = match (is_tls(name), self.tls_port) {
             (true, Some(port)) => format!("https://127.0.0.1:{port}"),
             (true, None) => {
-                return Err(runtime(format!("{name}: the HTTPS server was not started")))
+                return Err(Failure::Runtime(format!(
+                    "{name}: the HTTPS server was not started"
+                )))
             }
             (false, _) => format!("http://127.0.0.1:{}", self.port),
         };
@@ -407,15 +463,30 @@ impl Bench<'_> {
         if let (Some(plan), Some(top)) = (plan.as_object_mut(), top.as_object()) {
             plan.extend(top.clone());
         }
+        Ok(plan)
+    }
+
+    /// Writes `plan` and runs `cmd` (onrush, pinned, or a wrapper whose last argument is
+    /// onrush) with `run PLAN -t 1 --quiet --out DIR`, killed after `limit`; returns its CPU
+    /// time, peak RSS and summary.json.
+    pub(super) fn onrush_command(
+        &self,
+        mut cmd: Command,
+        name: &str,
+        plan: &Value,
+        limit: Duration,
+        interrupt_after: Option<Duration>,
+        what: &str,
+    ) -> Result<OnrushRun, Failure> {
+        let runtime = |m: String| Failure::Runtime(m);
         let plan_path = self.dir.join(format!("{name}.yaml"));
-        let text = serde_json::to_string_pretty(&plan).expect("JSON serialises");
+        let text = serde_json::to_string_pretty(plan).expect("JSON serialises");
         std::fs::write(&plan_path, text)
             .map_err(|e| runtime(format!("cannot write {}: {e}", plan_path.display())))?;
         let out = self.dir.join(name);
         let log_path = self.dir.join(format!("{name}.stderr"));
         let log = File::create(&log_path)
             .map_err(|e| runtime(format!("cannot create {}: {e}", log_path.display())))?;
-        let mut cmd = self.pinning.command(Some(self.pinning.tool), self.exe);
         cmd.arg("run")
             .arg(&plan_path)
             .args(["-t", "1", "--quiet", "--out"])
@@ -423,13 +494,7 @@ impl Bench<'_> {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);
-        let planned = Duration::from_secs(if interrupt_after.is_some() {
-            IDLE_SECONDS
-        } else {
-            self.seconds
-        });
-        let what = format!("onrush ({name})");
-        let m = measure(&mut cmd, &what, planned + OVERRUN, interrupt_after)?;
+        let m = measure(&mut cmd, what, limit, interrupt_after)?;
         let expected = if interrupt_after.is_some() {
             &[0, 130][..]
         } else {

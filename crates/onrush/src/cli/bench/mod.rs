@@ -1,9 +1,12 @@
 //! `onrush bench`: onrush measures its own cost on this host. A fixed suite of cases runs
 //! against the built-in server (pinned to the last CPU) with onrush pinned to CPU 0; each case's
 //! CPU time comes from wait4, its peak RSS from VmHWM sampling, its counts from its summary.json.
-//! Optionally wrk runs the same work for a ratio. Loopback only; every child is time-bounded.
+//! Where valgrind is installed, some cases also count user-space instructions per unit (a figure
+//! that CPU contention does not move). Optionally wrk runs the same work for a ratio. Loopback
+//! only; every child is time-bounded.
 
 mod cases;
+mod instructions;
 mod process;
 mod protocols;
 mod wrk;
@@ -14,6 +17,7 @@ use serde::Serialize;
 
 use super::exit;
 use cases::{Bench, CaseResult, CASES};
+use instructions::Valgrind;
 use process::{Failure, Pinning, TempDir};
 
 #[derive(Args)]
@@ -25,9 +29,17 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_name = "CASE,...",
           value_parser = PossibleValuesParser::new(CASES))]
     cases: Vec<String>,
-    /// Also run this tool on the cases it can do, pinned the same way, and print the ratio.
+    /// Also run this tool on the cases it can do, pinned the same way, and print the ratio
+    /// (of CPU, and of instructions where both are counted).
     #[arg(long, value_name = "TOOL", value_parser = ["wrk"])]
     compare: Option<String>,
+    /// Do not count instructions. By default, when valgrind is on PATH, the cases keepalive,
+    /// new_connection, scenario_10_steps and empty_iterations also report user-space
+    /// instructions per unit (a figure that CPU contention does not move): valgrind
+    /// --tool=cachegrind on the same plan at 1,000 and 11,000 iterations, the difference in
+    /// instructions over the difference in units (~10 s per case, whatever --seconds).
+    #[arg(long)]
+    no_instructions: bool,
     /// Print the results as a JSON document on stdout (to compare machines and versions).
     #[arg(long)]
     json: bool,
@@ -71,6 +83,17 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
+    let valgrind = if args.no_instructions {
+        None
+    } else {
+        let found = Valgrind::find();
+        if found.is_none() {
+            eprintln!(
+                "valgrind not found: apt-get install valgrind (continuing without instruction counts)"
+            );
+        }
+        found
+    };
     let pinning = Pinning::detect();
     let dir = TempDir::create()?;
     let mut server = process::start_server(&pinning, &exe, &dir.0, false)?;
@@ -100,6 +123,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         tls_port: tls_server.as_ref().map(|s| s.addr.port()),
         seconds: args.seconds,
         wrk: wrk.as_deref(),
+        valgrind: valgrind.as_ref(),
     };
     let mut results = Vec::new();
     for name in selected {
@@ -126,6 +150,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
             },
             seconds: args.seconds,
             compare: args.compare.as_deref(),
+            valgrind: valgrind.as_ref().map(|v| v.version.as_str()),
             cases: &results,
         };
         println!(
@@ -133,7 +158,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
             serde_json::to_string_pretty(&doc).expect("JSON serialises")
         );
     } else {
-        print_table(&results, args.compare.is_some());
+        print_table(&results, args.compare.is_some(), valgrind.is_some());
         println!(
             "\nonrush {} on {} CPUs, Linux {}; {} s per case. CPU = user + system time of the \
              measured process (wait4) over its whole life / units it completed.",
@@ -142,6 +167,13 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
             kernel(),
             args.seconds
         );
+        if let Some(v) = &valgrind {
+            println!(
+                "instr = user-space instructions per unit ({}, cachegrind): (instructions of a \
+                 long run - of a short run) / (units of the long run - of the short run).",
+                v.version
+            );
+        }
     }
     Ok(())
 }
@@ -184,6 +216,8 @@ struct Report<'a> {
     host: Host,
     seconds: u64,
     compare: Option<&'a str>,
+    /// valgrind's version when instructions were counted, else null.
+    valgrind: Option<&'a str>,
     cases: &'a [CaseResult],
 }
 
@@ -202,10 +236,16 @@ fn kernel() -> String {
 }
 
 /// The aligned table: one line per case.
-fn print_table(results: &[CaseResult], with_wrk: bool) {
+fn print_table(results: &[CaseResult], with_wrk: bool, with_instructions: bool) {
     let mut header = vec!["case", "rate/s", "own cost", "peak RSS MiB"];
     if with_wrk {
         header.extend(["wrk µs/req", "onrush/wrk"]);
+    }
+    if with_instructions {
+        header.push("instr");
+        if with_wrk {
+            header.extend(["wrk instr/req", "onrush/wrk instr"]);
+        }
     }
     header.push("note");
     let dash = || "—".to_string();
@@ -230,6 +270,20 @@ fn print_table(results: &[CaseResult], with_wrk: bool) {
                         .map_or_else(dash, |v| format!("{v:.2}")),
                 );
                 row.push(r.ratio_vs_wrk.map_or_else(dash, |v| format!("{v:.2}")));
+            }
+            if with_instructions {
+                let count = |v: f64| cases::fmt_thousands(v.round() as u64);
+                row.push(
+                    r.instructions_per_unit
+                        .map_or_else(dash, |v| format!("{}/{}", count(v), short_unit(r.unit))),
+                );
+                if with_wrk {
+                    row.push(r.wrk_instructions_per_request.map_or_else(dash, count));
+                    row.push(
+                        r.instructions_ratio_vs_wrk
+                            .map_or_else(dash, |v| format!("{v:.2}")),
+                    );
+                }
             }
             row.push(r.note.clone().unwrap_or_default());
             row

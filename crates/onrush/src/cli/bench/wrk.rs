@@ -10,34 +10,40 @@ use super::cases::{Bench, OVERRUN};
 use super::process::{measure, tail, Failure};
 
 impl Bench<'_> {
-    /// `wrk -t1 -cC -dNs URL` pinned to the tool CPU: its CPU µs per request, and a note on
-    /// its errors if it reported any.
-    pub(super) fn wrk(
+    /// wrk's arguments for a case, but its duration: `-t1 -cC [-H 'Connection: close'] URL`.
+    pub(super) fn wrk_args(
         &self,
-        wrk: &Path,
         name: &str,
         connections: u32,
         path: &str,
         close: bool,
+    ) -> Vec<String> {
+        let mut args = vec!["-t1".to_string(), format!("-c{connections}")];
+        if close {
+            args.extend(["-H".to_string(), "Connection: close".to_string()]);
+        }
+        args.push(match (super::cases::is_tls(name), self.tls_port) {
+            (true, Some(port)) => format!("https://127.0.0.1:{port}{path}"),
+            _ => format!("http://127.0.0.1:{}{path}", self.port),
+        });
+        args
+    }
+
+    /// `wrk -dNs ARGS` pinned to the tool CPU: its CPU µs per request, and a note on its
+    /// errors if it reported any.
+    pub(super) fn wrk(
+        &self,
+        wrk: &Path,
+        name: &str,
+        args: &[String],
     ) -> Result<(f64, Option<String>), Failure> {
         let runtime = |m: String| Failure::Runtime(m);
         let out_path = self.dir.join(format!("wrk-{name}.stdout"));
         let out = File::create(&out_path)
             .map_err(|e| runtime(format!("cannot create {}: {e}", out_path.display())))?;
         let mut cmd = self.pinning.command(Some(self.pinning.tool), wrk);
-        cmd.args([
-            "-t1".to_string(),
-            format!("-c{connections}"),
-            format!("-d{}s", self.seconds),
-        ]);
-        if close {
-            cmd.args(["-H", "Connection: close"]);
-        }
-        let url = match (super::cases::is_tls(name), self.tls_port) {
-            (true, Some(port)) => format!("https://127.0.0.1:{port}{path}"),
-            _ => format!("http://127.0.0.1:{}{path}", self.port),
-        };
-        cmd.arg(url)
+        cmd.arg(format!("-d{}s", self.seconds))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(Stdio::null());
@@ -71,7 +77,7 @@ impl Bench<'_> {
 }
 
 /// The request count of wrk's "  123456 requests in 5.00s, ..." line.
-fn wrk_requests(output: &str) -> Option<u64> {
+pub(super) fn wrk_requests(output: &str) -> Option<u64> {
     output.lines().find_map(|l| {
         let (count, _) = l.trim().split_once(" requests in ")?;
         count.trim().parse().ok()
