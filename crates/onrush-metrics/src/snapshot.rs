@@ -174,6 +174,16 @@ impl Snapshot {
             .sum()
     }
 
+    /// Failed requests recorded in this snapshot, over all steps.
+    pub fn failures(&self) -> u64 {
+        self.steps
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|s| s.counters.failures)
+            .sum()
+    }
+
     /// Requests of one step (0 for an unknown step).
     pub fn step_requests(&self, scenario: usize, step: usize) -> u64 {
         self.step(scenario, step).map_or(0, |s| s.counters.requests)
