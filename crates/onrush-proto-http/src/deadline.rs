@@ -184,37 +184,27 @@ mod tests {
             let local = tokio::task::LocalSet::new();
             local
                 .run_until(async {
-                    let timer = std::rc::Rc::new(std::cell::RefCell::new(RequestTimer::default()));
                     // A first task leaves the timer registered with its waker...
-                    let t = timer.clone();
-                    tokio::task::spawn_local(async move {
-                        let (done, _) = request(
-                            &mut t.borrow_mut(),
-                            Duration::from_millis(1),
-                            Duration::from_millis(80),
-                        )
-                        .await;
+                    let timer = tokio::task::spawn_local(async {
+                        let mut timer = RequestTimer::default();
+                        let fast = Duration::from_millis(1);
+                        let (done, _) = request(&mut timer, fast, Duration::from_millis(80)).await;
                         assert!(done);
+                        timer
                     })
                     .await
                     .unwrap();
                     // ...and the next request, in another task, must register its own.
-                    let t = timer.clone();
                     let (done, took) = tokio::task::spawn_local(async move {
-                        request(
-                            &mut t.borrow_mut(),
-                            Duration::from_secs(5),
-                            Duration::from_millis(100),
-                        )
-                        .await
+                        let mut timer = timer;
+                        let slow = Duration::from_secs(5);
+                        request(&mut timer, slow, Duration::from_millis(100)).await
                     })
                     .await
                     .unwrap();
                     assert!(!done);
-                    assert!(
-                        took >= Duration::from_millis(100) && took < Duration::from_secs(2),
-                        "{took:?}"
-                    );
+                    assert!(took >= Duration::from_millis(100), "cut short: {took:?}");
+                    assert!(took < Duration::from_secs(2), "not woken: {took:?}");
                 })
                 .await;
         });
