@@ -5,7 +5,10 @@ short and a long run, and the difference divided by the difference in requests i
 cost of one request (start-up and shutdown cancel out). Instruction counts do not drift with the
 machine's load, so two builds can be compared to a fraction of a percent.
 
-  bench/instructions.py OLD_BINARY NEW_BINARY [--rounds 3]
+  bench/instructions.py OLD_BINARY NEW_BINARY [--rounds 3] [--cases keepalive] [--wrk]
+
+--wrk adds wrk's count measured the same way against the same server in the same round
+(`wrk -t1 -c50`, duration-based: 2 s vs 10 s, the requests read from its "N requests in" line).
 
 Cases (against `onrush serve --threads 1` on the last CPU; onrush on CPU 0, one worker):
   keepalive  closed loop, 50 keep-alive connections: 2,000 vs 20,000 requests
@@ -53,6 +56,19 @@ def instructions(binary, addr, args):
         return int(m.group(1).replace(",", "")), summary["totals"]["requests"]
 
 
+def wrk_instructions(addr, seconds):
+    """Instructions of one `wrk -t1 -c50 -dNs` run and the requests it made."""
+    cmd = ["taskset", "-c", "0", "valgrind", "--tool=cachegrind", "--cache-sim=no",
+           "--cachegrind-out-file=/dev/null", "wrk", "-t1", "-c50", f"-d{seconds}s",
+           f"http://{addr}/"]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    m = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+    n = re.search(r"(\d+) requests in", run.stdout)
+    if not m or not n:
+        sys.exit(f"no instruction or request count from {' '.join(cmd)}:\n{run.stdout}\n{run.stderr[-2000:]}")
+    return int(m.group(1).replace(",", "")), int(n.group(1))
+
+
 CASES = {
     "keepalive": (["-c", "50", "-n", "2000"], ["-c", "50", "-n", "20000"]),
     "open": (["-c", "20", "-r", "200", "-d", "2s"], ["-c", "20", "-r", "200", "-d", "12s"]),
@@ -64,6 +80,8 @@ def main():
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", default="keepalive,open")
+    ap.add_argument("--wrk", action="store_true",
+                    help="also wrk's keep-alive count, against the first binary's server")
     a = ap.parse_args()
     results = {}
     for r in range(a.rounds):
@@ -81,6 +99,18 @@ def main():
                 results.setdefault((case, binary), []).append(per)
                 print(f"round {r + 1} {case:9} {binary}: {per:,.0f} instructions/request "
                       f"({n1} and {n2} requests)", flush=True)
+        if a.wrk:
+            server, addr = serve(a.binaries[0])
+            try:
+                i1, n1 = wrk_instructions(addr, 2)
+                i2, n2 = wrk_instructions(addr, 10)
+            finally:
+                server.kill()
+                server.wait()
+            per = (i2 - i1) / max(1, n2 - n1)
+            results.setdefault(("keepalive", "wrk"), []).append(per)
+            print(f"round {r + 1} keepalive wrk: {per:,.0f} instructions/request "
+                  f"({n1} and {n2} requests)", flush=True)
     print()
     base = a.binaries[0]
     for case in a.cases.split(","):
@@ -88,6 +118,9 @@ def main():
         for binary in a.binaries:
             med = statistics.median(results[(case, binary)])
             print(f"{case:9} {binary}: median {med:,.0f} instructions/request ({med / ref:.3f}x {base})")
+        if case == "keepalive" and a.wrk:
+            med = statistics.median(results[("keepalive", "wrk")])
+            print(f"{case:9} wrk: median {med:,.0f} instructions/request ({med / ref:.3f}x {base})")
 
 
 if __name__ == "__main__":

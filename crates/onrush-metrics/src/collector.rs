@@ -133,6 +133,8 @@ pub struct Collector {
     /// increasing order (a late snapshot counts in the next open second).
     spool: Spool,
     second_latency: Hist,
+    /// Reused from second to second: an encoder holds a zlib compressor (~160 KiB of tables).
+    enc: Option<Encoder>,
     total_requests: u64,
     total_failures: u64,
     total_dropped: u64,
@@ -159,6 +161,7 @@ impl Collector {
             agg,
             spool: Spool::Memory(Vec::new()),
             second_latency: new_hist(),
+            enc: None,
             total_requests: 0,
             total_failures: 0,
             total_dropped: 0,
@@ -305,7 +308,7 @@ impl Collector {
             .pending
             .remove(&t)
             .unwrap_or_else(|| SecondAcc::new(&self.layout));
-        let mut enc = Encoder::new();
+        let mut enc = self.enc.take().unwrap_or_default();
         let mut view = IntervalView {
             second: t,
             ..IntervalView::default()
@@ -407,6 +410,7 @@ impl Collector {
         tot.total_failures = view.total_failures;
         tot.total_dropped_iterations = view.total_dropped_iterations;
         self.closed.push(detail);
+        self.enc = Some(enc);
         self.closed_through = Some(self.closed_through.map_or(t, |c| c.max(t)));
         self.spool.end_second();
         view
@@ -448,6 +452,7 @@ impl Collector {
             agg: self.agg.clone(),
             spool: Spool::Memory(Vec::new()),
             second_latency: new_hist(),
+            enc: None,
             total_requests: self.total_requests,
             total_failures: self.total_failures,
             total_dropped: self.total_dropped,

@@ -11,6 +11,7 @@
 //! | `session.rs` | a VU's session: rendering, connections per scope, cookies, redirects, the exchange |
 //! | `capture.rs` | what is kept of a response while it streams in (head, body up to a limit, digest) |
 //! | `connect.rs` | opening a connection: HTTP/1.1 or HTTP/2, plain or TLS, ALPN |
+//! | `deadline.rs` | a request's timeout, one timer per session left armed between requests |
 //! | `pool.rs` | `connections: shared`: a worker's pool per scenario and target |
 //! | `redirect.rs` | following same-origin redirects |
 //! | `classify.rs` | failure classes from statuses and client errors |
@@ -18,6 +19,7 @@
 mod capture;
 mod classify;
 mod connect;
+mod deadline;
 mod plan;
 mod pool;
 mod redirect;

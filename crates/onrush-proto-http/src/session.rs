@@ -3,6 +3,7 @@
 //! only for steps with extractors or checks, failures classified.
 
 use std::net::IpAddr;
+use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -20,6 +21,7 @@ use onrush_protocol::{
 use crate::capture::Capture;
 use crate::classify::{classify, status_failure};
 use crate::connect::{self, HttpConn};
+use crate::deadline::{within, RequestTimer};
 use crate::plan::ScenarioHttp;
 use crate::pool::ConnectionPool;
 use crate::redirect::{remove_header, same_origin_target};
@@ -53,6 +55,8 @@ pub struct HttpSession {
     connecting: bool,
     /// When the current request started: its timeout runs from here.
     request_started: Instant,
+    /// Enforces the requests' timeouts (one timer per session, not one per request).
+    timer: RequestTimer,
     jar: CookieJar,
     sink: Decompress<Capture>,
     /// The last response's body hash (hex), when its step checks one.
@@ -98,6 +102,7 @@ impl HttpSession {
             connections: (0..target_slots).map(|_| None).collect(),
             connecting: false,
             request_started: Instant::now(),
+            timer: RequestTimer::default(),
             jar: CookieJar::new(),
             sink: Decompress::new(Capture::default()),
             hash_hex: None,
@@ -495,21 +500,23 @@ impl Session for HttpSession {
                 record.failure = Some(FailureClass::Io);
             }
             Ok(()) => {
-                let outcome = tokio::time::timeout(
-                    step.timeout,
-                    self.follow(step, multipart, record, &mut opened, started),
-                )
-                .await;
+                let deadline = tokio::time::Instant::from_std(started + step.timeout);
+                let mut timer = std::mem::take(&mut self.timer);
+                let outcome = {
+                    let follow = pin!(self.follow(step, multipart, record, &mut opened, started));
+                    within(&mut timer, deadline, follow).await
+                };
+                self.timer = timer;
                 match outcome {
-                    Ok(Ok(response)) => {
+                    Some(Ok(response)) => {
                         record.status = response.status;
                         record.failure = status_failure(response.status, &step.plan.expect_status);
                         if step.hash.is_some() {
                             self.hash_hex = self.sink.get_mut().hash_hex();
                         }
                     }
-                    Ok(Err(class)) => record.failure = Some(class),
-                    Err(_elapsed) => {
+                    Some(Err(class)) => record.failure = Some(class),
+                    None => {
                         self.connections[step.target_slot] = None;
                         record.failure = Some(if self.connecting {
                             FailureClass::ConnectTimeout

@@ -287,6 +287,10 @@ fn trim(mut s: &[u8]) -> &[u8] {
 /// Content-Length: 1*DIGIT, or a list of identical values ("5, 5"), which RFC 9110 §8.6
 /// lets a recipient accept.
 fn parse_content_length(value: &[u8]) -> Result<u64, Error> {
+    // What nearly every response sends: one value of at most 19 digits (no overflow).
+    if !value.is_empty() && value.len() <= 19 && value.iter().all(u8::is_ascii_digit) {
+        return Ok(value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
+    }
     let mut result: Option<u64> = None;
     for part in value.split(|&b| b == b',') {
         let part = trim(part);

@@ -603,3 +603,31 @@ fn framing_errors_give_the_parse_reason() {
         "{e}"
     );
 }
+
+#[test]
+fn content_length_values_fast_and_slow() {
+    use super::parse_content_length;
+    for (value, want) in [
+        (&b"0"[..], Some(0)),
+        (b"18", Some(18)),
+        (b"007", Some(7)),
+        (b"9999999999999999999", Some(9_999_999_999_999_999_999)),
+        (b"18446744073709551615", Some(u64::MAX)),
+        (b"18446744073709551616", None),
+        (b"99999999999999999999", None),
+        (b"5, 5", Some(5)),
+        (b" 5 ", Some(5)),
+        (b"5, 6", None),
+        (b"", None),
+        (b"+5", None),
+        (b"5a", None),
+        (b"-1", None),
+    ] {
+        assert_eq!(
+            parse_content_length(value).ok(),
+            want,
+            "{:?}",
+            String::from_utf8_lossy(value)
+        );
+    }
+}
