@@ -422,7 +422,8 @@ impl HttpSession {
             let last = !redirect || hops >= step.redirects;
             // With `close: server` the last response's connection stays in its slot, so that
             // `execute` waits for the server to close it once the latency is taken.
-            if !response.keep_alive && !(last && self.close == CloseMode::Server) {
+            let keep_for_close = last && self.close == CloseMode::Server;
+            if !response.keep_alive && !keep_for_close {
                 self.connections[step.target_slot] = None;
             }
             self.store_cookies(step);

@@ -118,7 +118,7 @@ impl Ctx<'_> {
                 .err(
                     node,
                     &field,
-                    &format!(
+                    format!(
                         "`close: server` asks the server to close after every request, but \
                          `connections: {}` reuses connections",
                         out.connections.as_str()

@@ -9,10 +9,10 @@
 //!
 //! What does not cancel is work done once a second, in proportion to the seconds the long run
 //! lasts longer under valgrind: mostly the generator monitor's scan of every TCP socket on the
-//! host (`/proc/net/tcp`, ~2,000 instructions a line). With a few hundred sockets it is noise;
-//! with tens of thousands (TIME_WAIT left by connection-churning runs, onrush's or anyone's)
-//! it adds thousands of instructions per request, so a case's note gives the count when it is
-//! high. For the same reason the open model is not counted: at the 200 arrivals/s valgrind
+//! host (`/proc/net/tcp`), in the seconds that open connections. With a few hundred sockets it
+//! is noise; with tens of thousands (TIME_WAIT left by connection-churning runs, onrush's or
+//! anyone's) it adds hundreds of instructions per request, so a case's note gives the count
+//! when it is high. For the same reason the open model is not counted: at the 200 arrivals/s valgrind
 //! keeps up with, its figure is mostly that once-a-second work (measured 40,000 instructions
 //! per arrival on a quiet host, 190,000 after `new_connection`).
 
@@ -163,7 +163,7 @@ impl Count {
         (self.host_sockets >= MANY_SOCKETS).then(|| {
             format!(
                 "instructions include onrush's once-a-second scan of the host's TCP sockets, up \
-                 to {} (~2,000 instructions each)",
+                 to {}",
                 super::cases::fmt_thousands(self.host_sockets)
             )
         })
