@@ -166,21 +166,20 @@ impl Snapshot {
 
     /// Requests recorded in this snapshot, over all steps.
     pub fn requests(&self) -> u64 {
-        self.steps
-            .iter()
-            .flatten()
-            .flatten()
-            .map(|s| s.counters.requests)
-            .sum()
+        self.sum_steps(|c| c.requests)
     }
 
     /// Failed requests recorded in this snapshot, over all steps.
     pub fn failures(&self) -> u64 {
+        self.sum_steps(|c| c.failures)
+    }
+
+    fn sum_steps(&self, counter: impl Fn(&StepCounters) -> u64) -> u64 {
         self.steps
             .iter()
             .flatten()
             .flatten()
-            .map(|s| s.counters.failures)
+            .map(|s| counter(&s.counters))
             .sum()
     }
 

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::cases::{Bench, OnrushRun};
-use super::process::{measure, on_path, tail, Failure, Pinning};
+use super::process::{measure, on_path, tail, Failure, Pinning, Proc};
 
 /// The cases whose instructions are counted (when valgrind is found). Each costs two
 /// valgrind runs of ~5 s (valgrind's start-up on onrush dominates): these four keep the
@@ -75,32 +75,24 @@ impl Valgrind {
     }
 }
 
-/// `valgrind --version`, waited for at most 5 s (then killed by its PID).
+/// `valgrind --version`, waited for at most 5 s (then killed by its PID, as every [`Proc`]).
 fn version(path: &Path) -> Option<String> {
     use std::io::Read;
-    let mut child = Command::new(path)
-        .arg("--version")
+    let mut cmd = Command::new(path);
+    cmd.arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
+        .stderr(Stdio::null());
+    let mut child = Proc::spawn(&mut cmd, "valgrind --version").ok()?;
     let start = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < Duration::from_secs(5) => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    while child.try_reap().ok()?.is_none() {
+        if start.elapsed() >= Duration::from_secs(5) {
+            return None;
         }
+        std::thread::sleep(Duration::from_millis(10));
     }
     let mut out = String::new();
-    child.stdout.take()?.read_to_string(&mut out).ok()?;
+    child.take_stdout()?.read_to_string(&mut out).ok()?;
     Some(out.trim().to_string()).filter(|v| !v.is_empty())
 }
 

@@ -149,6 +149,11 @@ impl Proc {
         self.child.id() as i32
     }
 
+    /// The child's standard output, when it was spawned with `Stdio::piped()`.
+    pub fn take_stdout(&mut self) -> Option<std::process::ChildStdout> {
+        self.child.stdout.take()
+    }
+
     /// Reaps the child if it has ended (`wait4(pid, WNOHANG)`), with its resource usage.
     pub fn try_reap(&mut self) -> io::Result<Option<Ended>> {
         self.reap(libc::WNOHANG)
