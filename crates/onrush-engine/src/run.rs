@@ -209,7 +209,11 @@ pub fn run<P: Protocol>(
         })
         .collect();
     drop(tx);
-    let start = gate.open_when_ready(workers, signals::interrupted);
+    // The warm-up's sockets are counted while the warm workers wait (see
+    // Monitor::count_sockets_before_start).
+    let start = gate.open_when_ready(workers, signals::interrupted, |warm_connections| {
+        monitor.count_sockets_before_start(warm_connections)
+    });
     if options.start_at.is_none() {
         // The run's seconds are numbered from its start, after the warm-up.
         let warm_up = start.saturating_duration_since(warm_up_began);

@@ -29,6 +29,8 @@ pub struct StartGate {
 
 struct State {
     ready: usize,
+    /// Connections the ready workers' warm-ups opened.
+    warm_connections: u64,
     start: Option<Instant>,
 }
 
@@ -43,6 +45,7 @@ impl StartGate {
                 .max(Instant::now()),
             state: Mutex::new(State {
                 ready: 0,
+                warm_connections: 0,
                 start: Some(start),
             }),
             changed: Condvar::new(),
@@ -55,16 +58,19 @@ impl StartGate {
             warm_up_until: Instant::now() + WARM_UP_LIMIT,
             state: Mutex::new(State {
                 ready: 0,
+                warm_connections: 0,
                 start: None,
             }),
             changed: Condvar::new(),
         }
     }
 
-    /// A worker is warm: waits for the start and returns it.
-    pub fn ready(&self) -> Instant {
+    /// A worker is warm, its warm-up having opened `warm_connections`: waits for the start and
+    /// returns it.
+    pub fn ready(&self, warm_connections: u64) -> Instant {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.ready += 1;
+        state.warm_connections += warm_connections;
         self.changed.notify_all();
         loop {
             if let Some(start) = state.start {
@@ -75,9 +81,19 @@ impl StartGate {
     }
 
     /// Waits until `workers` workers are warm (or the warm-up's limit, or `give_up` says so:
-    /// a signal), then sets the start a little ahead and returns it. With an agreed start,
-    /// returns it at once.
-    pub fn open_when_ready(&self, workers: usize, give_up: impl Fn() -> bool) -> Instant {
+    /// a signal), calls `before_start` with the connections their warm-ups opened, then sets
+    /// the start a little ahead and returns it. With an agreed start, returns it at once
+    /// (`before_start` is not called: the workers may still be warming up, and the start
+    /// will not wait for it).
+    ///
+    /// `before_start` runs while the warm workers wait, so its cost is in no second of the run:
+    /// the monitor counts the warm-up's sockets there (run.rs).
+    pub fn open_when_ready(
+        &self,
+        workers: usize,
+        give_up: impl Fn() -> bool,
+        before_start: impl FnOnce(u64),
+    ) -> Instant {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while state.start.is_none()
             && state.ready < workers
@@ -89,6 +105,12 @@ impl StartGate {
                 .wait_timeout(state, Duration::from_millis(50))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+        }
+        if state.start.is_none() {
+            let warm_connections = state.warm_connections;
+            drop(state);
+            before_start(warm_connections);
+            state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         }
         let start = *state.start.get_or_insert(Instant::now() + START_LEAD);
         self.changed.notify_all();
@@ -107,10 +129,14 @@ mod tests {
         let workers: Vec<_> = (0..3)
             .map(|_| {
                 let gate = gate.clone();
-                std::thread::spawn(move || gate.ready())
+                std::thread::spawn(move || gate.ready(2))
             })
             .collect();
-        let start = gate.open_when_ready(3, || false);
+        let mut warm = None;
+        let start = gate.open_when_ready(3, || false, |n| warm = Some((n, Instant::now())));
+        let (warm, called_at) = warm.expect("called before the start");
+        assert_eq!(warm, 6, "the three workers' warm connections");
+        assert!(called_at < start);
         for w in workers {
             assert_eq!(w.join().unwrap(), start);
         }
@@ -121,7 +147,9 @@ mod tests {
         let at = Instant::now() + Duration::from_millis(100);
         let gate = StartGate::at(at);
         assert!(gate.warm_up_until <= at);
-        assert_eq!(gate.ready(), at);
-        assert_eq!(gate.open_when_ready(5, || false), at);
+        assert_eq!(gate.ready(1), at);
+        let mut called = false;
+        assert_eq!(gate.open_when_ready(5, || false, |_| called = true), at);
+        assert!(!called, "an agreed start waits for nothing");
     }
 }

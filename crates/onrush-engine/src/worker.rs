@@ -100,7 +100,7 @@ impl<P: Protocol> Worker<P> {
             .collect();
         let local = LocalSet::new();
         local.block_on(&runtime, async {
-            let warm = warm_up::warm_up(
+            let (warm, warm_connections) = warm_up::warm_up(
                 &self.prepared,
                 &protocol,
                 self.index,
@@ -110,7 +110,7 @@ impl<P: Protocol> Worker<P> {
             )
             .await;
             // Blocks this thread until every worker is warm: nothing else runs on it yet.
-            let start = self.gate.ready();
+            let start = self.gate.ready(warm_connections);
             let origin = start.checked_sub(self.join_at).unwrap_or(start);
             let shared = Rc::new(Shared {
                 worker: self.index,

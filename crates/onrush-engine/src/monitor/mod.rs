@@ -78,9 +78,14 @@ pub struct Monitor {
     latest: Option<GeneratorSecond>,
     rules: rules::Rules,
     files: proc::ProcFiles,
-    /// The last count of the sockets towards the targets, and when it was taken.
+    /// The last count of the sockets towards the targets and of the open descriptors, and
+    /// when it was taken.
     sockets: proc::SocketCounts,
+    open_fds: u64,
     sockets_counted_at: Option<std::time::Instant>,
+    /// Connections opened before the start (the warm-up's) already in `sockets`: the first
+    /// second closed, which counts them as opened, need not count the sockets again for them.
+    counted_before_start: u64,
 }
 
 impl Monitor {
@@ -100,7 +105,9 @@ impl Monitor {
             // Opened now, before the load takes the descriptors.
             files: proc::ProcFiles::open(),
             sockets: proc::SocketCounts::default(),
+            open_fds: 0,
             sockets_counted_at: None,
+            counted_before_start: 0,
         };
         monitor.last = Some(monitor.cpu_now());
         monitor
@@ -147,6 +154,27 @@ impl Monitor {
         self.last = Some(self.cpu_now());
     }
 
+    /// Counts the sockets towards the targets before the run starts, once the warm-up has
+    /// opened `warm_connections` (StartGate::open_when_ready: the workers wait then, so the
+    /// count delays no arrival). Without it the first second closed would count them, as it
+    /// opened connections: with 3,000 warm connections that walk of `/proc/net/tcp` took
+    /// ~30 ms of the main thread, on the worker's CPU in a pinned run, and at 60,000/s the
+    /// worker then spent most of the next second catching up.
+    pub fn count_sockets_before_start(&mut self, warm_connections: u64) {
+        self.count_sockets_and_files();
+        self.counted_before_start = warm_connections;
+    }
+
+    /// Counts the sockets towards the targets and the open descriptors (see
+    /// [`Monitor::close_second`] for when).
+    fn count_sockets_and_files(&mut self) {
+        if !self.setup.targets.is_empty() {
+            self.sockets = self.files.sockets_towards(&self.setup.targets);
+        }
+        self.open_fds = self.files.open_fds().unwrap_or(0);
+        self.sockets_counted_at = Some(std::time::Instant::now());
+    }
+
     /// Takes what it needs from a worker's snapshot of `second` (before the collector gets it).
     pub fn observe(&mut self, second: u64, snapshot: &Snapshot) {
         let p = self.pending.entry(second).or_default();
@@ -189,6 +217,10 @@ impl Monitor {
         self.last = Some(now);
 
         let pending = self.pending.remove(&second).unwrap_or_default();
+        // The warm-up's connections are in the first second's, and were counted before it.
+        let opened_uncounted = pending
+            .connections
+            .saturating_sub(std::mem::take(&mut self.counted_before_start));
         let ms = |q: f64| {
             pending
                 .lag
@@ -200,19 +232,18 @@ impl Monitor {
         // writes out line by line for every socket of the namespace: with 3,000 connections
         // held that took ~20 ms of system time, on the main thread, which shares its CPU with
         // a worker, and so made every second's first arrivals ~20 ms late (at 60,000/s, 1,200
-        // of them: the lag p99). They are counted again only when they can have grown: in a
-        // second that opened a connection or failed a request (a refused connect), else at
-        // most every SOCKETS_RECOUNT; in between the last count carries over (it can only
-        // have fallen).
+        // of them: the lag p99). The open descriptors are counted by listing /proc/self/fd,
+        // ~1 ms per 1,000. Both are counted again only when they can have grown: in a second
+        // that opened a connection or failed a request (a refused connect), else at most every
+        // SOCKETS_RECOUNT; in between the last count carries over (it can only have fallen,
+        // or grown by files a step opened, which the next recount sees). The warm-up's
+        // connections were counted before the start.
         let at = std::time::Instant::now();
         let stale = self
             .sockets_counted_at
             .is_none_or(|counted| at.duration_since(counted) >= SOCKETS_RECOUNT);
-        if !self.setup.targets.is_empty()
-            && (pending.connections > 0 || pending.failures > 0 || stale)
-        {
-            self.sockets = self.files.sockets_towards(&self.setup.targets);
-            self.sockets_counted_at = Some(at);
+        if opened_uncounted > 0 || pending.failures > 0 || stale {
+            self.count_sockets_and_files();
         }
         let sockets = self.sockets;
         let sample = GeneratorSecond {
@@ -223,7 +254,7 @@ impl Monitor {
                 .files
                 .rss_bytes()
                 .map_or(0.0, |b| (b as f64 / 1048576.0 * 10.0).round() / 10.0),
-            open_fds: self.files.open_fds().unwrap_or(0),
+            open_fds: self.open_fds,
             connections_opened: pending.connections,
             schedule_lag_p50_ms: ms(0.5),
             schedule_lag_p99_ms: ms(0.99),
@@ -263,5 +294,74 @@ impl Monitor {
     pub fn verdict(&mut self) -> Verdict {
         let peak = self.files.peak_rss_bytes();
         self.rules.verdict(peak)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onrush_metrics::{Layout, WorkerMetrics};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::AtomicI32;
+
+    fn monitor_of(target: SocketAddr) -> Monitor {
+        let setup = Setup {
+            threads: 1,
+            cores: 1,
+            targets: vec![target],
+            source_addresses: 1,
+            nofile_limit: 1024,
+            start_unix_ms: 0,
+        };
+        Monitor::new(setup, Arc::new(vec![AtomicI32::new(0)]))
+    }
+
+    /// A second's snapshot in which `opened` connections were opened.
+    fn opened(opened: u64) -> Snapshot {
+        let mut metrics = WorkerMetrics::new(&Layout::new([("s", ["GET /"])]));
+        for _ in 0..opened {
+            metrics.record_connection_opened(0);
+        }
+        metrics.take_snapshot()
+    }
+
+    #[test]
+    fn the_warm_ups_sockets_are_counted_before_the_start_not_when_the_first_second_closes() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap();
+        let warm: Vec<_> = (0..3)
+            .map(|_| TcpStream::connect(target).unwrap())
+            .collect();
+        let mut monitor = monitor_of(target);
+        monitor.count_sockets_before_start(warm.len() as u64);
+
+        // Two more connections once the run started, not in the second that closes: the
+        // warm-up's three (counted already) do not make that second count again.
+        let later: Vec<_> = (0..2)
+            .map(|_| TcpStream::connect(target).unwrap())
+            .collect();
+        monitor.observe(0, &opened(3));
+        monitor.close_second(0);
+        assert_eq!(monitor.latest().unwrap().sockets_to_targets, 3);
+
+        // A second that opened a connection counts them again.
+        monitor.observe(1, &opened(1));
+        monitor.close_second(1);
+        assert_eq!(monitor.latest().unwrap().sockets_to_targets, 5);
+        drop((warm, later));
+    }
+
+    #[test]
+    fn without_a_count_before_the_start_the_first_second_counts() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap();
+        let mut monitor = monitor_of(target);
+        let warm: Vec<_> = (0..3)
+            .map(|_| TcpStream::connect(target).unwrap())
+            .collect();
+        monitor.observe(0, &opened(3));
+        monitor.close_second(0);
+        assert_eq!(monitor.latest().unwrap().sockets_to_targets, 3);
+        drop(warm);
     }
 }

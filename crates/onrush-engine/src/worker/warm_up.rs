@@ -49,8 +49,8 @@ pub(super) fn planned(load: &LoadModel) -> u32 {
 
 /// Per scenario: the sessions of this worker's warmed-up VUs (VU ids in the open driver's
 /// order), each having opened what the scenario's first request opens, as far as `until`
-/// allowed. Connections opened are counted in the scenario's connections opened (in the
-/// run's first second).
+/// allowed; and how many connections they opened. Connections opened are counted in the
+/// scenario's connections opened (in the run's first second).
 pub(super) async fn warm_up<P: Protocol>(
     prepared: &Prepared<P>,
     protocol: &[P::Worker],
@@ -58,8 +58,9 @@ pub(super) async fn warm_up<P: Protocol>(
     workers: usize,
     until: Instant,
     metrics: &RefCell<WorkerMetrics>,
-) -> Vec<Vec<P::Session>> {
+) -> (Vec<Vec<P::Session>>, u64) {
     let mut all = Vec::with_capacity(prepared.scenarios.len());
+    let mut opened = 0;
     for (s, scenario) in prepared.scenarios.iter().enumerate() {
         let LoadModel::Open { max_vus, .. } = scenario.load else {
             all.push(Vec::new());
@@ -76,6 +77,7 @@ pub(super) async fn warm_up<P: Protocol>(
         if let Some(step) = first {
             let connect = open_all(&mut sessions, step, |warmed| {
                 if warmed == Warmed::Opened {
+                    opened += 1;
                     metrics.borrow_mut().record_connection_opened(s);
                 }
             });
@@ -83,7 +85,7 @@ pub(super) async fn warm_up<P: Protocol>(
         }
         all.push(sessions);
     }
-    all
+    (all, opened)
 }
 
 /// Warms up `sessions` for `step`, [`CONCURRENCY`] at a time, until all are done or one
