@@ -20,7 +20,7 @@ use onrush_http2::{H2Connection, H2Settings};
 use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::{ConnectionPool, Lease};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session, Warmed};
 use prost::Message as _;
 
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
@@ -523,6 +523,28 @@ impl Session for GrpcSession {
     fn end_iteration(&mut self) {
         if self.scope == ConnectionScope::PerIteration {
             self.conns.clear();
+        }
+    }
+
+    /// `connections: per_vu` (the default): the VU's HTTP/2 connection to the step's target
+    /// (TCP, TLS with ALPN, the preface), as its first call would open it. `shared`: the
+    /// worker's pooled connection when it has none with a free stream (the VUs warming up
+    /// together wait for the one being opened, as their calls would). `per_iteration` and
+    /// `per_request` open nothing: their connects are part of what they measure. The connect
+    /// and handshake are in no call's figures; the engine counts the connection.
+    async fn warm_up(&mut self, step: &GrpcStep) -> Warmed {
+        if !matches!(self.scope, ConnectionScope::PerVu | ConnectionScope::Shared) {
+            return Warmed::Nothing;
+        }
+        let mut exchange = Exchange::empty();
+        let connect = Box::pin(self.connection(step, &mut exchange, Instant::now()));
+        let connected = tokio::time::timeout(step.timeout, connect).await;
+        // A pooled connection's stream slot, taken as a call would, is not used.
+        self.lease = None;
+        match connected {
+            Ok(Ok(_)) if exchange.opened_connection => Warmed::Opened,
+            Ok(Ok(_)) => Warmed::Nothing,
+            Ok(Err(_)) | Err(_) => Warmed::Failed,
         }
     }
 }

@@ -194,6 +194,76 @@ scenarios:
     assert!(count(&counts, "text_bytes") >= 12 * 20_000, "{counts}");
 }
 
+#[test]
+fn an_open_model_connects_its_warm_up_vus_grpc_connections_before_the_first_call() {
+    // 100 arrivals in 1 s; `warm_up: 10` opens 10 VUs' HTTP/2 connections (TCP and preface)
+    // before the schedule starts, so no call pays a connect (a step's `connect_ms.count` is
+    // the calls that opened one), while the scenario counts the 10 connections. Without the
+    // warm-up the first calls connect. No timing asserted.
+    if !have_grpcio() {
+        return;
+    }
+    let plan = |server: &GrpcServer, warm_up: &str| {
+        format!(
+            r#"
+target: http://127.0.0.1:9
+grpc: {{ protos: ["{proto}"] }}
+scenarios:
+  - name: open
+    load: {{ rate: 100/s, duration: 1s, max_vus: 20, warm_up: {warm_up} }}
+    steps:
+      - {{ grpc: "127.0.0.1:{port}", call: onrush.test.Echo/Unary, message: {{ text: w }} }}
+"#,
+            proto = proto().display(),
+            port = server.port
+        )
+    };
+    let run = |warm_up: &str| {
+        let server = GrpcServer::start(&[]);
+        let dir = temp_dir(&format!("grpc-warm-up-{warm_up}"));
+        let path = write_plan(&dir, &plan(&server, warm_up));
+        let s = run_expect(
+            0,
+            &["run", path.to_str().unwrap(), "-t", "1"],
+            &dir.join("out"),
+        );
+        (s, server.finish())
+    };
+
+    let (s, counts) = run("10");
+    let open = scenario(&s, "open");
+    let call = step(&s, "open", "grpc onrush.test.Echo/Unary");
+    let iterations = u64_at(open, "/iterations");
+    assert_eq!(
+        iterations + u64_at(open, "/dropped_iterations"),
+        100,
+        "{s:#}"
+    );
+    assert_eq!(u64_at(call, "/failures"), 0, "{call:#}");
+    assert_eq!(u64_at(open, "/connections_opened"), 10, "{open:#}");
+    assert_eq!(
+        u64_at(call, "/connect_ms/count"),
+        0,
+        "no call connected: {call:#}"
+    );
+    assert_eq!(count(&counts, "Unary"), iterations, "{counts}");
+
+    let (s, counts) = run("false");
+    let open = scenario(&s, "open");
+    let call = step(&s, "open", "grpc onrush.test.Echo/Unary");
+    assert!(u64_at(call, "/connect_ms/count") >= 1, "{call:#}");
+    assert_eq!(
+        u64_at(call, "/connect_ms/count"),
+        u64_at(open, "/connections_opened"),
+        "{s:#}"
+    );
+    assert_eq!(
+        count(&counts, "Unary"),
+        u64_at(open, "/iterations"),
+        "{counts}"
+    );
+}
+
 /// A CA, a server certificate for `localhost` and a client certificate, as PEM files.
 pub(crate) fn pki(dir: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
