@@ -2,7 +2,7 @@
 """Where an open model's schedule lag comes from, per 100 ms: runs `onrush run -t 1` of one
 open-model scenario (GET /) on CPU 0 against `onrush serve --threads 1` on CPU 1, samples every
 100 ms the worker thread's CPU and run-queue wait (/proc/PID/task/TID/schedstat), the main
-thread's CPU, ksoftirqd/0's and CPU 0's steal, nice and busy ticks; then prints each second's
+thread's CPU, the server's CPU, ksoftirqd/0's and CPU 0's steal, nice and busy ticks; then prints each second's
 lag (generator.jsonl) and latency (intervals). Run it pinned to CPU 1 (`taskset -c 1`) so the
 sampling does not take the worker's CPU. Loopback only, bounded by the duration.
 
@@ -65,19 +65,25 @@ while sample and run.poll() is None:
             row[name] = (run_ns, wait_ns)
     except OSError:
         pass
+    try:
+        row["server"] = sum(int(open(f"/proc/{server.pid}/task/{tid}/schedstat").read().split()[0])
+                            for tid in os.listdir(f"/proc/{server.pid}/task"))
+    except OSError:
+        row["server"] = 0
     samples.append(row)
     time.sleep(0.1)
 run.wait()
 server.kill()
 if sample:
-    print("t(s)  worker_run_ms worker_wait_ms main_run_ms ksoftirqd0_ms | cpu0 ticks: steal nice busy")
+    print("t(s)  worker_run_ms worker_wait_ms main_run_ms ksoftirqd0_ms server_run_ms | cpu0 ticks: steal nice busy")
     for prev, row in zip(samples, samples[1:]):
         if "onrush-worker-0" in row and "onrush-worker-0" in prev:
             w, pw = row["onrush-worker-0"], prev["onrush-worker-0"]
             m, pm = row.get("main", (0, 0)), prev.get("main", (0, 0))
             c, pc = row["cpu0"], prev["cpu0"]
             print(f"{row['t']:5.1f} {(w[0] - pw[0]) / 1e6:8.1f} {(w[1] - pw[1]) / 1e6:8.2f} {(m[0] - pm[0]) / 1e6:8.1f}"
-                  f" {(row['ksoftirqd'] - prev['ksoftirqd']) * 10:6d} | {c[0] - pc[0]:4d} {c[1] - pc[1]:4d} {c[2] - pc[2]:4d}")
+                  f" {(row['ksoftirqd'] - prev['ksoftirqd']) * 10:6d} {(row['server'] - prev['server']) / 1e6:8.1f}"
+                  f" | {c[0] - pc[0]:4d} {c[1] - pc[1]:4d} {c[2] - pc[2]:4d}")
 print("second  lag_p50 lag_p99 lag_max (ms)  dropped  worker_cpu%")
 for line in open(f"{work}/out/generator.jsonl"):
     j = json.loads(line)
