@@ -43,12 +43,15 @@ pub fn alpn_for(version: HttpVersion) -> Vec<Vec<u8>> {
 /// Over TLS with `h2` or `auto`, the server's ALPN choice decides: `h2` → HTTP/2; anything
 /// else → HTTP/1.1 for `auto`, and a `tls_protocol` failure for `h2` (the server does not
 /// speak HTTP/2 on this port). Plain `http://` with `h2` is HTTP/2 with prior knowledge (h2c).
+///
+/// `buffers`: a previous plain HTTP/1.1 connection's, for a new plain one to reuse.
 pub async fn open(
     target: &HttpTarget,
     options: &ConnectOptions,
     tls: Option<&TlsSession>,
     version: HttpVersion,
     h2: &H2Settings,
+    buffers: Option<http1::Buffers>,
 ) -> Result<Opened, FailureClass> {
     let host = &target.host_header;
     match (target.tls, tls, version) {
@@ -105,7 +108,7 @@ pub async fn open(
                 (true, Some(session)) => Some((session, target.server_name.as_str())),
                 _ => None,
             };
-            let (conn, handshake) = http1::connect_any(target.addr, options, tls)
+            let (conn, handshake) = http1::connect_any_with(target.addr, options, tls, buffers)
                 .await
                 .map_err(|e| classify(&e))?;
             Ok(Opened {

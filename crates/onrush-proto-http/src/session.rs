@@ -57,6 +57,10 @@ pub struct HttpSession {
     request_started: Instant,
     /// Enforces the requests' timeouts (one timer per session, not one per request).
     timer: RequestTimer,
+    /// The read and write buffers of the last plain HTTP/1.1 connection closed after its
+    /// request (`per_request`), for the next one: two allocations (one zeroed) fewer per
+    /// connection.
+    spare_buffers: Option<http1::Buffers>,
     jar: CookieJar,
     sink: Decompress<Capture>,
     /// The last response's body hash (hex), when its step checks one.
@@ -103,6 +107,7 @@ impl HttpSession {
             connecting: false,
             request_started: Instant::now(),
             timer: RequestTimer::default(),
+            spare_buffers: None,
             jar: CookieJar::new(),
             sink: Decompress::new(Capture::default()),
             hash_hex: None,
@@ -116,11 +121,17 @@ impl HttpSession {
         }
     }
 
-    /// Options for a new connection of `step`'s request that started at `started`: the TCP
-    /// connect and the TLS handshake must finish by the request's deadline, so that running
-    /// out of time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The
-    /// outer timeout of the request stays as the backstop.
-    fn connect_options(&mut self, deadline: Instant) -> http1::ConnectOptions {
+    /// Options for a new connection of `step`'s request, due by `deadline`: the TCP connect
+    /// and the TLS handshake must finish by the request's deadline, so that running out of
+    /// time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The outer
+    /// timeout of the request stays as the backstop.
+    ///
+    /// A plain HTTP/1.1 connect gets no deadline of its own: its only phase is the TCP
+    /// connect, which the request's timer already classifies (`connecting`), and a deadline
+    /// here arms a second timer in tokio's wheel and removes it again for every connection
+    /// (~700 user instructions per connection, callgrind; docs/benchmarks.md).
+    fn connect_options(&mut self, step: &HttpStep, deadline: Instant) -> http1::ConnectOptions {
+        let plain_h1 = !step.target.tls && self.version != HttpVersion::H2;
         let local_addr = if self.source_addresses.is_empty() {
             None
         } else {
@@ -131,7 +142,7 @@ impl HttpSession {
             local_addr,
             linger_reset: self.close == CloseMode::Reset,
             throttle: self.throttle,
-            deadline: Some(deadline.into()),
+            deadline: (!plain_h1).then(|| deadline.into()),
             ..Default::default()
         }
     }
@@ -287,14 +298,16 @@ impl HttpSession {
         opened: &mut bool,
     ) -> Result<HttpConn, FailureClass> {
         let started = Instant::now();
-        let options = self.connect_options(self.request_started + step.timeout);
+        let options = self.connect_options(step, self.request_started + step.timeout);
         self.connecting = true;
         let tls = if step.target.tls {
             self.tls.as_ref()
         } else {
             None
         };
-        let result = connect::open(&step.target, &options, tls, self.version, &self.h2).await;
+        let buffers = self.spare_buffers.take();
+        let result =
+            connect::open(&step.target, &options, tls, self.version, &self.h2, buffers).await;
         self.connecting = false;
         let connect::Opened { conn, handshake } = result?;
         if let Some((kind, took)) = handshake {
@@ -327,8 +340,14 @@ impl HttpSession {
                 // Boxed: opening a connection (TCP, TLS handshake, HTTP/2 preface, the shared
                 // pool's wait) is the largest future of the session; inline, every VU's task
                 // would carry its bytes even while it waits on a kept-alive connection. One
-                // allocation per new connection, none per request on a kept one.
-                let conn = Box::pin(self.connection(step, record, opened)).await?;
+                // allocation per new connection, none per request on a kept one. Only the
+                // shared pool's scope boxes the pool's wait with it: the others box the
+                // connect alone, a smaller allocation.
+                let conn = if self.scope == ConnectionScope::Shared {
+                    Box::pin(self.connection(step, record, opened)).await?
+                } else {
+                    Box::pin(self.open(step, record, opened)).await?
+                };
                 self.connections[slot] = Some(conn);
             }
             let conn = self.connections[slot].as_mut().expect("connected above");
@@ -536,17 +555,18 @@ impl Session for HttpSession {
         match self.scope {
             ConnectionScope::PerRequest => {
                 if let Some(HttpConn::H1(mut c)) = self.connections[step.target_slot].take() {
-                    if self.close == CloseMode::Server {
-                        // The server was asked to close: let it close first (its FIN is
-                        // usually in already: one read that returns 0), so that the TIME_WAIT
-                        // is its own. A server that ignores the request gets a short grace,
-                        // then onrush closes (and keeps the TIME_WAIT, as with `normal`).
+                    // The server was asked to close: let it close first, so that the
+                    // TIME_WAIT is its own. Its FIN is usually in already: one read that
+                    // returns 0, and no timer. A server that ignores the request gets a short
+                    // grace, then onrush closes (and keeps the TIME_WAIT, as with `normal`).
+                    if self.close == CloseMode::Server && !c.server_closed_yet() {
                         // Boxed, as connecting is: not in the future every VU waits in.
-                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, async move {
+                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, async {
                             c.closed_by_server().await
                         });
                         let _ = Box::pin(closed).await;
                     }
+                    self.spare_buffers = c.into_buffers();
                 }
             }
             ConnectionScope::Shared => match self.connections[step.target_slot].take() {
@@ -600,7 +620,7 @@ impl Session for HttpSession {
         {
             return Warmed::Nothing;
         }
-        let options = self.connect_options(Instant::now() + step.timeout);
+        let options = self.connect_options(step, Instant::now() + step.timeout);
         let tls = if step.target.tls {
             self.tls.as_ref()
         } else {
@@ -612,6 +632,7 @@ impl Session for HttpSession {
             tls,
             self.version,
             &self.h2,
+            None,
         ));
         match tokio::time::timeout(step.timeout, opened).await {
             Ok(Ok(connect::Opened { conn, .. })) => {
