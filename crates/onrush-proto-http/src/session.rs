@@ -15,7 +15,7 @@ use onrush_plan::{
     Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset,
 };
 use onrush_protocol::{
-    micros, Exchange, FailureClass, Handshake, RequestRecord, ResponseView, Session, Warmed,
+    micros, Exchange, FailureClass, RequestRecord, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -32,6 +32,8 @@ use crate::step::{build_multipart, HttpStep};
 /// honours the header sends its FIN right behind the response, so a round trip at most; one that
 /// ignores it should not hold the VU long.
 const SERVER_CLOSE_GRACE: Duration = Duration::from_millis(100);
+
+mod open;
 
 /// One virtual user's HTTP session.
 pub struct HttpSession {
@@ -118,32 +120,6 @@ impl HttpSession {
             headers: Vec::new(),
             body: Vec::new(),
             scratch: Vec::new(),
-        }
-    }
-
-    /// Options for a new connection of `step`'s request, due by `deadline`: the TCP connect
-    /// and the TLS handshake must finish by the request's deadline, so that running out of
-    /// time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The outer
-    /// timeout of the request stays as the backstop.
-    ///
-    /// A plain HTTP/1.1 connect gets no deadline of its own: its only phase is the TCP
-    /// connect, which the request's timer already classifies (`connecting`), and a deadline
-    /// here arms a second timer in tokio's wheel and removes it again for every connection
-    /// (~700 user instructions per connection, callgrind; docs/benchmarks.md).
-    fn connect_options(&mut self, step: &HttpStep, deadline: Instant) -> http1::ConnectOptions {
-        let plain_h1 = !step.target.tls && self.version != HttpVersion::H2;
-        let local_addr = if self.source_addresses.is_empty() {
-            None
-        } else {
-            self.next_source = self.next_source.wrapping_add(1);
-            Some(self.source_addresses[self.next_source % self.source_addresses.len()])
-        };
-        http1::ConnectOptions {
-            local_addr,
-            linger_reset: self.close == CloseMode::Reset,
-            throttle: self.throttle,
-            deadline: (!plain_h1).then(|| deadline.into()),
-            ..Default::default()
         }
     }
 
@@ -240,87 +216,6 @@ impl HttpSession {
         }
     }
 
-    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
-    /// connect time and handshake go into `record`, and `opened` is set).
-    async fn connection(
-        &mut self,
-        step: &HttpStep,
-        record: &mut RequestRecord,
-        opened: &mut bool,
-    ) -> Result<HttpConn, FailureClass> {
-        let slot = step.target_slot;
-        if self.scope != ConnectionScope::Shared {
-            return self.open(step, record, opened).await;
-        }
-        // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
-        // together then wait for one connection instead of each opening its own.
-        let try_h2 = self.version == HttpVersion::H2
-            || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
-        if try_h2 {
-            let lease = self.pool.h2_lease(slot);
-            let entry = lease.entry.clone();
-            let conn = entry
-                .get_or_open(|| async {
-                    match self.open(step, record, opened).await {
-                        Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
-                        Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
-                        Err(class) => Err(Err(class)),
-                    }
-                })
-                .await;
-            return match conn {
-                Ok(conn) => Ok(HttpConn::H2 {
-                    conn,
-                    lease: Some(lease),
-                }),
-                // `auto` and the server chose HTTP/1.1: this VU keeps that connection (it
-                // joins the HTTP/1.1 pool after the request); VUs waiting on the entry open
-                // their own.
-                Err(Ok(h1)) => {
-                    entry.mark_dead();
-                    self.pool.set_speaks_h1(slot);
-                    Ok(HttpConn::H1(h1))
-                }
-                Err(Err(class)) => Err(class),
-            };
-        }
-        if let Some(idle) = self.pool.take_idle(slot) {
-            return Ok(HttpConn::H1(idle));
-        }
-        self.open(step, record, opened).await
-    }
-
-    /// Opens a new connection for `step` and records its connect time and handshake.
-    async fn open(
-        &mut self,
-        step: &HttpStep,
-        record: &mut RequestRecord,
-        opened: &mut bool,
-    ) -> Result<HttpConn, FailureClass> {
-        let started = Instant::now();
-        let options = self.connect_options(step, self.request_started + step.timeout);
-        self.connecting = true;
-        let tls = if step.target.tls {
-            self.tls.as_ref()
-        } else {
-            None
-        };
-        let buffers = self.spare_buffers.take();
-        let result =
-            connect::open(&step.target, &options, tls, self.version, &self.h2, buffers).await;
-        self.connecting = false;
-        let connect::Opened { conn, handshake } = result?;
-        if let Some((kind, took)) = handshake {
-            record.handshake = Some(Handshake {
-                resumed: kind == http1::HandshakeKind::Resumed,
-                duration_us: micros(took),
-            });
-        }
-        record.connect_us = Some(micros(started.elapsed()));
-        *opened = true;
-        Ok(conn)
-    }
-
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
     async fn exchange(
@@ -345,6 +240,8 @@ impl HttpSession {
                 // connect alone, a smaller allocation.
                 let conn = if self.scope == ConnectionScope::Shared {
                     Box::pin(self.connection(step, record, opened)).await?
+                } else if self.is_plain_h1(step) {
+                    Box::pin(self.open_plain(step, record, opened)).await?
                 } else {
                     Box::pin(self.open(step, record, opened)).await?
                 };
