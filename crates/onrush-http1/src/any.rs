@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::tls::{connect_tls_throttled, ThrottledTlsConnection};
 use crate::{
-    connect, connect_throttled, connect_tls, BodySink, ConnectOptions, Connection, Error,
-    HandshakeKind, Request, Response, ThrottledConnection, TlsConnection, TlsSession,
+    connect_tcp, connect_throttled, connect_tls, BodySink, Buffers, ConnectOptions, Connection,
+    Error, HandshakeKind, Request, Response, ThrottledConnection, TlsConnection, TlsSession,
 };
 
 /// A connection over any transport, as [`connect_any`] returns it.
@@ -58,6 +58,26 @@ impl AnyConnection {
         }
     }
 
+    /// [`Connection::server_closed_yet`].
+    pub fn server_closed_yet(&mut self) -> bool {
+        match self {
+            AnyConnection::Plain(c) => c.server_closed_yet(),
+            AnyConnection::Tls(c) => c.server_closed_yet(),
+            AnyConnection::Throttled(c) => c.server_closed_yet(),
+            AnyConnection::ThrottledTls(c) => c.server_closed_yet(),
+        }
+    }
+
+    /// Closes the connection and keeps its buffers for the next one ([`Buffers`]). Only a
+    /// plain connection's are kept: the others are opened with new buffers (their set-up
+    /// costs far more than two allocations), so theirs are freed.
+    pub fn into_buffers(self) -> Option<Buffers> {
+        match self {
+            AnyConnection::Plain(c) => Some(c.into_buffers()),
+            _ => None,
+        }
+    }
+
     /// [`Connection::requests_sent`].
     pub fn requests_sent(&self) -> u64 {
         match self {
@@ -78,8 +98,24 @@ pub async fn connect_any(
     opts: &ConnectOptions,
     tls: Option<(&TlsSession, &str)>,
 ) -> Result<(AnyConnection, Option<(HandshakeKind, Duration)>), Error> {
+    connect_any_with(addr, opts, tls, None).await
+}
+
+/// [`connect_any`], a plain connection reading and writing through `buffers` when given (a
+/// previous connection's, from [`AnyConnection::into_buffers`]); the other transports
+/// allocate their own.
+pub async fn connect_any_with(
+    addr: SocketAddr,
+    opts: &ConnectOptions,
+    tls: Option<(&TlsSession, &str)>,
+    buffers: Option<Buffers>,
+) -> Result<(AnyConnection, Option<(HandshakeKind, Duration)>), Error> {
     Ok(match (tls, opts.throttle.is_some()) {
-        (None, false) => (AnyConnection::Plain(connect(addr, opts).await?), None),
+        (None, false) => {
+            let stream = connect_tcp(addr, opts).await?;
+            let conn = Connection::with_buffers(stream, buffers.unwrap_or_default());
+            (AnyConnection::Plain(conn), None)
+        }
         (None, true) => (
             AnyConnection::Throttled(Box::new(connect_throttled(addr, opts).await?)),
             None,

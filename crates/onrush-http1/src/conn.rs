@@ -50,6 +50,30 @@ pub async fn connect(addr: SocketAddr, opts: &ConnectOptions) -> Result<Connecti
     connect_tcp(addr, opts).await.map(Connection::new)
 }
 
+/// A connection's read and write buffers, without the connection: what a VU that opens a
+/// connection per request hands from one connection to the next ([`Connection::with_buffers`],
+/// [`Connection::into_buffers`]), so that a new connection allocates (and zeroes) no buffer.
+///
+/// Only storage passes on: a connection reads into its buffer from offset 0 and reads back only
+/// bytes it received, so what a previous connection left in it is never seen.
+#[derive(Debug)]
+pub struct Buffers {
+    rbuf: Box<[u8]>,
+    wbuf: Vec<u8>,
+}
+
+impl Default for Buffers {
+    /// A new connection's: [`READ_BUF`] bytes to read into, 256 to write from.
+    fn default() -> Self {
+        Buffers {
+            rbuf: vec![0; READ_BUF].into_boxed_slice(),
+            // Grows to the connection's largest request once, then is reused; most request
+            // heads are a few hundred bytes.
+            wbuf: Vec::with_capacity(256),
+        }
+    }
+}
+
 /// One HTTP/1.1 client connection, carrying requests one after the other (no pipelining).
 ///
 /// Owns one read buffer and one write buffer, both reused for every request, so that a request
@@ -59,7 +83,8 @@ pub struct Connection<S = TcpStream> {
     io: S,
     /// Read buffer; `rbuf[start..end]` holds received bytes not yet consumed (a partial head).
     /// Between requests it is empty: bytes beyond a response are refused, never kept for the
-    /// next request.
+    /// next request. Nothing beyond `end` is ever read back, so it may hold a previous
+    /// connection's bytes ([`Buffers`]).
     rbuf: Box<[u8]>,
     start: usize,
     end: usize,
@@ -73,16 +98,30 @@ pub struct Connection<S = TcpStream> {
 impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     /// Wraps an established byte stream (a TcpStream, later a TLS stream).
     pub fn new(io: S) -> Self {
+        Connection::with_buffers(io, Buffers::default())
+    }
+
+    /// Wraps an established byte stream, reading and writing through `buffers` (those of a
+    /// connection that is done, or new ones): their sizes carry over, their bytes do not.
+    pub fn with_buffers(io: S, buffers: Buffers) -> Self {
+        let Buffers { rbuf, mut wbuf } = buffers;
+        wbuf.clear();
         Connection {
             io,
-            rbuf: vec![0; READ_BUF].into_boxed_slice(),
+            rbuf,
             start: 0,
             end: 0,
-            // Grows to the connection's largest request once, then is reused; most request
-            // heads are a few hundred bytes.
-            wbuf: Vec::with_capacity(256),
+            wbuf,
             requests: 0,
             reusable: true,
+        }
+    }
+
+    /// Drops the stream (closing it) and keeps the buffers, for the next connection.
+    pub fn into_buffers(self) -> Buffers {
+        Buffers {
+            rbuf: self.rbuf,
+            wbuf: self.wbuf,
         }
     }
 
@@ -113,6 +152,22 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         loop {
             if self.io.read(&mut self.rbuf).await? == 0 {
                 return Ok(());
+            }
+        }
+    }
+
+    /// [`Connection::closed_by_server`] without waiting: reads and discards what is known to
+    /// wait (see [`PendingInput`]), and says whether the server's close (end of stream, or a
+    /// reset) was among it. Usually its FIN is in by the time the response has been read, and
+    /// then this is the one `read` that returns 0, with no timer and no future to set up for
+    /// the wait; `false` means the wait is still to be done.
+    pub fn server_closed_yet(&mut self) -> bool {
+        self.reusable = false;
+        loop {
+            match self.io.read_waiting(&mut self.rbuf) {
+                Poll::Pending => return false,
+                Poll::Ready(Ok(0) | Err(_)) => return true,
+                Poll::Ready(Ok(_)) => continue,
             }
         }
     }

@@ -483,3 +483,80 @@ async fn after_connection_close_it_waits_for_the_servers_end_of_stream() {
     let e = conn.closed_by_server().await.unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
 }
+
+#[tokio::test]
+async fn server_closed_yet_reads_what_waits_without_waiting() {
+    let mut req = get("GET");
+    req.close = true;
+    // The FIN is in behind the response (and a TLS close_notify before it): seen, read up to it.
+    let mut conn = Connection::new(Mock::answering([[
+        OK2,
+        &b"\x15\x03\x03\x00\x02\x01\x00"[..],
+    ]]));
+    conn.send(&req, &mut Discard).await.unwrap();
+    assert!(conn.server_closed_yet());
+    assert!(conn.io.reads.is_empty());
+    assert!(!conn.is_reusable());
+
+    // Nothing in yet: the wait is still to be done, and nothing was consumed.
+    let mut m = Mock::answering([[OK2]]);
+    m.hang = true;
+    let mut conn = Connection::new(m);
+    conn.send(&req, &mut Discard).await.unwrap();
+    assert!(!conn.server_closed_yet());
+
+    // A reset ends the wait as the FIN does.
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::Err(io::ErrorKind::ConnectionReset));
+    let mut conn = Connection::new(m);
+    conn.send(&req, &mut Discard).await.unwrap();
+    assert!(conn.server_closed_yet());
+}
+
+#[tokio::test]
+async fn buffers_passed_to_a_new_connection_carry_none_of_the_old_ones_bytes() {
+    // A large response grows the first connection's read buffer and fills it with its bytes;
+    // the next connections, with those buffers, get short responses (one cut short by the
+    // server's close) and must see exactly their own bytes.
+    let big_body = vec![b'A'; 20_000];
+    let mut big = format!(
+        "HTTP/1.1 200 OK\r\nX-Old: old-header\r\nContent-Length: {}\r\n\r\n",
+        big_body.len()
+    )
+    .into_bytes();
+    big.extend_from_slice(&big_body);
+    let mut first = Connection::new(Mock::answering([[&big[..]]]));
+    let mut req = get("POST");
+    let long_body = vec![b'B'; 600];
+    req.body = RequestBody::Bytes(&long_body);
+    let mut got = Vec::new();
+    first.send(&req, &mut got).await.unwrap();
+    assert_eq!(got, big_body);
+    let grown = first.rbuf.len();
+    assert!(grown > READ_BUF, "the big response grew the buffer");
+    let buffers = first.into_buffers();
+
+    let mut second = Connection::with_buffers(Mock::answering([[OK2]]), buffers);
+    assert_eq!(second.rbuf.len(), grown, "the size carries over");
+    assert!(second.wbuf.is_empty(), "no request bytes carried over");
+    let mut got = Vec::new();
+    let r = second.send(&get("GET"), &mut got).await.unwrap();
+    assert_eq!(
+        (r.status, &got[..], r.bytes_in),
+        (200, &b"ok"[..], OK2.len() as u64)
+    );
+    assert_eq!(second.io.written, b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+
+    // A response without a length, ended by the close: its body is its own bytes only, not
+    // the stale ones further on in the buffer.
+    let mut third = Connection::with_buffers(
+        Mock::answering([[&b"HTTP/1.1 200 OK\r\n\r\nshort"[..]]]),
+        second.into_buffers(),
+    );
+    let mut got = Vec::new();
+    let r = third.send(&get("GET"), &mut got).await.unwrap();
+    assert_eq!(
+        (r.status, &got[..], r.keep_alive),
+        (200, &b"short"[..], false)
+    );
+}

@@ -36,8 +36,8 @@ pub use onrush_http::{
     Piece, Request, RequestBody, Response, Throttled,
 };
 
-pub use any::{connect_any, AnyConnection};
-pub use conn::{connect, Connection};
+pub use any::{connect_any, connect_any_with, AnyConnection};
+pub use conn::{connect, Buffers, Connection};
 pub use idle::PendingInput;
 pub use throttle::{connect_throttled, ThrottledConnection};
 pub use tls::{cipher_suite_names, kx_group_names, ClientIdentity};

@@ -43,12 +43,15 @@ pub fn alpn_for(version: HttpVersion) -> Vec<Vec<u8>> {
 /// Over TLS with `h2` or `auto`, the server's ALPN choice decides: `h2` → HTTP/2; anything
 /// else → HTTP/1.1 for `auto`, and a `tls_protocol` failure for `h2` (the server does not
 /// speak HTTP/2 on this port). Plain `http://` with `h2` is HTTP/2 with prior knowledge (h2c).
+///
+/// `buffers`: a previous plain HTTP/1.1 connection's, for a new plain one to reuse.
 pub async fn open(
     target: &HttpTarget,
     options: &ConnectOptions,
     tls: Option<&TlsSession>,
     version: HttpVersion,
     h2: &H2Settings,
+    buffers: Option<http1::Buffers>,
 ) -> Result<Opened, FailureClass> {
     let host = &target.host_header;
     match (target.tls, tls, version) {
@@ -105,7 +108,7 @@ pub async fn open(
                 (true, Some(session)) => Some((session, target.server_name.as_str())),
                 _ => None,
             };
-            let (conn, handshake) = http1::connect_any(target.addr, options, tls)
+            let (conn, handshake) = http1::connect_any_with(target.addr, options, tls, buffers)
                 .await
                 .map_err(|e| classify(&e))?;
             Ok(Opened {
@@ -114,6 +117,24 @@ pub async fn open(
             })
         }
     }
+}
+
+/// [`open`] for a plain `http://` target spoken as HTTP/1.1 (`version` other than `h2`): the
+/// same connection, through a future of its own. [`open`]'s carries the TLS and HTTP/2 set-up
+/// paths' locals (a TLS stream is kilobytes), so boxing it costs an allocation too large for
+/// the allocator's per-thread cache; this one is small enough (see the test below).
+pub async fn open_plain(
+    target: &HttpTarget,
+    options: &ConnectOptions,
+    buffers: Option<http1::Buffers>,
+) -> Result<Opened, FailureClass> {
+    let (conn, _) = http1::connect_any_with(target.addr, options, None, buffers)
+        .await
+        .map_err(|e| classify(&e))?;
+    Ok(Opened {
+        conn: HttpConn::H1(conn),
+        handshake: None,
+    })
 }
 
 /// `version: h2` against a TLS server that did not choose `h2` by ALPN: every connection fails
@@ -128,5 +149,25 @@ fn warn_no_h2_once(target: &HttpTarget) {
              or h1.",
             target.server_name
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of what `f` returns, without calling it (a future's type cannot be named).
+    fn returned<A, B, C, R>(_: fn(A, B, C) -> R) -> usize {
+        std::mem::size_of::<R>()
+    }
+
+    /// glibc serves allocations up to 1,032 bytes from its per-thread cache (tcache); a
+    /// larger one takes its general path, ~600 more instructions to allocate and free. The
+    /// session boxes this future once per new connection.
+    #[test]
+    fn a_plain_connect_is_small_enough_for_the_allocators_cache() {
+        let size = returned::<&'static HttpTarget, &'static ConnectOptions, _, _>(open_plain);
+        println!("open_plain future: {size} B");
+        assert!(size <= 768, "{size} B");
     }
 }

@@ -15,7 +15,7 @@ use onrush_plan::{
     Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset,
 };
 use onrush_protocol::{
-    micros, Exchange, FailureClass, Handshake, RequestRecord, ResponseView, Session, Warmed,
+    micros, Exchange, FailureClass, RequestRecord, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -32,6 +32,8 @@ use crate::step::{build_multipart, HttpStep};
 /// honours the header sends its FIN right behind the response, so a round trip at most; one that
 /// ignores it should not hold the VU long.
 const SERVER_CLOSE_GRACE: Duration = Duration::from_millis(100);
+
+mod open;
 
 /// One virtual user's HTTP session.
 pub struct HttpSession {
@@ -57,6 +59,10 @@ pub struct HttpSession {
     request_started: Instant,
     /// Enforces the requests' timeouts (one timer per session, not one per request).
     timer: RequestTimer,
+    /// The read and write buffers of the last plain HTTP/1.1 connection closed after its
+    /// request (`per_request`), for the next one: two allocations (one zeroed) fewer per
+    /// connection.
+    spare_buffers: Option<http1::Buffers>,
     jar: CookieJar,
     sink: Decompress<Capture>,
     /// The last response's body hash (hex), when its step checks one.
@@ -103,6 +109,7 @@ impl HttpSession {
             connecting: false,
             request_started: Instant::now(),
             timer: RequestTimer::default(),
+            spare_buffers: None,
             jar: CookieJar::new(),
             sink: Decompress::new(Capture::default()),
             hash_hex: None,
@@ -113,26 +120,6 @@ impl HttpSession {
             headers: Vec::new(),
             body: Vec::new(),
             scratch: Vec::new(),
-        }
-    }
-
-    /// Options for a new connection of `step`'s request that started at `started`: the TCP
-    /// connect and the TLS handshake must finish by the request's deadline, so that running
-    /// out of time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The
-    /// outer timeout of the request stays as the backstop.
-    fn connect_options(&mut self, deadline: Instant) -> http1::ConnectOptions {
-        let local_addr = if self.source_addresses.is_empty() {
-            None
-        } else {
-            self.next_source = self.next_source.wrapping_add(1);
-            Some(self.source_addresses[self.next_source % self.source_addresses.len()])
-        };
-        http1::ConnectOptions {
-            local_addr,
-            linger_reset: self.close == CloseMode::Reset,
-            throttle: self.throttle,
-            deadline: Some(deadline.into()),
-            ..Default::default()
         }
     }
 
@@ -229,85 +216,6 @@ impl HttpSession {
         }
     }
 
-    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
-    /// connect time and handshake go into `record`, and `opened` is set).
-    async fn connection(
-        &mut self,
-        step: &HttpStep,
-        record: &mut RequestRecord,
-        opened: &mut bool,
-    ) -> Result<HttpConn, FailureClass> {
-        let slot = step.target_slot;
-        if self.scope != ConnectionScope::Shared {
-            return self.open(step, record, opened).await;
-        }
-        // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
-        // together then wait for one connection instead of each opening its own.
-        let try_h2 = self.version == HttpVersion::H2
-            || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
-        if try_h2 {
-            let lease = self.pool.h2_lease(slot);
-            let entry = lease.entry.clone();
-            let conn = entry
-                .get_or_open(|| async {
-                    match self.open(step, record, opened).await {
-                        Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
-                        Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
-                        Err(class) => Err(Err(class)),
-                    }
-                })
-                .await;
-            return match conn {
-                Ok(conn) => Ok(HttpConn::H2 {
-                    conn,
-                    lease: Some(lease),
-                }),
-                // `auto` and the server chose HTTP/1.1: this VU keeps that connection (it
-                // joins the HTTP/1.1 pool after the request); VUs waiting on the entry open
-                // their own.
-                Err(Ok(h1)) => {
-                    entry.mark_dead();
-                    self.pool.set_speaks_h1(slot);
-                    Ok(HttpConn::H1(h1))
-                }
-                Err(Err(class)) => Err(class),
-            };
-        }
-        if let Some(idle) = self.pool.take_idle(slot) {
-            return Ok(HttpConn::H1(idle));
-        }
-        self.open(step, record, opened).await
-    }
-
-    /// Opens a new connection for `step` and records its connect time and handshake.
-    async fn open(
-        &mut self,
-        step: &HttpStep,
-        record: &mut RequestRecord,
-        opened: &mut bool,
-    ) -> Result<HttpConn, FailureClass> {
-        let started = Instant::now();
-        let options = self.connect_options(self.request_started + step.timeout);
-        self.connecting = true;
-        let tls = if step.target.tls {
-            self.tls.as_ref()
-        } else {
-            None
-        };
-        let result = connect::open(&step.target, &options, tls, self.version, &self.h2).await;
-        self.connecting = false;
-        let connect::Opened { conn, handshake } = result?;
-        if let Some((kind, took)) = handshake {
-            record.handshake = Some(Handshake {
-                resumed: kind == http1::HandshakeKind::Resumed,
-                duration_us: micros(took),
-            });
-        }
-        record.connect_us = Some(micros(started.elapsed()));
-        *opened = true;
-        Ok(conn)
-    }
-
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
     async fn exchange(
@@ -327,8 +235,16 @@ impl HttpSession {
                 // Boxed: opening a connection (TCP, TLS handshake, HTTP/2 preface, the shared
                 // pool's wait) is the largest future of the session; inline, every VU's task
                 // would carry its bytes even while it waits on a kept-alive connection. One
-                // allocation per new connection, none per request on a kept one.
-                let conn = Box::pin(self.connection(step, record, opened)).await?;
+                // allocation per new connection, none per request on a kept one. Only the
+                // shared pool's scope boxes the pool's wait with it: the others box the
+                // connect alone, a smaller allocation.
+                let conn = if self.scope == ConnectionScope::Shared {
+                    Box::pin(self.connection(step, record, opened)).await?
+                } else if self.is_plain_h1(step) {
+                    Box::pin(self.open_plain(step, record, opened)).await?
+                } else {
+                    Box::pin(self.open(step, record, opened)).await?
+                };
                 self.connections[slot] = Some(conn);
             }
             let conn = self.connections[slot].as_mut().expect("connected above");
@@ -536,17 +452,18 @@ impl Session for HttpSession {
         match self.scope {
             ConnectionScope::PerRequest => {
                 if let Some(HttpConn::H1(mut c)) = self.connections[step.target_slot].take() {
-                    if self.close == CloseMode::Server {
-                        // The server was asked to close: let it close first (its FIN is
-                        // usually in already: one read that returns 0), so that the TIME_WAIT
-                        // is its own. A server that ignores the request gets a short grace,
-                        // then onrush closes (and keeps the TIME_WAIT, as with `normal`).
+                    // The server was asked to close: let it close first, so that the
+                    // TIME_WAIT is its own. Its FIN is usually in already: one read that
+                    // returns 0, and no timer. A server that ignores the request gets a short
+                    // grace, then onrush closes (and keeps the TIME_WAIT, as with `normal`).
+                    if self.close == CloseMode::Server && !c.server_closed_yet() {
                         // Boxed, as connecting is: not in the future every VU waits in.
-                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, async move {
+                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, async {
                             c.closed_by_server().await
                         });
                         let _ = Box::pin(closed).await;
                     }
+                    self.spare_buffers = c.into_buffers();
                 }
             }
             ConnectionScope::Shared => match self.connections[step.target_slot].take() {
@@ -600,7 +517,7 @@ impl Session for HttpSession {
         {
             return Warmed::Nothing;
         }
-        let options = self.connect_options(Instant::now() + step.timeout);
+        let options = self.connect_options(step, Instant::now() + step.timeout);
         let tls = if step.target.tls {
             self.tls.as_ref()
         } else {
@@ -612,6 +529,7 @@ impl Session for HttpSession {
             tls,
             self.version,
             &self.h2,
+            None,
         ));
         match tokio::time::timeout(step.timeout, opened).await {
             Ok(Ok(connect::Opened { conn, .. })) => {

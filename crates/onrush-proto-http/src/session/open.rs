@@ -1,0 +1,159 @@
+//! Opening a session's connections: the options of a new connection, the shared pool's, and
+//! the connect with its time recorded. A child of the session module, so it sees the
+//! session's fields.
+
+use std::time::Instant;
+
+use onrush_http1 as http1;
+use onrush_plan::{CloseMode, ConnectionScope, HttpVersion};
+use onrush_protocol::{micros, FailureClass, Handshake, RequestRecord};
+
+use super::HttpSession;
+use crate::connect::{self, HttpConn};
+use crate::step::HttpStep;
+
+impl HttpSession {
+    /// Options for a new connection of `step`'s request, due by `deadline`: the TCP connect
+    /// and the TLS handshake must finish by the request's deadline, so that running out of
+    /// time is classified by phase (`connect_timeout`, `tls_handshake_timeout`). The outer
+    /// timeout of the request stays as the backstop.
+    ///
+    /// A plain HTTP/1.1 connect gets no deadline of its own: its only phase is the TCP
+    /// connect, which the request's timer already classifies (`connecting`), and a deadline
+    /// here arms a second timer in tokio's wheel and removes it again for every connection
+    /// (~700 user instructions per connection, callgrind; docs/benchmarks.md).
+    pub(super) fn connect_options(
+        &mut self,
+        step: &HttpStep,
+        deadline: Instant,
+    ) -> http1::ConnectOptions {
+        let plain_h1 = self.is_plain_h1(step);
+        let local_addr = if self.source_addresses.is_empty() {
+            None
+        } else {
+            self.next_source = self.next_source.wrapping_add(1);
+            Some(self.source_addresses[self.next_source % self.source_addresses.len()])
+        };
+        http1::ConnectOptions {
+            local_addr,
+            linger_reset: self.close == CloseMode::Reset,
+            throttle: self.throttle,
+            deadline: (!plain_h1).then(|| deadline.into()),
+            ..Default::default()
+        }
+    }
+
+    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
+    /// connect time and handshake go into `record`, and `opened` is set).
+    pub(super) async fn connection(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let slot = step.target_slot;
+        if self.scope != ConnectionScope::Shared {
+            return self.open(step, record, opened).await;
+        }
+        // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
+        // together then wait for one connection instead of each opening its own.
+        let try_h2 = self.version == HttpVersion::H2
+            || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
+        if try_h2 {
+            let lease = self.pool.h2_lease(slot);
+            let entry = lease.entry.clone();
+            let conn = entry
+                .get_or_open(|| async {
+                    match self.open(step, record, opened).await {
+                        Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
+                        Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
+                        Err(class) => Err(Err(class)),
+                    }
+                })
+                .await;
+            return match conn {
+                Ok(conn) => Ok(HttpConn::H2 {
+                    conn,
+                    lease: Some(lease),
+                }),
+                // `auto` and the server chose HTTP/1.1: this VU keeps that connection (it
+                // joins the HTTP/1.1 pool after the request); VUs waiting on the entry open
+                // their own.
+                Err(Ok(h1)) => {
+                    entry.mark_dead();
+                    self.pool.set_speaks_h1(slot);
+                    Ok(HttpConn::H1(h1))
+                }
+                Err(Err(class)) => Err(class),
+            };
+        }
+        if let Some(idle) = self.pool.take_idle(slot) {
+            return Ok(HttpConn::H1(idle));
+        }
+        self.open(step, record, opened).await
+    }
+
+    /// Opens a new connection for `step` and records its connect time and handshake.
+    pub(super) async fn open(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let started = Instant::now();
+        let options = self.connect_options(step, self.request_started + step.timeout);
+        self.connecting = true;
+        let tls = if step.target.tls {
+            self.tls.as_ref()
+        } else {
+            None
+        };
+        let buffers = self.spare_buffers.take();
+        let result =
+            connect::open(&step.target, &options, tls, self.version, &self.h2, buffers).await;
+        self.opened(result, started, record, opened)
+    }
+
+    /// A plain `http://` target spoken as HTTP/1.1: [`HttpSession::open_plain`] opens its
+    /// connections.
+    pub(super) fn is_plain_h1(&self, step: &HttpStep) -> bool {
+        !step.target.tls && self.version != HttpVersion::H2
+    }
+
+    /// [`HttpSession::open`] for a plain HTTP/1.1 target ([`HttpSession::is_plain_h1`]):
+    /// the same, through [`connect::open_plain`]'s smaller future.
+    pub(super) async fn open_plain(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let started = Instant::now();
+        let options = self.connect_options(step, self.request_started + step.timeout);
+        self.connecting = true;
+        let buffers = self.spare_buffers.take();
+        let result = connect::open_plain(&step.target, &options, buffers).await;
+        self.opened(result, started, record, opened)
+    }
+
+    /// After a connect that started at `started`: its connect time and handshake recorded.
+    fn opened(
+        &mut self,
+        result: Result<connect::Opened, FailureClass>,
+        started: Instant,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        self.connecting = false;
+        let connect::Opened { conn, handshake } = result?;
+        if let Some((kind, took)) = handshake {
+            record.handshake = Some(Handshake {
+                resumed: kind == http1::HandshakeKind::Resumed,
+                duration_us: micros(took),
+            });
+        }
+        record.connect_us = Some(micros(started.elapsed()));
+        *opened = true;
+        Ok(conn)
+    }
+}
