@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
-use onrush_protocol::Protocol;
+use onrush_protocol::{Protocol, RequestStart};
 use tokio::sync::watch;
 use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
@@ -316,8 +316,13 @@ async fn closed_iterations<P: Protocol>(
                 && !scenario.stopped.load(Ordering::Relaxed)
                 && iterations.take(vu.iteration)
             {
-                vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
-                    .await;
+                vu.run_iteration(
+                    s,
+                    scenario,
+                    RequestStart::now(Instant::now()),
+                    &shared.metrics,
+                )
+                .await;
             }
             active.change(&shared, s, false);
         }));
@@ -362,7 +367,8 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                         count_start = false;
                         scenario.vus_started.fetch_add(1, Ordering::Relaxed);
                     }
-                    vu.run_iteration(s, scenario, now, &shared.metrics).await;
+                    vu.run_iteration(s, scenario, RequestStart::now(now), &shared.metrics)
+                        .await;
                 } else {
                     if vu.take().is_some() {
                         active.change(&shared, s, false);
