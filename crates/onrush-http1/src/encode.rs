@@ -36,17 +36,22 @@ fn has_byte_below_or_del(bytes: &[u8], limit: u8) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     debug_assert!(limit <= 0x80);
-    let below = |w: u64| w.wrapping_sub(ONES * u64::from(limit)) & !w;
-    let delete = |w: u64| {
+    if bytes.len() < 8 {
+        return bytes.iter().any(|&b| b < limit || b == 0x7f);
+    }
+    // Exact for "any": without a byte below `limit` (or a DEL) nothing borrows across bytes.
+    let flagged = |word: &[u8]| {
+        let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
         let x = w ^ (ONES * 0x7f);
-        x.wrapping_sub(ONES) & !x
+        (w.wrapping_sub(ONES * u64::from(limit)) & !w) | (x.wrapping_sub(ONES) & !x)
     };
     let mut words = bytes.chunks_exact(8);
-    // Exact for "any": without a byte below `limit` (or a DEL) nothing borrows across bytes.
-    let flagged = (&mut words)
-        .map(|word| u64::from_le_bytes(word.try_into().expect("chunks of 8")))
-        .fold(0, |acc, w| acc | below(w) | delete(w));
-    flagged & HIGH != 0 || words.remainder().iter().any(|&b| b < limit || b == 0x7f)
+    let mut any = (&mut words).fold(0, |acc, word| acc | flagged(word));
+    if !words.remainder().is_empty() {
+        // The last eight bytes, overlapping the last word: no byte-wise tail.
+        any |= flagged(&bytes[bytes.len() - 8..]);
+    }
+    any & HIGH != 0
 }
 
 /// The Content-Length to announce for a body of this kind and known length.

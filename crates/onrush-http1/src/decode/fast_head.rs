@@ -69,53 +69,41 @@ pub(super) fn parse<'b>(
 ) -> Option<FastHead> {
     let (version, status) = status_line(input)?;
     // "HTTP/1.1 200 " is 13 bytes; the reason phrase runs to the first CR.
-    let mut pos = 13 + text_len(&input[13..]);
-    pos = line_end(input, pos)?;
+    let reason = &input[13..];
+    let mut rest = crlf(&reason[text_len(reason)..])?;
     let mut count = 0;
     loop {
-        match *input.get(pos)? {
-            b'\r' => {
-                let len = line_end(input, pos)?;
-                if len > MAX_HEAD_BYTES {
-                    return None;
-                }
-                return Some(FastHead {
+        // Slices rather than an index: no bounds check per byte.
+        let name_len = token_len(rest)?;
+        let (name, after_name) = rest.split_at(name_len);
+        let [b':', after_colon @ ..] = after_name else {
+            if name_len == 0 {
+                // The blank line that ends the head (or something httparse must judge).
+                let len = input.len() - crlf(rest)?.len();
+                return (len <= MAX_HEAD_BYTES).then_some(FastHead {
                     version,
                     status,
                     len,
                     headers: count,
                 });
             }
-            first if !TOKEN[usize::from(first)] => return None,
-            _ => {}
-        }
-        let name_start = pos;
-        pos += 1;
-        while TOKEN[usize::from(*input.get(pos)?)] {
-            pos += 1;
-        }
-        let name = &input[name_start..pos];
-        if input[pos] != b':' {
+            return None;
+        };
+        if name_len == 0 {
             return None;
         }
-        pos += 1;
-        while *input.get(pos)? == b' ' {
-            pos += 1;
-        }
-        let value_start = pos;
-        pos += text_len(&input[pos..]);
-        let mut value = &input[value_start..pos];
-        pos = line_end(input, pos)?;
-        while let [rest @ .., b' '] = value {
-            value = rest;
+        let value_start = after_colon.iter().position(|&b| b != b' ')?;
+        let value_and_rest = &after_colon[value_start..];
+        let (mut value, after_value) = value_and_rest.split_at(text_len(value_and_rest));
+        rest = crlf(after_value)?;
+        while let [trimmed @ .., b' '] = value {
+            value = trimmed;
         }
         let slot = headers.get_mut(count)?;
-        *slot = httparse::Header {
-            // A token is ASCII, so this cannot fail; checked rather than assumed (the check
-            // costs a few instructions per name, well within what this path saves).
-            name: std::str::from_utf8(name).ok()?,
-            value,
-        };
+        // SAFETY: every byte of `name` passed `TOKEN`, which holds only ASCII bytes, so it is
+        // UTF-8. (`str::from_utf8` cost ~120 instructions per response here, callgrind.)
+        let name = unsafe { std::str::from_utf8_unchecked(name) };
+        *slot = httparse::Header { name, value };
         count += 1;
     }
 }
@@ -141,12 +129,43 @@ fn status_line(input: &[u8]) -> Option<(u8, u16)> {
     Some((version, status))
 }
 
-/// CRLF at `pos`: the position after it.
-fn line_end(input: &[u8], pos: usize) -> Option<usize> {
-    match input.get(pos..pos + 2)? {
-        b"\r\n" => Some(pos + 2),
+/// `bytes` after the CRLF it starts with.
+fn crlf(bytes: &[u8]) -> Option<&[u8]> {
+    match bytes {
+        [b'\r', b'\n', rest @ ..] => Some(rest),
         _ => None,
     }
+}
+
+/// How many bytes at the start of `bytes` are token bytes ([`TOKEN`]): the length of a header
+/// name. `None` when they all are (the head goes on beyond the input). Letters, digits and `-`,
+/// what header names are made of, are recognised eight at a time; the other token bytes, and
+/// the byte that ends the name, one at a time.
+fn token_len(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Per byte of a word whose high bits are clear: the high bit set when `lo <= byte <= hi`.
+    // No carry crosses a byte (each sum stays below 0x100), so every byte's answer is exact.
+    let in_range = |x: u64, lo: u8, hi: u8| {
+        x.wrapping_add(ONES * u64::from(0x80 - lo))
+            & !x.wrapping_add(ONES * u64::from(0x7f - hi))
+            & HIGH
+    };
+    let mut len = 0;
+    for word in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
+        let low7 = w & !HIGH;
+        // Setting bit 5 turns exactly the upper-case letters into lower-case ones.
+        let letters = in_range(low7 | (ONES * 0x20), b'a', b'z');
+        let common = (letters | in_range(low7, b'0', b'9') | in_range(low7, b'-', b'-')) & !w;
+        if common != HIGH {
+            len += ((!common & HIGH).trailing_zeros() / 8) as usize;
+            break;
+        }
+        len += 8;
+    }
+    let tail = bytes[len..].iter().position(|&b| !TOKEN[usize::from(b)])?;
+    Some(len + tail)
 }
 
 /// How many bytes at the start of `bytes` are visible ASCII or a space (0x20..=0x7e): the

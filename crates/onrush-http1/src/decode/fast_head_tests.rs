@@ -195,3 +195,31 @@ fn random_mutations_never_disagree_with_httparse() {
         "only {answered} mutated heads took the fast path"
     );
 }
+
+#[test]
+fn token_bytes_are_ascii_so_a_name_is_utf8() {
+    // What the `from_utf8_unchecked` in `parse` relies on.
+    assert!((0x80..=0xff).all(|b| !super::TOKEN[b]));
+    assert!((0..=0x20).all(|b| !super::TOKEN[b]) && !super::TOKEN[0x7f]);
+}
+
+#[test]
+fn the_name_scan_agrees_with_the_token_table_for_every_byte_in_every_position() {
+    let byte_by_byte = |bytes: &[u8]| bytes.iter().position(|&b| !super::TOKEN[usize::from(b)]);
+    for stop in 0..=255u8 {
+        for at in 0..=20 {
+            for filler in [b'a', b'Z', b'7', b'-', b'~'] {
+                let mut bytes = vec![filler; at];
+                bytes.push(stop);
+                bytes.extend_from_slice(b"more-bytes: after");
+                assert_eq!(
+                    super::token_len(&bytes),
+                    byte_by_byte(&bytes),
+                    "byte {stop:#x} at {at}"
+                );
+                bytes.truncate(at + 1);
+                assert_eq!(super::token_len(&bytes), byte_by_byte(&bytes));
+            }
+        }
+    }
+}
