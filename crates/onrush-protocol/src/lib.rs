@@ -110,8 +110,13 @@ impl Exchange {
     pub fn finish(&mut self, started: Instant, intended_start: Instant) {
         let finished = Instant::now();
         self.record.service_us = micros(finished - started);
-        self.record.latency_us =
-            micros(finished.saturating_duration_since(intended_start)).max(self.record.service_us);
+        // The closed model's start is one reading for both (`RequestStart::begin`): the same
+        // figure, without a second `Instant` subtraction (~38 instructions).
+        self.record.latency_us = if intended_start == started {
+            self.record.service_us
+        } else {
+            micros(finished.saturating_duration_since(intended_start)).max(self.record.service_us)
+        };
     }
 }
 
