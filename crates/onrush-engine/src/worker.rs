@@ -359,6 +359,13 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                 }
                 let at = now - shared.start;
                 if ramp.vus_at(at) > k {
+                    // A VU made just now: its making is in the latency (from `now`), as it was,
+                    // but not in the service time, so the session reads the clock itself.
+                    let start = if vu.is_some() {
+                        RequestStart::now(now)
+                    } else {
+                        RequestStart::scheduled(now)
+                    };
                     let vu = vu.get_or_insert_with(|| {
                         active.change(&shared, s, true);
                         shared.vu(k as u64 + 1, s)
@@ -367,8 +374,7 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                         count_start = false;
                         scenario.vus_started.fetch_add(1, Ordering::Relaxed);
                     }
-                    vu.run_iteration(s, scenario, RequestStart::now(now), &shared.metrics)
-                        .await;
+                    vu.run_iteration(s, scenario, start, &shared.metrics).await;
                 } else {
                     if vu.take().is_some() {
                         active.change(&shared, s, false);
