@@ -446,3 +446,59 @@ impl WorkerMetrics {
                 .sum::<usize>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(latency_us: u64, service_us: u64) -> RequestRecord {
+        RequestRecord {
+            latency_us,
+            service_us,
+            ..RequestRecord::default()
+        }
+    }
+
+    /// The service histogram each interval reports, next to a reference recorded plainly.
+    fn service_of(w: &mut WorkerMetrics) -> Option<Hist> {
+        let mut snapshot = w.take_snapshot();
+        snapshot.steps[0][0].take().and_then(|s| s.service)
+    }
+
+    #[test]
+    fn the_service_histogram_is_the_latencys_until_a_value_differs() {
+        let mut w = WorkerMetrics::new(&Layout::new([("s", vec!["a"])]));
+        let mut reference = new_hist();
+        // An interval of equal figures: the service histogram is the latency's copy.
+        for v in [120, 95, 4_000, 120] {
+            w.record_request(0, 0, &request(v, v));
+            record(&mut reference, v);
+        }
+        assert_eq!(service_of(&mut w), Some(reference.clone()));
+        assert!(
+            w.steps[0][0].service_is_latency,
+            "reset for the next interval"
+        );
+
+        // Equal figures, then differing ones (the open model's late start): the earlier equal
+        // service times are kept, and the later ones recorded on their own.
+        reference.reset();
+        for (latency, service) in [(50, 50), (70, 70), (900, 300), (80, 80), (1_000, 10)] {
+            w.record_request(0, 0, &request(latency, service));
+            record(&mut reference, service);
+        }
+        assert_eq!(service_of(&mut w), Some(reference.clone()));
+        assert!(w.steps[0][0].service_is_latency);
+
+        // An interval with no request reports none.
+        assert_eq!(service_of(&mut w), None);
+
+        // Differing from the first request on.
+        reference.reset();
+        for (latency, service) in [(900, 300), (40, 40)] {
+            w.record_request(0, 0, &request(latency, service));
+            record(&mut reference, service);
+        }
+        assert_eq!(service_of(&mut w), Some(reference));
+    }
+}
