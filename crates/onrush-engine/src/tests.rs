@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
-use onrush_protocol::{Exchange, FailureClass, Protocol, ResponseView, Session, StepSpec, Warmed};
+use onrush_protocol::{
+    Exchange, FailureClass, Protocol, RequestStart, ResponseView, Session, StepSpec, Warmed,
+};
 
 use crate::{prepare, run, RunOptions, RunOutcome};
 
@@ -99,9 +101,9 @@ impl Session for FakeSession {
         &mut self,
         step: &FakeStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.path.clear();
         if step.plan.path.render(ctx, &mut self.path).is_err() {
@@ -127,7 +129,7 @@ impl Session for FakeSession {
             exchange.record.failure = Some(FailureClass::Http5xx);
         }
         exchange.record.bytes_in = self.path.len() as u64;
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

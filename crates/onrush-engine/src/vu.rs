@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use onrush_metrics::{FailureClass, RequestRecord, WorkerMetrics};
 use onrush_plan::{OnFailure, RenderContext, VarValue, Vars};
-use onrush_protocol::{micros, Protocol, Session, StepSpec};
+use onrush_protocol::{micros, Protocol, RequestStart, Session, StepSpec};
 
 use super::checks;
 use super::prepare::ScenarioRun;
@@ -77,12 +77,12 @@ impl<P: Protocol> Vu<P> {
         }
     }
 
-    /// Runs one iteration. The first request's latency counts from `intended_start`.
+    /// Runs one iteration. The first request's latency counts from `first.intended`.
     pub async fn run_iteration(
         &mut self,
         scenario_index: usize,
         scenario: &ScenarioRun<P>,
-        intended_start: Instant,
+        first: RequestStart,
         metrics: &Rc<RefCell<WorkerMetrics>>,
     ) {
         // Read only for pacing: a clock read less per iteration otherwise.
@@ -106,18 +106,20 @@ impl<P: Protocol> Vu<P> {
             return;
         }
         let ops = &scenario.program;
-        let mut intended = Some(intended_start);
+        let mut first = Some(first);
         let mut pc = 0;
         self.frames.clear();
         let mut next = Next::Go;
         while pc < ops.len() {
             match &ops[pc] {
                 Op::Request { metric, step } => {
-                    let start = intended.take().unwrap_or_else(Instant::now);
+                    let start = first
+                        .take()
+                        .unwrap_or_else(|| RequestStart::now(Instant::now()));
                     // Between requests, not only between iterations: a loop of many requests
                     // must not outlive the scenario's duration (the one `now` is the
                     // request's start anyway, so this costs a comparison).
-                    if self.ends_at.is_some_and(|end| start >= end) {
+                    if self.ends_at.is_some_and(|end| start.intended >= end) {
                         next = Next::TimeUp;
                         break;
                     }
@@ -348,7 +350,7 @@ impl<P: Protocol> Vu<P> {
         scenario: &ScenarioRun<P>,
         metric: usize,
         step: &P::Step,
-        start: Instant,
+        start: RequestStart,
         metrics: &Rc<RefCell<WorkerMetrics>>,
     ) -> bool {
         let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
@@ -356,7 +358,7 @@ impl<P: Protocol> Vu<P> {
             metrics,
             scenario: scenario_index,
             metric,
-            start,
+            start: start.intended,
             done: false,
         };
         let mut exchange = self.session.execute(step, &ctx, start).await;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
-use onrush_protocol::Protocol;
+use onrush_protocol::{Protocol, RequestStart};
 use tokio::sync::watch;
 use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
@@ -316,8 +316,13 @@ async fn closed_iterations<P: Protocol>(
                 && !scenario.stopped.load(Ordering::Relaxed)
                 && iterations.take(vu.iteration)
             {
-                vu.run_iteration(s, scenario, Instant::now(), &shared.metrics)
-                    .await;
+                vu.run_iteration(
+                    s,
+                    scenario,
+                    RequestStart::now(Instant::now()),
+                    &shared.metrics,
+                )
+                .await;
             }
             active.change(&shared, s, false);
         }));
@@ -354,6 +359,13 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                 }
                 let at = now - shared.start;
                 if ramp.vus_at(at) > k {
+                    // A VU made just now: its making is in the latency (from `now`), as it was,
+                    // but not in the service time, so the session reads the clock itself.
+                    let start = if vu.is_some() {
+                        RequestStart::now(now)
+                    } else {
+                        RequestStart::scheduled(now)
+                    };
                     let vu = vu.get_or_insert_with(|| {
                         active.change(&shared, s, true);
                         shared.vu(k as u64 + 1, s)
@@ -362,7 +374,7 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                         count_start = false;
                         scenario.vus_started.fetch_add(1, Ordering::Relaxed);
                     }
-                    vu.run_iteration(s, scenario, now, &shared.metrics).await;
+                    vu.run_iteration(s, scenario, start, &shared.metrics).await;
                 } else {
                     if vu.take().is_some() {
                         active.change(&shared, s, false);

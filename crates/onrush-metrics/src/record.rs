@@ -153,7 +153,11 @@ struct WorkerStep {
     bytes_in: u64,
     bytes_out: u64,
     latency: Hist,
+    /// Only while `service_is_latency` is false: until then every service time recorded was
+    /// equal to its latency (the closed model's requests: issue 17), so the latency histogram
+    /// stands for both and one histogram record per request is saved.
     service: Hist,
+    service_is_latency: bool,
     connect: Hist,
     ttfb: Hist,
     handshake: Hist,
@@ -172,6 +176,7 @@ impl WorkerStep {
             bytes_out: 0,
             latency: new_hist(),
             service: new_hist(),
+            service_is_latency: true,
             connect: new_hist(),
             ttfb: new_hist(),
             handshake: new_hist(),
@@ -212,10 +217,16 @@ impl WorkerStep {
             handshakes_full: std::mem::take(&mut self.handshakes_full),
             handshakes_resumed: std::mem::take(&mut self.handshakes_resumed),
         };
+        let service = if self.service_is_latency {
+            (!self.latency.is_empty()).then(|| self.latency.clone())
+        } else {
+            self.service_is_latency = true;
+            take_hist(&mut self.service)
+        };
         Some(StepInterval {
             counters,
             latency: take_hist(&mut self.latency),
-            service: take_hist(&mut self.service),
+            service,
             connect: take_hist(&mut self.connect),
             ttfb: take_hist(&mut self.ttfb),
             handshake: take_hist(&mut self.handshake),
@@ -308,8 +319,16 @@ impl WorkerMetrics {
         }
         s.bytes_in += r.bytes_in;
         s.bytes_out += r.bytes_out;
+        if s.service_is_latency && r.service_us != r.latency_us {
+            // The first service time that differs: from here on it has its own histogram,
+            // which starts as a copy of every latency so far (equal to their service times).
+            s.service_is_latency = false;
+            s.service.clone_from(&s.latency);
+        }
         record(&mut s.latency, r.latency_us);
-        record(&mut s.service, r.service_us);
+        if !s.service_is_latency {
+            record(&mut s.service, r.service_us);
+        }
         if let Some(c) = r.connect_us {
             record(&mut s.connect, c);
         }
@@ -425,5 +444,61 @@ impl WorkerMetrics {
                 .iter()
                 .map(|s| h(&s.schedule_lag))
                 .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(latency_us: u64, service_us: u64) -> RequestRecord {
+        RequestRecord {
+            latency_us,
+            service_us,
+            ..RequestRecord::default()
+        }
+    }
+
+    /// The service histogram each interval reports, next to a reference recorded plainly.
+    fn service_of(w: &mut WorkerMetrics) -> Option<Hist> {
+        let mut snapshot = w.take_snapshot();
+        snapshot.steps[0][0].take().and_then(|s| s.service)
+    }
+
+    #[test]
+    fn the_service_histogram_is_the_latencys_until_a_value_differs() {
+        let mut w = WorkerMetrics::new(&Layout::new([("s", vec!["a"])]));
+        let mut reference = new_hist();
+        // An interval of equal figures: the service histogram is the latency's copy.
+        for v in [120, 95, 4_000, 120] {
+            w.record_request(0, 0, &request(v, v));
+            record(&mut reference, v);
+        }
+        assert_eq!(service_of(&mut w), Some(reference.clone()));
+        assert!(
+            w.steps[0][0].service_is_latency,
+            "reset for the next interval"
+        );
+
+        // Equal figures, then differing ones (the open model's late start): the earlier equal
+        // service times are kept, and the later ones recorded on their own.
+        reference.reset();
+        for (latency, service) in [(50, 50), (70, 70), (900, 300), (80, 80), (1_000, 10)] {
+            w.record_request(0, 0, &request(latency, service));
+            record(&mut reference, service);
+        }
+        assert_eq!(service_of(&mut w), Some(reference.clone()));
+        assert!(w.steps[0][0].service_is_latency);
+
+        // An interval with no request reports none.
+        assert_eq!(service_of(&mut w), None);
+
+        // Differing from the first request on.
+        reference.reset();
+        for (latency, service) in [(900, 300), (40, 40)] {
+            w.record_request(0, 0, &request(latency, service));
+            record(&mut reference, service);
+        }
+        assert_eq!(service_of(&mut w), Some(reference));
     }
 }

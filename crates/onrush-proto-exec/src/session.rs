@@ -7,10 +7,12 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use onrush_plan::{ExecCommand, RenderContext};
-use onrush_protocol::{failure_examples, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{
+    failure_examples, Exchange, FailureClass, RequestStart, ResponseView, Session,
+};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -202,9 +204,9 @@ impl Session for ExecSession {
         &mut self,
         step: &ExecStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.stdout.clear();
         self.stdout_total = 0;
@@ -216,7 +218,7 @@ impl Session for ExecSession {
         if let Err(slot) = self.render(step, ctx) {
             self.unset = Some(slot);
             exchange.record.failure = Some(FailureClass::VariableUnset);
-            exchange.finish(started, intended_start);
+            exchange.finish(started, start.intended);
             return exchange;
         }
         // Boxed: spawning and reading a command is the largest future of any protocol, and
@@ -250,7 +252,7 @@ impl Session for ExecSession {
         }
         self.headers.clear();
         self.headers.push((0..STDERR.len(), STDERR.len()..end));
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

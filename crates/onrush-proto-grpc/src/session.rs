@@ -20,7 +20,9 @@ use onrush_http2::{H2Connection, H2Settings};
 use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::{ConnectionPool, Lease};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session, Warmed};
+use onrush_protocol::{
+    micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
+};
 use prost::Message as _;
 
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
@@ -465,9 +467,9 @@ impl Session for GrpcSession {
         &mut self,
         step: &GrpcStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.url.clear();
         self.url.extend_from_slice(&step.authority);
@@ -500,7 +502,7 @@ impl Session for GrpcSession {
         if self.scope == ConnectionScope::PerRequest {
             self.conns.clear();
         }
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

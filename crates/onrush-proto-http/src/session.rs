@@ -15,7 +15,7 @@ use onrush_plan::{
     Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset,
 };
 use onrush_protocol::{
-    micros, Exchange, FailureClass, RequestRecord, ResponseView, Session, Warmed,
+    micros, Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -386,9 +386,9 @@ impl Session for HttpSession {
         &mut self,
         step: &HttpStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         self.request_started = started;
         let mut exchange = Exchange::empty();
         let record = &mut exchange.record;
@@ -448,7 +448,7 @@ impl Session for HttpSession {
         exchange.responded = exchange.record.status != 0;
         exchange.opened_connection = opened;
         // The latency is taken here: waiting for the server's close below is not in it.
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         match self.scope {
             ConnectionScope::PerRequest => {
                 if let Some(HttpConn::H1(mut c)) = self.connections[step.target_slot].take() {

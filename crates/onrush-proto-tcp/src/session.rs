@@ -10,7 +10,9 @@ use std::time::Instant;
 use memchr::memmem;
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session, Warmed};
+use onrush_protocol::{
+    micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::plan::{TcpPlan, TcpStep};
@@ -229,9 +231,9 @@ impl Session for TcpSession {
         &mut self,
         step: &TcpStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         // The previous reply is consumed; what followed it stays for this one.
         self.buffer.drain(..self.reply_end);
@@ -290,7 +292,7 @@ impl Session for TcpSession {
             // the buffer is cleared when the next connection opens.
             self.connections[step.slot] = None;
         }
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

@@ -8,7 +8,9 @@ use std::time::Instant;
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, Template, Unset};
 use onrush_proto_tcp::stream::{open, stream_failure, Dial, Stream};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session, Warmed};
+use onrush_protocol::{
+    micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
+};
 use onrush_thrift::reply::{decode_reply, Outcome};
 use onrush_thrift::value::{encode_call, EncodeError};
 use onrush_thrift::wire::{Encoder, WireError};
@@ -218,9 +220,9 @@ impl Session for ThriftSession {
         &mut self,
         step: &ThriftStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.label.clear();
         self.label.extend_from_slice(&step.label);
@@ -264,7 +266,7 @@ impl Session for ThriftSession {
             self.connections[step.slot] = None;
             self.buffer.clear();
         }
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
 
 use onrush_plan::{RenderContext, TcpPayload};
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, RequestStart, ResponseView, Session};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
@@ -133,9 +133,9 @@ impl Session for UdpSession {
         &mut self,
         step: &UdpStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.reply.clear();
         self.label.clear();
@@ -166,7 +166,7 @@ impl Session for UdpSession {
                 }
             },
         }
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 

@@ -24,7 +24,7 @@ use std::time::{Instant, SystemTime};
 use onrush_http::{ConnectOptions, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
 use onrush_proto_http::CookieJar;
-use onrush_protocol::{micros, Exchange, FailureClass, ResponseView, Session};
+use onrush_protocol::{micros, Exchange, FailureClass, RequestStart, ResponseView, Session};
 
 use crate::frame::{BINARY, TEXT};
 use crate::handshake::Offer;
@@ -388,10 +388,10 @@ impl WsSession {
         &mut self,
         step: &WsStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
         cookies: Option<&mut CookieJar>,
     ) -> Exchange {
-        let started = Instant::now();
+        let started = start.begin();
         let mut exchange = Exchange::empty();
         self.body.clear();
         self.status = 0;
@@ -433,7 +433,7 @@ impl WsSession {
                 self.pending.clear();
             }
         }
-        exchange.finish(started, intended_start);
+        exchange.finish(started, start.intended);
         exchange
     }
 }
@@ -445,10 +445,9 @@ impl Session for WsSession {
         &mut self,
         step: &WsStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> Exchange {
-        self.execute_with_cookies(step, ctx, intended_start, None)
-            .await
+        self.execute_with_cookies(step, ctx, start, None).await
     }
 
     fn response(&self) -> ResponseView<'_> {

@@ -13,7 +13,6 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use onrush_plan::{Plan, RenderContext, Step};
 use onrush_proto_exec::Exec;
@@ -23,7 +22,7 @@ use onrush_proto_tcp::Tcp;
 use onrush_proto_thrift::Thrift;
 use onrush_proto_udp::Udp;
 use onrush_proto_ws::Ws;
-use onrush_protocol::{Exchange, Protocol, ResponseView, Session, StepSpec, Warmed};
+use onrush_protocol::{Exchange, Protocol, RequestStart, ResponseView, Session, StepSpec, Warmed};
 
 mod sizes;
 pub use sizes::session_sizes;
@@ -268,7 +267,7 @@ impl Session for Sessions {
         &mut self,
         step: &AnyStep,
         ctx: &RenderContext<'_>,
-        intended_start: Instant,
+        start: RequestStart,
     ) -> impl Future<Output = Exchange> {
         match step {
             AnyStep::Http(step) => {
@@ -282,7 +281,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Http {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
             AnyStep::Tcp(step) => {
@@ -296,7 +295,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Tcp {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
             AnyStep::Ws(step) => {
@@ -313,7 +312,7 @@ impl Session for Sessions {
                 // HTTP session (a browser's one jar), and stores those it is given.
                 let cookies = self.http.as_deref_mut().and_then(|h| h.cookie_jar_mut());
                 Either::Ws {
-                    future: session.execute_with_cookies(step, ctx, intended_start, cookies),
+                    future: session.execute_with_cookies(step, ctx, start, cookies),
                 }
             }
             AnyStep::Udp(step) => {
@@ -327,7 +326,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Udp {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
             AnyStep::Thrift(step) => {
@@ -341,7 +340,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Thrift {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
             AnyStep::Grpc(step) => {
@@ -355,7 +354,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Grpc {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
             AnyStep::Exec(step) => {
@@ -369,7 +368,7 @@ impl Session for Sessions {
                     ))
                 });
                 Either::Exec {
-                    future: session.execute(step, ctx, intended_start),
+                    future: session.execute(step, ctx, start),
                 }
             }
         }

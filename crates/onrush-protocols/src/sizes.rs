@@ -5,10 +5,9 @@
 //! makes every VU of every protocol pay for it. The onrush suite's `memory` test reads these.
 
 use std::mem::size_of;
-use std::time::Instant;
 
 use onrush_plan::RenderContext;
-use onrush_protocol::{Protocol, Session};
+use onrush_protocol::{Protocol, RequestStart, Session};
 
 use crate::{AnyStep, Sessions};
 
@@ -29,7 +28,7 @@ macro_rules! sizes {
                 &'static mut <$p as Protocol>::Session,
                 &'static <$p as Protocol>::Step,
                 &'static RenderContext<'static>,
-                Instant,
+                RequestStart,
                 _,
             >(<<$p as Protocol>::Session as Session>::execute),
         )),*]
@@ -55,7 +54,7 @@ pub fn session_sizes() -> Vec<(&'static str, usize, usize)> {
             &'static mut Sessions,
             &'static AnyStep,
             &'static RenderContext<'static>,
-            Instant,
+            RequestStart,
             _,
         >(<Sessions as Session>::execute),
     ));

@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-use onrush_protocol::Protocol;
+use onrush_protocol::{Protocol, RequestStart};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::sleep_until;
@@ -295,8 +295,13 @@ async fn run_vu<P: Protocol>(
                 None => return,
             },
         };
-        vu.run_iteration(s, scenario, intended, &shared.metrics)
-            .await;
+        vu.run_iteration(
+            s,
+            scenario,
+            RequestStart::scheduled(intended),
+            &shared.metrics,
+        )
+        .await;
         let running = vu.state == VuState::Running;
         if running {
             pool.idle.borrow_mut().push(slot.clone());

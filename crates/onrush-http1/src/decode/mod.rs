@@ -16,6 +16,7 @@
 //! 4. Otherwise the body ends when the connection closes.
 
 mod chunked;
+mod fast_head;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -168,30 +169,47 @@ impl Decoder {
         input: &[u8],
         sink: &mut impl BodySink,
     ) -> Result<Option<usize>, Error> {
+        // The common head is parsed by hand (fast_head.rs); anything else by httparse.
+        let mut fast_headers = [httparse::EMPTY_HEADER; fast_head::FAST_HEADERS];
         // Uninitialised: httparse writes the headers it finds; saves zeroing 2 KiB per response.
         let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
-        let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-            &mut resp,
-            input,
-            &mut headers,
-        ) {
-            Ok(httparse::Status::Complete(n)) if n <= MAX_HEAD_BYTES => n,
-            Ok(_) if input.len() >= MAX_HEAD_BYTES => {
-                return Err(Error::bad("the response head is larger than 64 KiB"))
-            }
-            Ok(httparse::Status::Partial) => return Ok(None),
-            Ok(httparse::Status::Complete(_)) => unreachable!("covered by the guard above"),
-            Err(e) => {
-                return Err(Error::bad(format!(
-                    "{}; the response began {}",
-                    head_error(e),
-                    show_start(input)
-                )))
-            }
-        };
-        let version = resp.version.unwrap_or(1);
-        let status = resp.code.unwrap_or(0);
+        let (version, status, n, parsed_headers) =
+            match fast_head::parse(input, &mut fast_headers) {
+                Some(head) => (
+                    head.version,
+                    head.status,
+                    head.len,
+                    &fast_headers[..head.headers],
+                ),
+                None => {
+                    let n = match httparse::ParserConfig::default()
+                        .parse_response_with_uninit_headers(&mut resp, input, &mut headers)
+                    {
+                        Ok(httparse::Status::Complete(n)) if n <= MAX_HEAD_BYTES => n,
+                        Ok(_) if input.len() >= MAX_HEAD_BYTES => {
+                            return Err(Error::bad("the response head is larger than 64 KiB"))
+                        }
+                        Ok(httparse::Status::Partial) => return Ok(None),
+                        Ok(httparse::Status::Complete(_)) => {
+                            unreachable!("covered by the guard above")
+                        }
+                        Err(e) => {
+                            return Err(Error::bad(format!(
+                                "{}; the response began {}",
+                                head_error(e),
+                                show_start(input)
+                            )))
+                        }
+                    };
+                    (
+                        resp.version.unwrap_or(1),
+                        resp.code.unwrap_or(0),
+                        n,
+                        &*resp.headers,
+                    )
+                }
+            };
         self.head_bytes += n as u64;
         match status {
             0..=99 => return Err(Error::bad("the response status code is below 100")),
@@ -210,7 +228,7 @@ impl Decoder {
         let mut te_present = false;
         let mut te_chunked = false;
         let mut content_length: Option<u64> = None;
-        for h in resp.headers.iter() {
+        for h in parsed_headers {
             let name = h.name.as_bytes();
             match name.len() {
                 10 if name.eq_ignore_ascii_case(b"connection") => {
@@ -268,7 +286,7 @@ impl Decoder {
                 }
             }
         };
-        sink.head(status, &Headers::new(resp.headers));
+        sink.head(status, &Headers::new(parsed_headers));
         Ok(Some(n))
     }
 }
