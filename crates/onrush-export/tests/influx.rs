@@ -271,14 +271,17 @@ fn receiver(
                     break (head, String::from_utf8(buf[end + 4..].to_vec()).unwrap());
                 }
             };
+            // Handed to the test before the answer: once the exporter counts a second as sent
+            // (it has the answer), the test must find its request (this thread used to answer
+            // first, and a test reading right after `finish` could miss the last request).
+            if tx.send((head, body)).is_err() {
+                return;
+            }
             let _ = write!(
                 c,
                 "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
                 answer.len()
             );
-            if tx.send((head, body)).is_err() {
-                return;
-            }
         }
     });
     (addr, rx)
