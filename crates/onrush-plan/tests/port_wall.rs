@@ -50,34 +50,26 @@ fn auto_asks_the_server_to_close_only_connections_used_once() {
     assert_eq!(p.scenarios[0].http.close_mode(), CloseMode::Normal);
     assert_eq!(p.scenarios[1].http.close_mode(), CloseMode::Server);
     // Written modes are kept whatever the scope.
-    let p = ok(&plan(
-        "  connections: per_request
-  close: normal
-",
-        "",
-    ));
-    assert_eq!(p.http.close_mode(), CloseMode::Normal);
-    let p = ok(&plan(
-        "  connections: per_request
-  close: reset
-",
-        "",
-    ));
-    assert_eq!(p.http.close_mode(), CloseMode::Reset);
-    let p = ok(&plan(
-        "  connections: per_request
-  close: server
-",
-        "",
-    ));
-    assert_eq!(p.http.close_mode(), CloseMode::Server);
-    let p = ok(&plan(
-        "  connections: per_iteration
-  close: auto
-",
-        "",
-    ));
-    assert_eq!(p.http.close_mode(), CloseMode::Normal);
+    for (http, mode) in [
+        (
+            "  connections: per_request\n  close: normal\n",
+            CloseMode::Normal,
+        ),
+        (
+            "  connections: per_request\n  close: reset\n",
+            CloseMode::Reset,
+        ),
+        (
+            "  connections: per_request\n  close: server\n",
+            CloseMode::Server,
+        ),
+        (
+            "  connections: per_iteration\n  close: auto\n",
+            CloseMode::Normal,
+        ),
+    ] {
+        assert_eq!(ok(&plan(http, "")).http.close_mode(), mode, "{http}");
+    }
 }
 
 #[test]

@@ -239,7 +239,7 @@ impl HttpSession {
                 // shared pool's scope boxes the pool's wait with it: the others box the
                 // connect alone, a smaller allocation.
                 let conn = if self.scope == ConnectionScope::Shared {
-                    Box::pin(self.connection(step, record, opened)).await?
+                    Box::pin(self.shared_connection(step, record, opened)).await?
                 } else if self.is_plain_h1(step) {
                     Box::pin(self.open_plain(step, record, opened)).await?
                 } else {
@@ -458,9 +458,7 @@ impl Session for HttpSession {
                     // grace, then onrush closes (and keeps the TIME_WAIT, as with `normal`).
                     if self.close == CloseMode::Server && !c.server_closed_yet() {
                         // Boxed, as connecting is: not in the future every VU waits in.
-                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, async {
-                            c.closed_by_server().await
-                        });
+                        let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, c.closed_by_server());
                         let _ = Box::pin(closed).await;
                     }
                     self.spare_buffers = c.into_buffers();

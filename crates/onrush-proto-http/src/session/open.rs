@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use onrush_http1 as http1;
-use onrush_plan::{CloseMode, ConnectionScope, HttpVersion};
+use onrush_plan::{CloseMode, HttpVersion};
 use onrush_protocol::{micros, FailureClass, Handshake, RequestRecord};
 
 use super::HttpSession;
@@ -43,18 +43,17 @@ impl HttpSession {
         }
     }
 
-    /// The connection for `step`'s next request: from the shared pool, or newly opened (its
-    /// connect time and handshake go into `record`, and `opened` is set).
-    pub(super) async fn connection(
+    /// `connections: shared`: the connection for `step`'s next request, from the worker's
+    /// pool, or newly opened (its connect time and handshake go into `record`, and `opened` is
+    /// set). The other scopes open theirs with [`HttpSession::open`] or
+    /// [`HttpSession::open_plain`].
+    pub(super) async fn shared_connection(
         &mut self,
         step: &HttpStep,
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<HttpConn, FailureClass> {
         let slot = step.target_slot;
-        if self.scope != ConnectionScope::Shared {
-            return self.open(step, record, opened).await;
-        }
         // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
         // together then wait for one connection instead of each opening its own.
         let try_h2 = self.version == HttpVersion::H2
@@ -100,15 +99,12 @@ impl HttpSession {
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<HttpConn, FailureClass> {
-        let started = Instant::now();
-        let options = self.connect_options(step, self.request_started + step.timeout);
-        self.connecting = true;
+        let (started, options, buffers) = self.begin_connect(step);
         let tls = if step.target.tls {
             self.tls.as_ref()
         } else {
             None
         };
-        let buffers = self.spare_buffers.take();
         let result =
             connect::open(&step.target, &options, tls, self.version, &self.h2, buffers).await;
         self.opened(result, started, record, opened)
@@ -128,12 +124,22 @@ impl HttpSession {
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<HttpConn, FailureClass> {
+        let (started, options, buffers) = self.begin_connect(step);
+        let result = connect::open_plain(&step.target, &options, buffers).await;
+        self.opened(result, started, record, opened)
+    }
+
+    /// What a request's connect starts with: the instant it starts, its options (due by the
+    /// request's deadline), the last connection's buffers; `connecting` set until
+    /// [`HttpSession::opened`].
+    fn begin_connect(
+        &mut self,
+        step: &HttpStep,
+    ) -> (Instant, http1::ConnectOptions, Option<http1::Buffers>) {
         let started = Instant::now();
         let options = self.connect_options(step, self.request_started + step.timeout);
         self.connecting = true;
-        let buffers = self.spare_buffers.take();
-        let result = connect::open_plain(&step.target, &options, buffers).await;
-        self.opened(result, started, record, opened)
+        (started, options, self.spare_buffers.take())
     }
 
     /// After a connect that started at `started`: its connect time and handshake recorded.
