@@ -130,10 +130,14 @@ fn proc_net_addr(a: SocketAddr) -> String {
 }
 
 /// The /proc/net/tcp states (hex, "06" = TIME_WAIT) of the client sockets `local` -> `remote`.
+///
+/// One 4-tuple is one socket, but the kernel prints the table a page per read() and walks the
+/// hash chains afresh each time: while other tests open and close sockets, a line can be
+/// printed twice (CI saw `["06", "06"]`). Repeated lines are one socket, so they count once.
 fn tcp_states(local: SocketAddr, remote: SocketAddr) -> Vec<String> {
     let (local, remote) = (proc_net_addr(local), proc_net_addr(remote));
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
-    table
+    let mut states: Vec<String> = table
         .lines()
         .skip(1)
         .filter_map(|line| {
@@ -141,7 +145,10 @@ fn tcp_states(local: SocketAddr, remote: SocketAddr) -> Vec<String> {
             (f.get(1) == Some(&local.as_str()) && f.get(2) == Some(&remote.as_str()))
                 .then(|| f[3].to_string())
         })
-        .collect()
+        .collect();
+    states.sort();
+    states.dedup();
+    states
 }
 
 /// Connects, lets the client close first, and returns what the server's read saw, and the
