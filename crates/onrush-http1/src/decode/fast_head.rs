@@ -16,11 +16,13 @@
 //! runs httparse, which decides: a malformed head is reported by httparse's rules, with its
 //! error, exactly as before this path existed.
 
+use std::mem::MaybeUninit;
+
+use super::Framing;
 use crate::MAX_HEAD_BYTES;
 
 /// The most header lines this path handles; a head with more is left to httparse. Sixteen
-/// covers the responses of common servers and APIs, and keeps the array the caller
-/// initialises small (16 × 32 bytes).
+/// covers the responses of common servers and APIs.
 pub(super) const FAST_HEADERS: usize = 16;
 
 /// A head this path parsed.
@@ -31,8 +33,6 @@ pub(super) struct FastHead {
     pub status: u16,
     /// Bytes of the head, its final CRLF included.
     pub len: usize,
-    /// Header lines written to the front of the caller's array.
-    pub headers: usize,
 }
 
 /// RFC 9110 `tchar`: what a header name is made of.
@@ -64,11 +64,15 @@ static TOKEN: [bool; 256] = {
     table
 };
 
-/// Parses the head at the start of `input` into `headers`, or `None` (see the module's doc).
-pub(super) fn parse<'b>(
+/// Parses the head at the start of `input` into `slots`, or `None` (see the module's doc).
+/// Returns the header lines it wrote, and has fed each to `framing` as it went (one pass over
+/// the head rather than a second loop over the lines); a line `framing` refuses makes it
+/// step aside too, so httparse and the decoder's general path report it as before.
+pub(super) fn parse<'h, 'b>(
     input: &'b [u8],
-    headers: &mut [httparse::Header<'b>; FAST_HEADERS],
-) -> Option<FastHead> {
+    slots: &'h mut [MaybeUninit<httparse::Header<'b>>; FAST_HEADERS],
+    framing: &mut Framing,
+) -> Option<(FastHead, &'h [httparse::Header<'b>])> {
     let (version, status) = status_line(input)?;
     // "HTTP/1.1 200 " is 13 bytes; the reason phrase runs to the first CR.
     let reason = &input[13..];
@@ -82,12 +86,20 @@ pub(super) fn parse<'b>(
             if name_len == 0 {
                 // The blank line that ends the head (or something httparse must judge).
                 let len = input.len() - crlf(rest)?.len();
-                return (len <= MAX_HEAD_BYTES).then_some(FastHead {
-                    version,
-                    status,
-                    len,
-                    headers: count,
-                });
+                if len > MAX_HEAD_BYTES {
+                    return None;
+                }
+                // SAFETY: `count` grows only right after `slots[count]` was written, so the
+                // first `count` slots are initialised; `slots` stays borrowed for `'h`.
+                let headers = unsafe { std::slice::from_raw_parts(slots.as_ptr().cast(), count) };
+                return Some((
+                    FastHead {
+                        version,
+                        status,
+                        len,
+                    },
+                    headers,
+                ));
             }
             return None;
         };
@@ -101,11 +113,12 @@ pub(super) fn parse<'b>(
         while let [trimmed @ .., b' '] = value {
             value = trimmed;
         }
-        let slot = headers.get_mut(count)?;
+        framing.header(name, value).ok()?;
+        let slot = slots.get_mut(count)?;
         // SAFETY: every byte of `name` passed `TOKEN`, which holds only ASCII bytes, so it is
         // UTF-8. (`str::from_utf8` cost ~120 instructions per response here, callgrind.)
         let name = unsafe { std::str::from_utf8_unchecked(name) };
-        *slot = httparse::Header { name, value };
+        slot.write(httparse::Header { name, value });
         count += 1;
     }
 }

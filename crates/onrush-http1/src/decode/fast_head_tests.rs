@@ -3,20 +3,24 @@
 
 use super::{parse, FastHead, FAST_HEADERS};
 use crate::decode::tests::Rng;
+use crate::decode::Framing;
 use crate::MAX_HEADERS;
 use std::mem::MaybeUninit;
 
 type Parsed = (u8, u16, usize, Vec<(String, Vec<u8>)>);
 
 fn fast(input: &[u8]) -> Option<Parsed> {
-    let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
-    let FastHead {
-        version,
-        status,
-        len,
-        headers: count,
-    } = parse(input, &mut headers)?;
-    let list = headers[..count]
+    let mut slots = [MaybeUninit::uninit(); FAST_HEADERS];
+    let mut framing = Framing::default();
+    let (
+        FastHead {
+            version,
+            status,
+            len,
+        },
+        headers,
+    ) = parse(input, &mut slots, &mut framing)?;
+    let list = headers
         .iter()
         .map(|h| (h.name.to_string(), h.value.to_vec()))
         .collect();
@@ -222,4 +226,37 @@ fn the_name_scan_agrees_with_the_token_table_for_every_byte_in_every_position() 
             }
         }
     }
+}
+
+/// Not a check: a loop for counting the decoder's instructions per response under callgrind,
+/// without building the whole tool:
+/// `ONRUSH_DECODE_ROUNDS=20000 valgrind --tool=callgrind TEST_BINARY --ignored decode_rounds`
+/// (then `callgrind_annotate --inclusive=yes` and divide `Decoder::feed` by the rounds).
+#[test]
+#[ignore = "a callgrind harness, not a check"]
+fn decode_rounds() {
+    /// Reads the headers as the tool's capture does (it looks for Set-Cookie).
+    struct Cookies(usize);
+    impl crate::BodySink for Cookies {
+        fn data(&mut self, chunk: &[u8]) {
+            self.0 += chunk.len();
+        }
+        fn head(&mut self, _status: u16, headers: &crate::Headers<'_>) {
+            for (name, _) in headers.iter() {
+                self.0 += usize::from(name.eq_ignore_ascii_case(b"set-cookie"));
+            }
+        }
+    }
+    let rounds: usize = std::env::var("ONRUSH_DECODE_ROUNDS").map_or(1, |r| r.parse().unwrap());
+    let response =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 18\r\n\
+date: Fri, 27 Nov 2026 01:27:13 GMT\r\n\r\nHello from onrush\n";
+    let mut sink = Cookies(0);
+    for _ in 0..rounds {
+        let mut decoder = crate::decode::Decoder::new(false, false);
+        let input = std::hint::black_box(&response[..]);
+        let (n, done) = decoder.feed(input, &mut sink).unwrap();
+        assert!(done && n == response.len());
+    }
+    assert_eq!(sink.0, rounds * 18);
 }
