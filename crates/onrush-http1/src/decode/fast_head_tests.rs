@@ -155,15 +155,21 @@ fn more_headers_than_the_fast_path_holds_go_to_httparse() {
 fn the_text_scan_stops_at_the_first_unusual_byte_in_every_position() {
     // Each stop byte at each offset of a 0..=24-byte run, so every lane of the 8-byte words
     // and the byte-wise remainder are covered, with ordinary bytes after it.
-    for stop in [0u8, b'\t', b'\n', b'\r', 0x1f, 0x7f, 0x80, 0xff] {
-        for at in 0..=24 {
+    // Every byte at 0..=40, so both scans (16 and 8 bytes at a time) and the byte-wise
+    // remainder see every lane, with ordinary bytes after it (and without).
+    let is_text = |b: u8| (0x20..0x7f).contains(&b);
+    for stop in 0..=255u8 {
+        for at in 0..=40 {
             let mut bytes = vec![b'a'; at];
             bytes.push(stop);
             bytes.extend_from_slice(b"tail of ordinary bytes");
-            assert_eq!(super::text_len(&bytes), at, "stop {stop:#x} at {at}");
+            let want = if is_text(stop) { bytes.len() } else { at };
+            assert_eq!(super::text_len(&bytes), want, "byte {stop:#x} at {at}");
+            bytes.truncate(at + 1);
+            assert_eq!(super::text_len(&bytes), want.min(at + 1));
         }
     }
-    for len in 0..=24 {
+    for len in 0..=40 {
         let bytes: Vec<u8> = (0..len).map(|i| 0x20 + (i * 7 % 95) as u8).collect();
         assert_eq!(super::text_len(&bytes), len);
     }
@@ -211,7 +217,7 @@ fn token_bytes_are_ascii_so_a_name_is_utf8() {
 fn the_name_scan_agrees_with_the_token_table_for_every_byte_in_every_position() {
     let byte_by_byte = |bytes: &[u8]| bytes.iter().position(|&b| !super::TOKEN[usize::from(b)]);
     for stop in 0..=255u8 {
-        for at in 0..=20 {
+        for at in 0..=40 {
             for filler in [b'a', b'Z', b'7', b'-', b'~'] {
                 let mut bytes = vec![filler; at];
                 bytes.push(stop);
