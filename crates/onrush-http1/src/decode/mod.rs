@@ -274,7 +274,7 @@ impl Decoder {
 
 /// What the framing headers of a head say, gathered line by line: by the fast path as it
 /// scans, or by a loop over httparse's lines.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Framing {
     close: bool,
     keep_alive_token: bool,
