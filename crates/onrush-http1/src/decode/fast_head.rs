@@ -106,8 +106,11 @@ pub(super) fn parse<'h, 'b>(
         if name_len == 0 {
             return None;
         }
-        let value_start = after_colon.iter().position(|&b| b != b' ')?;
-        let value_and_rest = &after_colon[value_start..];
+        // Nearly always one space after the colon: checked without a loop.
+        let value_and_rest = match after_colon {
+            [b' ', rest @ ..] if rest.first() != Some(&b' ') => rest,
+            _ => &after_colon[after_colon.iter().position(|&b| b != b' ')?..],
+        };
         let (mut value, after_value) = value_and_rest.split_at(text_len(value_and_rest));
         rest = crlf(after_value)?;
         while let [trimmed @ .., b' '] = value {
