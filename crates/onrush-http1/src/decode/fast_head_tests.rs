@@ -3,27 +3,32 @@
 
 use super::{parse, FastHead, FAST_HEADERS};
 use crate::decode::tests::Rng;
+use crate::decode::{named, Framing};
 use crate::MAX_HEADERS;
 use std::mem::MaybeUninit;
 
-type Parsed = (u8, u16, usize, Vec<(String, Vec<u8>)>);
+type Parsed = (u8, u16, usize, Vec<(String, Vec<u8>)>, Framing);
 
 fn fast(input: &[u8]) -> Option<Parsed> {
-    let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
-    let FastHead {
-        version,
-        status,
-        len,
-        headers: count,
-    } = parse(input, &mut headers)?;
-    let list = headers[..count]
+    let mut slots = [MaybeUninit::uninit(); FAST_HEADERS];
+    let mut framing = Framing::default();
+    let (
+        FastHead {
+            version,
+            status,
+            len,
+        },
+        headers,
+    ) = parse(input, &mut slots, &mut framing)?;
+    let list = headers
         .iter()
         .map(|h| (h.name.to_string(), h.value.to_vec()))
         .collect();
-    Some((version, status, len, list))
+    Some((version, status, len, list, framing))
 }
 
-/// httparse with the decoder's configuration; `None` when incomplete or an error.
+/// httparse with the decoder's configuration, and the framing its lines give when read one by
+/// one after the parse (the decoder's general path); `None` when incomplete or an error.
 fn reference(input: &[u8]) -> Option<Parsed> {
     let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut []);
@@ -35,15 +40,21 @@ fn reference(input: &[u8]) -> Option<Parsed> {
         Ok(httparse::Status::Complete(n)) => n,
         _ => return None,
     };
+    let mut framing = Framing::default();
+    for h in &*resp.headers {
+        // The fast path steps aside on a line the framing refuses.
+        framing.header(h.name.as_bytes(), h.value).ok()?;
+    }
     let list = resp
         .headers
         .iter()
         .map(|h| (h.name.to_string(), h.value.to_vec()))
         .collect();
-    Some((resp.version?, resp.code?, n, list))
+    Some((resp.version?, resp.code?, n, list, framing))
 }
 
-/// Whenever the fast path answers, httparse answers the same.
+/// Whenever the fast path answers, httparse answers the same, and the framing the fast path
+/// gathered as it scanned is what a loop over httparse's lines gives.
 fn agrees(input: &[u8]) -> bool {
     match fast(input) {
         Some(parsed) => {
@@ -71,6 +82,9 @@ const COMMON: &[&[u8]] = &[
     b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Empty:\r\nX-Spaces:    \r\n\
       X-Trail: a b   \r\nX-Lead:   v\r\nX-Odd!#$%&'*+-.^_`|~09: ~!@\r\n\r\n0\r\n\r\n",
+    // Every framing header, in forms the framing reads token by token (and mutations of it).
+    b"HTTP/1.1 200 OK\r\nCONNECTION: Close, keep-alive\r\nTransfer-Encoding: gzip , Chunked\r\n\
+      content-length: 5, 5\r\ntransfer-encoding: chunked\r\nConnection: x\r\n\r\n0\r\n\r\n",
 ];
 
 #[test]
@@ -78,10 +92,21 @@ fn common_heads_take_the_fast_path_and_agree() {
     for head in COMMON {
         assert!(agrees(head), "{:?}", String::from_utf8_lossy(head));
     }
-    let (version, status, len, headers) = fast(COMMON[0]).unwrap();
+    let (version, status, len, headers, framing) = fast(COMMON[0]).unwrap();
+    assert_eq!(framing.content_length, Some(18));
     assert_eq!((version, status, len), (1, 200, COMMON[0].len() - 18));
     assert_eq!(headers[1], ("content-length".into(), b"18".to_vec()));
-    let (_, _, _, headers) = fast(COMMON[6]).unwrap();
+    let (_, _, _, headers, framing) = fast(COMMON[6]).unwrap();
+    assert!(framing.te_present && framing.te_chunked && !framing.close);
+    let (_, _, _, _, framing) = fast(COMMON[7]).unwrap();
+    let want = Framing {
+        close: true,
+        keep_alive_token: true,
+        te_present: true,
+        te_chunked: true,
+        content_length: Some(5),
+    };
+    assert_eq!(framing, want);
     let values: Vec<&[u8]> = headers.iter().map(|(_, v)| &v[..]).collect();
     assert_eq!(
         values,
@@ -151,15 +176,21 @@ fn more_headers_than_the_fast_path_holds_go_to_httparse() {
 fn the_text_scan_stops_at_the_first_unusual_byte_in_every_position() {
     // Each stop byte at each offset of a 0..=24-byte run, so every lane of the 8-byte words
     // and the byte-wise remainder are covered, with ordinary bytes after it.
-    for stop in [0u8, b'\t', b'\n', b'\r', 0x1f, 0x7f, 0x80, 0xff] {
-        for at in 0..=24 {
+    // Every byte at 0..=40, so both scans (16 and 8 bytes at a time) and the byte-wise
+    // remainder see every lane, with ordinary bytes after it (and without).
+    let is_text = |b: u8| (0x20..0x7f).contains(&b);
+    for stop in 0..=255u8 {
+        for at in 0..=40 {
             let mut bytes = vec![b'a'; at];
             bytes.push(stop);
             bytes.extend_from_slice(b"tail of ordinary bytes");
-            assert_eq!(super::text_len(&bytes), at, "stop {stop:#x} at {at}");
+            let want = if is_text(stop) { bytes.len() } else { at };
+            assert_eq!(super::text_len(&bytes), want, "byte {stop:#x} at {at}");
+            bytes.truncate(at + 1);
+            assert_eq!(super::text_len(&bytes), want.min(at + 1));
         }
     }
-    for len in 0..=24 {
+    for len in 0..=40 {
         let bytes: Vec<u8> = (0..len).map(|i| 0x20 + (i * 7 % 95) as u8).collect();
         assert_eq!(super::text_len(&bytes), len);
     }
@@ -207,7 +238,7 @@ fn token_bytes_are_ascii_so_a_name_is_utf8() {
 fn the_name_scan_agrees_with_the_token_table_for_every_byte_in_every_position() {
     let byte_by_byte = |bytes: &[u8]| bytes.iter().position(|&b| !super::TOKEN[usize::from(b)]);
     for stop in 0..=255u8 {
-        for at in 0..=20 {
+        for at in 0..=40 {
             for filler in [b'a', b'Z', b'7', b'-', b'~'] {
                 let mut bytes = vec![filler; at];
                 bytes.push(stop);
@@ -222,4 +253,65 @@ fn the_name_scan_agrees_with_the_token_table_for_every_byte_in_every_position() 
             }
         }
     }
+}
+
+#[test]
+fn framing_names_match_themselves_in_any_case_and_nothing_else() {
+    fn check<const N: usize>(lower: &[u8; N]) {
+        assert!(named(lower, lower));
+        assert!(named(&lower.to_ascii_uppercase(), lower));
+        // Every byte at every position: only the same letter in the other case still matches.
+        for at in 0..N {
+            for b in 0..=255u8 {
+                let mut name = *lower;
+                name[at] = b;
+                let same = b.eq_ignore_ascii_case(&lower[at]);
+                assert_eq!(
+                    named(&name, lower),
+                    same,
+                    "{:?}",
+                    String::from_utf8_lossy(&name)
+                );
+            }
+        }
+        // Longer or shorter: never (the prefix alone is not the name).
+        assert!(!named(&lower[..N - 1], lower));
+        assert!(!named(&[lower.as_slice(), b"s"].concat(), lower));
+    }
+    check(b"connection");
+    check(b"content-length");
+    check(b"transfer-encoding");
+}
+
+/// Not a check: a loop for counting the decoder's instructions per response under callgrind,
+/// without building the whole tool:
+/// `ONRUSH_DECODE_ROUNDS=20000 valgrind --tool=callgrind TEST_BINARY --ignored decode_rounds`
+/// (then `callgrind_annotate --inclusive=yes` and divide `Decoder::feed` by the rounds).
+#[test]
+#[ignore = "a callgrind harness, not a check"]
+fn decode_rounds() {
+    /// Reads the headers as the tool's capture does (it looks for Set-Cookie).
+    struct Cookies(usize);
+    impl crate::BodySink for Cookies {
+        fn data(&mut self, chunk: &[u8]) {
+            self.0 += chunk.len();
+        }
+        fn head(&mut self, _status: u16, headers: &crate::Headers<'_>) {
+            for (name, _) in headers.iter() {
+                self.0 += usize::from(name.eq_ignore_ascii_case(b"set-cookie"));
+            }
+        }
+    }
+    let rounds: usize = std::env::var("ONRUSH_DECODE_ROUNDS").map_or(1, |r| r.parse().unwrap());
+    let response =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 18\r\n\
+date: Fri, 27 Nov 2026 01:27:13 GMT\r\n\r\nHello from onrush\n";
+    let mut sink = Cookies(0);
+    for _ in 0..rounds {
+        let mut decoder = crate::decode::Decoder::new(false, false);
+        let input = std::hint::black_box(&response[..]);
+        let (n, done) = decoder.feed(input, &mut sink).unwrap();
+        assert!(done && n == response.len());
+    }
+    assert_eq!(sink.0, rounds * 18);
 }
