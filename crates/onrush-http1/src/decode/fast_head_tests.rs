@@ -283,12 +283,11 @@ fn framing_names_match_themselves_in_any_case_and_nothing_else() {
     check(b"transfer-encoding");
 }
 
-/// Not a check: a loop for counting the decoder's instructions per response under callgrind,
-/// without building the whole tool:
-/// `ONRUSH_DECODE_ROUNDS=20000 valgrind --tool=callgrind TEST_BINARY --ignored decode_rounds`
+/// A common response decoded whole, and a loop for counting the decoder's instructions per
+/// response under callgrind without building the whole tool (one round unless told):
+/// `ONRUSH_DECODE_ROUNDS=20000 valgrind --tool=callgrind TEST_BINARY --exact decode::fast_head::tests::decode_rounds`
 /// (then `callgrind_annotate --inclusive=yes` and divide `Decoder::feed` by the rounds).
 #[test]
-#[ignore = "a callgrind harness, not a check"]
 fn decode_rounds() {
     /// Reads the headers as the tool's capture does (it looks for Set-Cookie).
     struct Cookies(usize);
