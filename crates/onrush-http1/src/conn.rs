@@ -545,7 +545,18 @@ fn is_request_timeout(bytes: &[u8]) -> bool {
     line.len() >= 12 && line.starts_with(b"HTTP/1.") && line[8] == b' ' && line[9..12] == *b"408"
 }
 
-async fn write_all<S: AsyncWrite + Unpin>(io: &mut S, bytes: &[u8]) -> Result<(), Error> {
+/// Writes all of `bytes`: at once when the transport takes them ([`PendingInput::write_now`]),
+/// else (what it did not take) the usual way, waiting for the socket.
+async fn write_all<S: AsyncWrite + PendingInput>(
+    io: &mut S,
+    mut bytes: &[u8],
+) -> Result<(), Error> {
+    match io.write_now(bytes) {
+        Poll::Ready(Ok(n)) if n == bytes.len() => return Ok(()),
+        Poll::Ready(Ok(n)) => bytes = &bytes[n..],
+        Poll::Ready(Err(e)) => return Err(Error::io(e, Op::Sending)),
+        Poll::Pending => {}
+    }
     io.write_all(bytes)
         .await
         .map_err(|e| Error::io(e, Op::Sending))
