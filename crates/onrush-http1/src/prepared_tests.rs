@@ -29,12 +29,13 @@ async fn sent(req: &Request<'_>, prepared: bool, response: &[u8]) -> Sent {
 #[tokio::test]
 async fn a_prepared_request_goes_out_as_send_would_write_it() {
     let body = vec![b'b'; 16 * 1024];
-    let mut cases: Vec<(Request<'_>, &[u8])> = Vec::new();
-    cases.push((get("GET"), OK2));
-    // A HEAD's response has no body, whatever its Content-Length says.
-    cases.push((get("HEAD"), b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"));
-    cases.push((get("POST"), OK2));
-    cases.push((get("DELETE"), OK2));
+    let mut cases: Vec<(Request<'_>, &[u8])> = vec![
+        (get("GET"), OK2),
+        // A HEAD's response has no body, whatever its Content-Length says.
+        (get("HEAD"), b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"),
+        (get("POST"), OK2),
+        (get("DELETE"), OK2),
+    ];
     let mut r = get("PUT");
     r.body = RequestBody::Bytes(&body);
     r.headers = b"X-A: 1\r\nX-B: 2\r\n";

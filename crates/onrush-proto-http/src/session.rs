@@ -165,6 +165,9 @@ impl HttpSession {
 
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
+    // The body's two forms prepared ahead (a multipart layout, a whole request) are separate
+    // arguments: a struct for them would be built per request on the hot path.
+    #[allow(clippy::too_many_arguments)]
     async fn exchange(
         &mut self,
         step: &HttpStep,
