@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::tls::{connect_tls_throttled, ThrottledTlsConnection};
 use crate::{
     connect_tcp, connect_throttled, connect_tls, BodySink, Buffers, ConnectOptions, Connection,
-    Error, HandshakeKind, Request, Response, ThrottledConnection, TlsConnection, TlsSession,
+    Error, HandshakeKind, PreparedRequest, Request, Response, ThrottledConnection, TlsConnection,
+    TlsSession,
 };
 
 /// A connection over any transport, as [`connect_any`] returns it.
@@ -35,6 +36,20 @@ impl AnyConnection {
             AnyConnection::Tls(c) => c.send(req, sink).await,
             AnyConnection::Throttled(c) => c.send(req, sink).await,
             AnyConnection::ThrottledTls(c) => c.send(req, sink).await,
+        }
+    }
+
+    /// [`Connection::send_prepared`] on whichever transport.
+    pub async fn send_prepared(
+        &mut self,
+        req: &PreparedRequest,
+        sink: &mut impl BodySink,
+    ) -> Result<Response, Error> {
+        match self {
+            AnyConnection::Plain(c) => c.send_prepared(req, sink).await,
+            AnyConnection::Tls(c) => c.send_prepared(req, sink).await,
+            AnyConnection::Throttled(c) => c.send_prepared(req, sink).await,
+            AnyConnection::ThrottledTls(c) => c.send_prepared(req, sink).await,
         }
     }
 

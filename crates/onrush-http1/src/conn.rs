@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 use crate::decode::Decoder;
 use crate::encode;
 use crate::idle::PendingInput;
-use crate::{connect_tcp, ConnectOptions, Piece};
+use crate::{connect_tcp, ConnectOptions, Piece, PreparedRequest};
 use crate::{BodySink, Error, ErrorKind, Request, RequestBody, Response, MAX_HEAD_BYTES};
 use onrush_http::{refuse_throttle, IoOp as Op};
 
@@ -37,7 +37,7 @@ const FILE_CHUNK: usize = 64 * 1024;
 
 /// In-memory bodies up to this size are copied behind the head so that head and body leave in
 /// one write syscall; larger ones are written from the caller's slice, after the head.
-const COALESCE_BODY: usize = 16 * 1024;
+pub(crate) const COALESCE_BODY: usize = 16 * 1024;
 
 /// Opens a TCP connection to `addr`. The caller wraps it in a timeout and measures connect time.
 ///
@@ -192,6 +192,24 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         req: &Request<'_>,
         sink: &mut impl BodySink,
     ) -> Result<Response, Error> {
+        self.send_outgoing(Outgoing::Encode(req), sink).await
+    }
+
+    /// [`Connection::send`] for a request encoded ahead: its bytes are written as they are,
+    /// with no validation or encoding per request. Everything else is `send`'s.
+    pub async fn send_prepared(
+        &mut self,
+        req: &PreparedRequest,
+        sink: &mut impl BodySink,
+    ) -> Result<Response, Error> {
+        self.send_outgoing(Outgoing::Encoded(req), sink).await
+    }
+
+    async fn send_outgoing(
+        &mut self,
+        req: Outgoing<'_, '_>,
+        sink: &mut impl BodySink,
+    ) -> Result<Response, Error> {
         if !self.reusable {
             return Err(Error::new(
                 ErrorKind::Io,
@@ -224,17 +242,27 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
 
     async fn exchange(
         &mut self,
-        req: &Request<'_>,
+        req: Outgoing<'_, '_>,
         sink: &mut impl BodySink,
         first_byte_at: &mut Option<Instant>,
     ) -> Result<Response, Error> {
-        let bytes_out = self.write_request(req).await?;
+        let (bytes_out, head, close) = match req {
+            Outgoing::Encode(req) => (
+                self.write_request(req).await?,
+                req.method == "HEAD",
+                req.close,
+            ),
+            Outgoing::Encoded(p) => {
+                write_all(&mut self.io, p.bytes()).await?;
+                (p.bytes().len() as u64, p.head, p.close)
+            }
+        };
         // A no-op for TcpStream; a TLS transport needs it to push its last record out.
         self.io
             .flush()
             .await
             .map_err(|e| Error::io(e, Op::Sending))?;
-        let mut dec = Decoder::new(req.method == "HEAD", req.close);
+        let mut dec = Decoder::new(head, close);
         self.read_response(&mut dec, sink, first_byte_at).await?;
         Ok(Response {
             status: dec.status,
@@ -498,6 +526,13 @@ impl<S: PendingInput> Connection<S> {
     }
 }
 
+/// What a send writes: a request to encode, or one encoded ahead.
+#[derive(Clone, Copy)]
+enum Outgoing<'a, 'r> {
+    Encode(&'a Request<'r>),
+    Encoded(&'a PreparedRequest),
+}
+
 /// Empty, or only CR and LF: the blank lines some servers put between responses.
 fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| matches!(b, b'\r' | b'\n'))
@@ -510,7 +545,18 @@ fn is_request_timeout(bytes: &[u8]) -> bool {
     line.len() >= 12 && line.starts_with(b"HTTP/1.") && line[8] == b' ' && line[9..12] == *b"408"
 }
 
-async fn write_all<S: AsyncWrite + Unpin>(io: &mut S, bytes: &[u8]) -> Result<(), Error> {
+/// Writes all of `bytes`: at once when the transport takes them ([`PendingInput::write_now`]),
+/// else (what it did not take) the usual way, waiting for the socket.
+async fn write_all<S: AsyncWrite + PendingInput>(
+    io: &mut S,
+    mut bytes: &[u8],
+) -> Result<(), Error> {
+    match io.write_now(bytes) {
+        Poll::Ready(Ok(n)) if n == bytes.len() => return Ok(()),
+        Poll::Ready(Ok(n)) => bytes = &bytes[n..],
+        Poll::Ready(Err(e)) => return Err(Error::io(e, Op::Sending)),
+        Poll::Pending => {}
+    }
     io.write_all(bytes)
         .await
         .map_err(|e| Error::io(e, Op::Sending))

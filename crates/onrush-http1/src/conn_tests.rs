@@ -560,3 +560,6 @@ async fn buffers_passed_to_a_new_connection_carry_none_of_the_old_ones_bytes() {
         (200, &b"short"[..], false)
     );
 }
+
+#[path = "prepared_tests.rs"]
+mod prepared;

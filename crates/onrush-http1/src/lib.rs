@@ -24,6 +24,7 @@ mod conn;
 mod decode;
 mod encode;
 mod idle;
+mod prepared;
 mod throttle;
 pub mod tls;
 
@@ -39,6 +40,7 @@ pub use onrush_http::{
 pub use any::{connect_any, connect_any_with, AnyConnection};
 pub use conn::{connect, Buffers, Connection};
 pub use idle::PendingInput;
+pub use prepared::PreparedRequest;
 pub use throttle::{connect_throttled, ThrottledConnection};
 pub use tls::{cipher_suite_names, kx_group_names, ClientIdentity};
 pub use tls::{

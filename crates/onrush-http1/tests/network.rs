@@ -246,3 +246,54 @@ async fn interim_100_continue_and_a_response_in_separate_segments() {
     );
     server.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_body_larger_than_the_socket_takes_at_once_arrives_whole() {
+    // On this one-thread runtime the server reads only while the client waits: a body far
+    // larger than the socket buffers leaves in a first write the socket takes in part, then
+    // the rest waiting for the server (the write path past `write_now`).
+    let (l, addr) = listener().await;
+    let server = tokio::spawn(async move {
+        let (s, _) = l.accept().await.unwrap();
+        let mut r = Reader::new(s);
+        let mut seen = Vec::new();
+        while let Some(req) = r.request().await.unwrap() {
+            seen.push((req.head_str(), req.body_len, req.body_hash));
+            r.write(OK2).await.unwrap();
+        }
+        seen
+    });
+    let content: Vec<u8> = (0..16_000_003u32).map(|i| (i % 253) as u8).collect();
+    let host = addr.to_string();
+    let mut req = get(b"/upload", host.as_bytes());
+    req.method = "PUT";
+    let mut conn = connect(addr, &ConnectOptions::default()).await.unwrap();
+    for body in [&content[..], &content[..16 * 1024]] {
+        req.body = RequestBody::Bytes(body);
+        let r = conn.send(&req, &mut Discard).await.unwrap();
+        assert_eq!(r.status, 200);
+    }
+    // A prepared request, many times: each arrives as its bytes.
+    req.body = RequestBody::Bytes(b"abc");
+    let prepared = onrush_http1::PreparedRequest::new(&req).unwrap();
+    for _ in 0..100 {
+        conn.send_prepared(&prepared, &mut Discard).await.unwrap();
+    }
+    drop(conn);
+    let seen = server.await.unwrap();
+    assert_eq!(seen.len(), 102);
+    let head = |len: usize| {
+        format!("PUT /upload HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len}\r\n\r\n")
+    };
+    assert_eq!(
+        seen[0],
+        (head(content.len()), content.len() as u64, fnv_of(&content))
+    );
+    assert_eq!(
+        seen[1],
+        (head(16 * 1024), 16 * 1024, fnv_of(&content[..16 * 1024]))
+    );
+    for s in &seen[2..] {
+        assert_eq!(*s, (head(3), 3, fnv_of(b"abc")));
+    }
+}

@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `plan.rs` | what is resolved once per run: targets, each scenario's `http:` settings and TLS client |
 //! | `target.rs` | a target (address, `Host`, TLS name) and the plan's list of them |
-//! | `step.rs` | a request step compiled once (constant headers preformatted, what to keep decided) |
+//! | `step.rs` | a request step compiled once (constant headers preformatted, a request that never changes encoded, what to keep decided) |
+//! | `render.rs` | a step's templates rendered into reused buffers (target, headers, body) |
 //! | `session.rs` | a VU's session: rendering, connections per scope, cookies, redirects, the exchange |
 //! | `capture.rs` | what is kept of a response while it streams in (head, body up to a limit, digest) |
 //! | `connect.rs` | opening a connection: HTTP/1.1 or HTTP/2, plain or TLS, ALPN |
@@ -23,6 +24,7 @@ mod deadline;
 mod plan;
 mod pool;
 mod redirect;
+mod render;
 mod session;
 mod step;
 mod target;

@@ -11,9 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use onrush_http1::cookies::CookieJar;
 use onrush_http1::{self as http1, Decompress, Request, RequestBody};
 use onrush_http2::H2Settings;
-use onrush_plan::{
-    Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext, Unset,
-};
+use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
 };
@@ -25,6 +23,7 @@ use crate::deadline::{within, RequestTimer};
 use crate::plan::ScenarioHttp;
 use crate::pool::ConnectionPool;
 use crate::redirect::{remove_header, same_origin_target};
+use crate::render::{RenderError, RequestParts};
 use crate::step::{build_multipart, HttpStep};
 
 /// How long a `per_request` connection waits for the server to close it after a response to
@@ -69,10 +68,8 @@ pub struct HttpSession {
     hash_hex: Option<String>,
     /// A runtime variable that was unset when the last request was rendered.
     unset: Option<usize>,
-    path: Vec<u8>,
-    headers: Vec<u8>,
-    body: Vec<u8>,
-    scratch: Vec<u8>,
+    /// The current request's target, headers and body, rendered into reused buffers.
+    parts: RequestParts,
 }
 
 impl HttpSession {
@@ -114,60 +111,8 @@ impl HttpSession {
             sink: Decompress::new(Capture::default()),
             hash_hex: None,
             unset: None,
-            // Sized by the first request's render, then reused: no capacity reserved up front
-            // for the VUs of a run (tens of thousands) that render short paths.
-            path: Vec::new(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            scratch: Vec::new(),
+            parts: RequestParts::default(),
         }
-    }
-
-    /// Renders the per-request parts of `step` into the session's buffers.
-    fn render(&mut self, step: &HttpStep, ctx: &RenderContext) -> Result<(), RenderError> {
-        self.path.clear();
-        step.plan.path.render(ctx, &mut self.path)?;
-        for (name, value) in &step.plan.query {
-            self.path.push(if self.path.contains(&b'?') {
-                b'&'
-            } else {
-                b'?'
-            });
-            http1::percent_encode_component(name.as_bytes(), &mut self.path);
-            self.path.push(b'=');
-            self.scratch.clear();
-            value.render(ctx, &mut self.scratch)?;
-            http1::percent_encode_component(&self.scratch, &mut self.path);
-        }
-        self.headers.clear();
-        self.headers.extend_from_slice(&step.constant_headers);
-        for (name, template) in &step.plan.headers {
-            if !template.is_constant() {
-                self.scratch.clear();
-                template.render(ctx, &mut self.scratch)?;
-                http1::push_header(&mut self.headers, name.as_bytes(), &self.scratch)
-                    .map_err(|_| RenderError::Header)?;
-            }
-        }
-        self.body.clear();
-        match &step.plan.body {
-            Body::Inline(template) => template.render(ctx, &mut self.body)?,
-            Body::Form(pairs) => {
-                for (i, (name, value)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        self.body.push(b'&');
-                    }
-                    self.scratch.clear();
-                    value.render(ctx, &mut self.scratch)?;
-                    http1::form_urlencode(
-                        std::iter::once((name.as_bytes(), &self.scratch[..])),
-                        &mut self.body,
-                    );
-                }
-            }
-            _ => {}
-        }
-        Ok(())
     }
 
     /// Adds the `Cookie` header for the current request.
@@ -175,20 +120,21 @@ impl HttpSession {
         if !step.cookies || self.jar.is_empty() {
             return;
         }
-        self.scratch.clear();
+        self.parts.scratch.clear();
         let path_end = self
+            .parts
             .path
             .iter()
             .position(|b| *b == b'?')
-            .unwrap_or(self.path.len());
+            .unwrap_or(self.parts.path.len());
         if self.jar.header_value(
             &step.target.server_name,
-            &self.path[..path_end],
+            &self.parts.path[..path_end],
             step.target.tls,
             SystemTime::now(),
-            &mut self.scratch,
+            &mut self.parts.scratch,
         ) {
-            let _ = http1::push_header(&mut self.headers, b"Cookie", &self.scratch);
+            let _ = http1::push_header(&mut self.parts.headers, b"Cookie", &self.parts.scratch);
         }
     }
 
@@ -200,16 +146,17 @@ impl HttpSession {
         }
         let now = SystemTime::now();
         let path_end = self
+            .parts
             .path
             .iter()
             .position(|b| *b == b'?')
-            .unwrap_or(self.path.len());
+            .unwrap_or(self.parts.path.len());
         for (n, v) in &c.headers {
             if &c.head[n.clone()] == b"set-cookie" {
                 self.jar.store(
                     &c.head[v.clone()],
                     &step.target.server_name,
-                    &self.path[..path_end],
+                    &self.parts.path[..path_end],
                     now,
                 );
             }
@@ -218,12 +165,16 @@ impl HttpSession {
 
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
+    // The body's two forms prepared ahead (a multipart layout, a whole request) are separate
+    // arguments: a struct for them would be built per request on the hot path.
+    #[allow(clippy::too_many_arguments)]
     async fn exchange(
         &mut self,
         step: &HttpStep,
         method: &str,
         with_body: bool,
         multipart: Option<&http1::Multipart>,
+        prepared: Option<&http1::PreparedRequest>,
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<http1::Response, FailureClass> {
@@ -253,7 +204,7 @@ impl HttpSession {
             } else {
                 match (&step.plan.body, multipart) {
                     (Body::None, _) => RequestBody::Empty,
-                    (Body::Inline(_) | Body::Form(_), _) => RequestBody::Bytes(&self.body),
+                    (Body::Inline(_) | Body::Form(_), _) => RequestBody::Bytes(&self.parts.body),
                     (Body::File(path), _) => RequestBody::File(path),
                     (Body::Multipart(_), Some(m)) => RequestBody::Multipart(m),
                     (Body::Multipart(_), None) => RequestBody::Empty,
@@ -261,9 +212,9 @@ impl HttpSession {
             };
             let request = Request {
                 method,
-                target: &self.path,
+                target: &self.parts.path,
                 host: &step.target.host_header,
-                headers: &self.headers,
+                headers: &self.parts.headers,
                 body,
                 // `close: server` (the default for `per_request`): the server closes first and
                 // keeps the TIME_WAIT, so this host's connect() never searches its port range
@@ -272,11 +223,14 @@ impl HttpSession {
                 close: self.close == CloseMode::Server,
             };
             self.sink.get_mut().reset(step);
-            let sent = match (conn, step.decompress) {
-                (HttpConn::H1(c), true) => c.send(&request, &mut self.sink).await,
-                (HttpConn::H1(c), false) => c.send(&request, self.sink.get_mut()).await,
-                (HttpConn::H2 { conn, .. }, true) => conn.send(&request, &mut self.sink).await,
-                (HttpConn::H2 { conn, .. }, false) => {
+            // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
+            let sent = match (conn, prepared, step.decompress) {
+                (HttpConn::H1(c), Some(p), true) => c.send_prepared(p, &mut self.sink).await,
+                (HttpConn::H1(c), Some(p), false) => c.send_prepared(p, self.sink.get_mut()).await,
+                (HttpConn::H1(c), None, true) => c.send(&request, &mut self.sink).await,
+                (HttpConn::H1(c), None, false) => c.send(&request, self.sink.get_mut()).await,
+                (HttpConn::H2 { conn, .. }, _, true) => conn.send(&request, &mut self.sink).await,
+                (HttpConn::H2 { conn, .. }, _, false) => {
                     conn.send(&request, self.sink.get_mut()).await
                 }
             };
@@ -315,6 +269,7 @@ impl HttpSession {
         &mut self,
         step: &HttpStep,
         multipart: Option<&http1::Multipart>,
+        mut prepared: Option<&http1::PreparedRequest>,
         record: &mut RequestRecord,
         opened: &mut bool,
         started: Instant,
@@ -325,7 +280,7 @@ impl HttpSession {
         loop {
             self.add_cookies(step);
             let response = self
-                .exchange(step, method, with_body, multipart, record, opened)
+                .exchange(step, method, with_body, multipart, prepared, record, opened)
                 .await?;
             if record.ttfb_us.is_none() {
                 record.ttfb_us = Some(micros(
@@ -349,33 +304,26 @@ impl HttpSession {
             let Some(location) = self.sink.get_ref().header("location") else {
                 return Ok(response);
             };
-            let Some(next) = same_origin_target(location, &step.target, &self.path) else {
+            let Some(next) = same_origin_target(location, &step.target, &self.parts.path) else {
                 // Another origin: onrush resolves targets when the plan loads, so the chain
                 // stops here and the 3xx is the response.
                 return Ok(response);
             };
             hops += 1;
-            self.path = next;
+            if prepared.take().is_some() {
+                // The next hop is sent the ordinary way: from the step's headers and body, which
+                // were not rendered for the prepared request. Constant, they can't fail.
+                let _ = self.parts.render(step, &RenderContext::default());
+            }
+            self.parts.path = next;
             if response.status == 303 || (matches!(response.status, 301 | 302) && method == "POST")
             {
                 method = "GET";
                 with_body = false;
                 // The body's headers no longer apply.
-                remove_header(&mut self.headers, b"content-type");
+                remove_header(&mut self.parts.headers, b"content-type");
             }
         }
-    }
-}
-
-/// Why a request could not be rendered.
-enum RenderError {
-    Unset(Unset),
-    Header,
-}
-
-impl From<Unset> for RenderError {
-    fn from(u: Unset) -> Self {
-        RenderError::Unset(u)
     }
 }
 
@@ -395,7 +343,21 @@ impl Session for HttpSession {
         let mut opened = false;
         self.hash_hex = None;
         self.sink.get_mut().reset(step);
-        let rendered = self.render(step, ctx);
+        // A request that never changes is sent as its step encoded it, unless the jar would
+        // add a `Cookie` header to it (`add_cookies`): then it is rendered as any other.
+        let prepared = step
+            .prepared
+            .as_ref()
+            .filter(|_| !step.cookies || self.jar.is_empty());
+        let rendered = match prepared {
+            Some(p) => {
+                // The target is still the session's, for cookies, redirects and checks.
+                self.parts.path.clear();
+                self.parts.path.extend_from_slice(&p.path);
+                Ok(())
+            }
+            None => self.parts.render(step, ctx),
+        };
         // A multipart body with per-request values is laid out per request.
         let built;
         let multipart = match (&step.multipart, &step.plan.body) {
@@ -420,7 +382,9 @@ impl Session for HttpSession {
                 let deadline = tokio::time::Instant::from_std(started + step.timeout);
                 let mut timer = std::mem::take(&mut self.timer);
                 let outcome = {
-                    let follow = pin!(self.follow(step, multipart, record, &mut opened, started));
+                    let prepared = prepared.map(|p| &p.request);
+                    let follow =
+                        pin!(self.follow(step, multipart, prepared, record, &mut opened, started));
                     within(&mut timer, deadline, follow).await
                 };
                 self.timer = timer;
@@ -484,7 +448,7 @@ impl Session for HttpSession {
             body: &c.body,
             body_size: c.size,
             body_hash: self.hash_hex.as_deref(),
-            url: &self.path,
+            url: &self.parts.path,
         }
     }
 
@@ -548,3 +512,7 @@ impl Session for HttpSession {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use onrush_http1 as http1;
 use onrush_plan::{
-    Body, Check, CheckKind, CookieMode, Extract, HashAlgorithm, HttpSettings, MultipartField,
-    OnFailure, RenderContext, RequestStep,
+    Body, Check, CheckKind, CloseMode, CookieMode, Extract, HashAlgorithm, HttpSettings,
+    HttpVersion, MultipartField, OnFailure, RenderContext, RequestStep,
 };
 use onrush_protocol::StepSpec;
 
+use crate::render::RequestParts;
 use crate::target::HttpTarget;
 
 /// A request step ready to run: the plan's step, its target resolved, its settings fixed.
@@ -33,6 +34,16 @@ pub struct HttpStep {
     /// Keep every response header (header extractors and checks, redirects).
     pub(crate) keep_headers: bool,
     pub(crate) hash: Option<HashAlgorithm>,
+    /// The request encoded once, when nothing in it can change from one request to the next
+    /// (see [`HttpStep::prepare`]).
+    pub(crate) prepared: Option<StaticRequest>,
+}
+
+/// A request that is the same every time, encoded when its step is compiled.
+pub(crate) struct StaticRequest {
+    /// Its target (path and query), for what reads the session's (cookies, redirects, checks).
+    pub(crate) path: Box<[u8]>,
+    pub(crate) request: http1::PreparedRequest,
 }
 
 impl HttpStep {
@@ -96,7 +107,7 @@ impl HttpStep {
                 )
             });
         let timeout = plan.timeout.unwrap_or(http.timeout);
-        Ok(HttpStep {
+        let mut step = HttpStep {
             keep_body: plan.needs_body(),
             body_limit: http.body_limit.min(usize::MAX as u64) as usize,
             cookies: http.cookies != CookieMode::Off,
@@ -110,6 +121,54 @@ impl HttpStep {
             target,
             constant_headers,
             timeout,
+            prepared: None,
+        };
+        step.prepared = step.prepare(http);
+        Ok(step)
+    }
+
+    /// The step's request encoded once, when every request of it is the same: no template in
+    /// its target, headers or body has a per-request value, and its body is in memory. The
+    /// session still sends it the ordinary way when something is added per request (a
+    /// `Cookie` header from the jar) or changed (a redirect's next hop). Only for HTTP/1.1
+    /// (`version: h1`, or `auto` to a plain http target): HTTP/2 encodes its own way.
+    fn prepare(&self, http: &HttpSettings) -> Option<StaticRequest> {
+        let plan = &self.plan;
+        let h1 = match http.version {
+            HttpVersion::H1 => true,
+            HttpVersion::Auto => !self.target.tls,
+            HttpVersion::H2 => false,
+        };
+        let constant_body = match &plan.body {
+            Body::None => true,
+            Body::Inline(template) => template.is_constant(),
+            Body::Form(pairs) => pairs.iter().all(|(_, value)| value.is_constant()),
+            Body::File(_) | Body::Multipart(_) => false,
+        };
+        let constant = plan.path.is_constant()
+            && plan.query.iter().all(|(_, value)| value.is_constant())
+            && plan.headers.iter().all(|(_, value)| value.is_constant())
+            && constant_body;
+        if !h1 || !constant {
+            return None;
+        }
+        // Rendered as the session renders every request: the same bytes, by the same code.
+        let mut parts = RequestParts::default();
+        parts.render(self, &RenderContext::default()).ok()?;
+        let request = http1::PreparedRequest::new(&http1::Request {
+            method: &plan.method,
+            target: &parts.path,
+            host: &self.target.host_header,
+            headers: &parts.headers,
+            body: match plan.body {
+                Body::None => http1::RequestBody::Empty,
+                _ => http1::RequestBody::Bytes(&parts.body),
+            },
+            close: http.close_mode() == CloseMode::Server,
+        })?;
+        Some(StaticRequest {
+            path: parts.path.into_boxed_slice(),
+            request,
         })
     }
 }

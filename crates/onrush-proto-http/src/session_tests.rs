@@ -1,0 +1,145 @@
+//! A session's requests as a server receives them, for steps whose request never changes
+//! (sent from the bytes their step encoded once) and steps with per-request values (rendered
+//! every time): each request must arrive as its own bytes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use onrush_plan::{RenderContext, Step, Vars};
+use onrush_protocol::{RequestStart, Session};
+use tokio::runtime::Runtime;
+
+use crate::{ConnectionPool, HttpPlan, HttpSession, HttpStep};
+
+/// A keep-alive HTTP/1.1 server on loopback that records every request (head and body) as
+/// received, and answers 200 (with a cookie to `/login`).
+fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut out = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut request = String::new();
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if let Some(n) = line.strip_prefix("Content-Length: ") {
+                            length = n.trim().parse().unwrap();
+                        }
+                        request.push_str(&line);
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    request.push_str(&String::from_utf8(body).unwrap());
+                    let cookie = if request.starts_with("GET /login ") {
+                        "Set-Cookie: s=1\r\n"
+                    } else {
+                        ""
+                    };
+                    log.lock().unwrap().push(request);
+                    let reply = format!("HTTP/1.1 200 OK\r\n{cookie}Content-Length: 2\r\n\r\nok");
+                    out.write_all(reply.as_bytes()).unwrap();
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// The plan's steps compiled, and a session of VU 1.
+fn compile(yaml: &str) -> (Vec<HttpStep>, HttpSession) {
+    let plan = onrush_plan::load_str("t", yaml, std::path::Path::new("."), &[]).unwrap();
+    let mut http = HttpPlan::new(&plan, None).unwrap();
+    let steps = plan.scenarios[0]
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Request(r) => http.compile(&plan, 0, r).unwrap(),
+            _ => panic!("a request step"),
+        })
+        .collect();
+    let pool = Rc::new(ConnectionPool::new(http.targets.len(), 1));
+    let session = HttpSession::new(&http.scenarios[0], http.targets.len(), 1, pool);
+    (steps, session)
+}
+
+fn run(rt: &Runtime, session: &mut HttpSession, step: &HttpStep, iteration: u64) {
+    let vars = Vars::default();
+    let ctx = RenderContext::new(1, iteration, &vars);
+    let start = RequestStart::now(std::time::Instant::now());
+    let exchange = rt.block_on(session.execute(step, &ctx, start));
+    assert_eq!(exchange.record.status, 200, "{:?}", exchange.record.failure);
+}
+
+const UA: &str = concat!("User-Agent: onrush/", env!("CARGO_PKG_VERSION"), "\r\n");
+
+#[test]
+fn each_request_arrives_as_its_own_bytes_prepared_or_rendered() {
+    let (port, seen) = recording_server();
+    let yaml = format!(
+        "target: http://127.0.0.1:{port}\n\
+         http: {{ decompress: false }}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /static, query: {{ a: b c }}, headers: {{ X-A: \"1\" }} }}\n\
+         \x20     - {{ post: /form, form: {{ k: v }} }}\n\
+         \x20     - {{ get: \"/it/${{iteration}}\", headers: {{ X-Vu: \"${{vu}}\" }} }}\n\
+         \x20     - {{ post: /echo, body: \"n=${{iteration}}\" }}\n\
+         \x20     - {{ get: /login }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let prepared: Vec<bool> = steps.iter().map(|s| s.prepared.is_some()).collect();
+    assert_eq!(prepared, [true, true, false, false, true]);
+    let host = format!("Host: 127.0.0.1:{port}\r\n");
+    for iteration in 0..3 {
+        for step in &steps[..4] {
+            run(&rt, &mut session, step, iteration);
+        }
+    }
+    let mut expected = Vec::new();
+    for iteration in 0..3 {
+        expected.push(format!(
+            "GET /static?a=b%20c HTTP/1.1\r\n{host}{UA}X-A: 1\r\n\r\n"
+        ));
+        expected.push(format!(
+            "POST /form HTTP/1.1\r\n{host}{UA}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\nk=v"
+        ));
+        expected.push(format!(
+            "GET /it/{iteration} HTTP/1.1\r\n{host}{UA}X-Vu: 1\r\n\r\n"
+        ));
+        expected.push(format!(
+            "POST /echo HTTP/1.1\r\n{host}{UA}Content-Length: 3\r\n\r\nn={iteration}"
+        ));
+    }
+    assert_eq!(*seen.lock().unwrap(), expected);
+
+    // Once the jar holds a cookie for it, a request that never changed carries it: rendered
+    // again, not sent from its prepared bytes.
+    seen.lock().unwrap().clear();
+    run(&rt, &mut session, &steps[4], 0);
+    run(&rt, &mut session, &steps[0], 0);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        seen[1],
+        format!("GET /static?a=b%20c HTTP/1.1\r\n{host}{UA}X-A: 1\r\nCookie: s=1\r\n\r\n")
+    );
+}
