@@ -6,9 +6,11 @@ thread's CPU, the server's CPU, ksoftirqd/0's and CPU 0's steal, nice and busy t
 lag (generator.jsonl) and latency (intervals). Run it pinned to CPU 1 (`taskset -c 1`) so the
 sampling does not take the worker's CPU. Loopback only, bounded by the duration.
 
-  taskset -c 1 bench/lag_probe.py BINARY RATE [SECONDS=6] [MAX_VUS=3000] [--no-sample]
+  taskset -c 1 bench/lag_probe.py BINARY RATE [SECONDS=6] [MAX_VUS=3000] [--no-sample] [--nginx]
 
 --no-sample: only the per-second figures and the totals (no sampling during the run).
+--nginx: the target is nginx (bench/nginx.conf: one worker, on 127.0.0.1:18080) instead of
+`onrush serve`; its worker process is the server sampled.
 """
 import glob
 import json
@@ -25,14 +27,32 @@ binary, rate = args[0], int(args[1])
 secs = int(args[2]) if len(args) > 2 else 6
 max_vus = args[3] if len(args) > 3 else "3000"
 work = tempfile.mkdtemp()
-server = subprocess.Popen(["taskset", "-c", "1", binary, "serve", "--addr", "127.0.0.1:0", "--threads", "1"],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-addr = None
-for _ in range(50):
-    m = re.search(r"127\.0\.0\.1:\d+", server.stdout.readline())
-    if m:
-        addr = m.group(0)
-        break
+nginx = "--nginx" in sys.argv
+if nginx:
+    # nginx.conf says `daemon off`: this process is the master, its one child the worker.
+    conf = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nginx.conf")
+    master = subprocess.Popen(["taskset", "-c", "1", "nginx", "-c", conf])
+    addr, nginx_worker = "127.0.0.1:18080", None
+    for _ in range(50):
+        time.sleep(0.1)
+        kids = subprocess.run(["pgrep", "-P", str(master.pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            nginx_worker = int(kids[0])
+            break
+    if nginx_worker is None:
+        master.kill()
+        sys.exit("nginx started no worker (is port 18080 free?)")
+    server_pid = nginx_worker
+else:
+    master = subprocess.Popen(["taskset", "-c", "1", binary, "serve", "--addr", "127.0.0.1:0", "--threads", "1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    addr = None
+    for _ in range(50):
+        m = re.search(r"127\.0\.0\.1:\d+", master.stdout.readline())
+        if m:
+            addr = m.group(0)
+            break
+    server_pid = master.pid
 with open(f"{work}/plan.yaml", "w") as f:
     f.write(f"target: http://{addr}\nscenarios:\n  - name: s\n    load: {{ rate: {rate}/s, duration: {secs}s, "
             f"max_vus: {max_vus} }}\n    steps: [ {{ get: / }} ]\n")
@@ -66,14 +86,23 @@ while sample and run.poll() is None:
     except OSError:
         pass
     try:
-        row["server"] = sum(int(open(f"/proc/{server.pid}/task/{tid}/schedstat").read().split()[0])
-                            for tid in os.listdir(f"/proc/{server.pid}/task"))
+        row["server"] = sum(int(open(f"/proc/{server_pid}/task/{tid}/schedstat").read().split()[0])
+                            for tid in os.listdir(f"/proc/{server_pid}/task"))
     except OSError:
         row["server"] = 0
     samples.append(row)
     time.sleep(0.1)
 run.wait()
-server.kill()
+if nginx:
+    # SIGQUIT: nginx's graceful stop, which ends its worker too (a killed master leaves it).
+    master.send_signal(3)
+    try:
+        master.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        master.kill()
+        os.kill(nginx_worker, 9)
+else:
+    master.kill()
 if sample:
     print("t(s)  worker_run_ms worker_wait_ms main_run_ms ksoftirqd0_ms server_run_ms | cpu0 ticks: steal nice busy")
     for prev, row in zip(samples, samples[1:]):
