@@ -165,16 +165,12 @@ impl HttpSession {
 
     /// One request/response on the step's connection (connecting when needed). `method` and
     /// `with_body` differ from the step's after a redirect that turns the request into a GET.
-    // The body's two forms prepared ahead (a multipart layout, a whole request) are separate
-    // arguments: a struct for them would be built per request on the hot path.
-    #[allow(clippy::too_many_arguments)]
     async fn exchange(
         &mut self,
         step: &HttpStep,
         method: &str,
         with_body: bool,
-        multipart: Option<&http1::Multipart>,
-        prepared: Option<&http1::PreparedRequest>,
+        ahead: Ahead<'_>,
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<http1::Response, FailureClass> {
@@ -202,12 +198,12 @@ impl HttpSession {
             let body = if !with_body {
                 RequestBody::Empty
             } else {
-                match (&step.plan.body, multipart) {
+                match (&step.plan.body, ahead) {
                     (Body::None, _) => RequestBody::Empty,
                     (Body::Inline(_) | Body::Form(_), _) => RequestBody::Bytes(&self.parts.body),
                     (Body::File(path), _) => RequestBody::File(path),
-                    (Body::Multipart(_), Some(m)) => RequestBody::Multipart(m),
-                    (Body::Multipart(_), None) => RequestBody::Empty,
+                    (Body::Multipart(_), Ahead::Multipart(m)) => RequestBody::Multipart(m),
+                    (Body::Multipart(_), _) => RequestBody::Empty,
                 }
             };
             let request = Request {
@@ -224,11 +220,15 @@ impl HttpSession {
             };
             self.sink.get_mut().reset(step);
             // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
-            let sent = match (conn, prepared, step.decompress) {
-                (HttpConn::H1(c), Some(p), true) => c.send_prepared(p, &mut self.sink).await,
-                (HttpConn::H1(c), Some(p), false) => c.send_prepared(p, self.sink.get_mut()).await,
-                (HttpConn::H1(c), None, true) => c.send(&request, &mut self.sink).await,
-                (HttpConn::H1(c), None, false) => c.send(&request, self.sink.get_mut()).await,
+            let sent = match (conn, ahead, step.decompress) {
+                (HttpConn::H1(c), Ahead::Request(p), true) => {
+                    c.send_prepared(p, &mut self.sink).await
+                }
+                (HttpConn::H1(c), Ahead::Request(p), false) => {
+                    c.send_prepared(p, self.sink.get_mut()).await
+                }
+                (HttpConn::H1(c), _, true) => c.send(&request, &mut self.sink).await,
+                (HttpConn::H1(c), _, false) => c.send(&request, self.sink.get_mut()).await,
                 (HttpConn::H2 { conn, .. }, _, true) => conn.send(&request, &mut self.sink).await,
                 (HttpConn::H2 { conn, .. }, _, false) => {
                     conn.send(&request, self.sink.get_mut()).await
@@ -268,8 +268,7 @@ impl HttpSession {
     async fn follow(
         &mut self,
         step: &HttpStep,
-        multipart: Option<&http1::Multipart>,
-        mut prepared: Option<&http1::PreparedRequest>,
+        mut ahead: Ahead<'_>,
         record: &mut RequestRecord,
         opened: &mut bool,
         started: Instant,
@@ -280,7 +279,7 @@ impl HttpSession {
         loop {
             self.add_cookies(step);
             let response = self
-                .exchange(step, method, with_body, multipart, prepared, record, opened)
+                .exchange(step, method, with_body, ahead, record, opened)
                 .await?;
             if record.ttfb_us.is_none() {
                 record.ttfb_us = Some(micros(
@@ -310,7 +309,8 @@ impl HttpSession {
                 return Ok(response);
             };
             hops += 1;
-            if prepared.take().is_some() {
+            if let Ahead::Request(_) = ahead {
+                ahead = Ahead::Nothing;
                 // The next hop is sent the ordinary way: from the step's headers and body, which
                 // were not rendered for the prepared request. Constant, they can't fail.
                 let _ = self.parts.render(step, &RenderContext::default());
@@ -325,6 +325,15 @@ impl HttpSession {
             }
         }
     }
+}
+
+/// What of a request was made before its exchange: its multipart body laid out, or the whole
+/// request encoded (`HttpStep::prepare`; never both: a multipart step is not prepared).
+#[derive(Clone, Copy)]
+enum Ahead<'a> {
+    Nothing,
+    Multipart(&'a http1::Multipart),
+    Request(&'a http1::PreparedRequest),
 }
 
 impl Session for HttpSession {
@@ -382,9 +391,12 @@ impl Session for HttpSession {
                 let deadline = tokio::time::Instant::from_std(started + step.timeout);
                 let mut timer = std::mem::take(&mut self.timer);
                 let outcome = {
-                    let prepared = prepared.map(|p| &p.request);
-                    let follow =
-                        pin!(self.follow(step, multipart, prepared, record, &mut opened, started));
+                    let ahead = match (prepared, multipart) {
+                        (Some(p), _) => Ahead::Request(&p.request),
+                        (None, Some(m)) => Ahead::Multipart(m),
+                        (None, None) => Ahead::Nothing,
+                    };
+                    let follow = pin!(self.follow(step, ahead, record, &mut opened, started));
                     within(&mut timer, deadline, follow).await
                 };
                 self.timer = timer;
