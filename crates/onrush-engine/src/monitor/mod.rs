@@ -6,6 +6,7 @@
 
 mod proc;
 mod rules;
+mod sock_diag;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -228,11 +229,11 @@ impl Monitor {
                 .filter(|h| !h.is_empty())
                 .map(|h| h.value_at_quantile(q) as f64 / 1000.0)
         };
-        // The sockets towards the targets are counted from /proc/net/tcp*, which the kernel
-        // writes out line by line for every socket of the namespace: with 3,000 connections
-        // held that took ~20 ms of system time, on the main thread, which shares its CPU with
-        // a worker, and so made every second's first arrivals ~20 ms late (at 60,000/s, 1,200
-        // of them: the lag p99). The open descriptors are counted by listing /proc/self/fd,
+        // The sockets towards the targets are counted by a sock_diag dump (or, without one,
+        // from /proc/net/tcp*, which the kernel writes out line by line for every socket of
+        // the namespace: with 3,000 connections held that took ~20 ms of system time, on the
+        // main thread, which shares its CPU with a worker, and so made every second's first
+        // arrivals ~20 ms late; at 60,000/s, 1,200 of them: the lag p99). The open descriptors are counted by listing /proc/self/fd,
         // ~1 ms per 1,000. Both are counted again only when they can have grown: in a second
         // that opened a connection or failed a request (a refused connect), else at most every
         // SOCKETS_RECOUNT; in between the last count carries over (it can only have fallen,
