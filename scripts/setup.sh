@@ -3,7 +3,8 @@
 # rustfmt and clippy, and the real peers the tests run against (xmllint for the JUnit schema,
 # Prometheus and InfluxDB receivers, Chromium for the HTML report and, with playwright-core, for
 # recording the HAR that `onrush import har` is tested on, valgrind for the instructions that
-# `onrush bench` counts). Benchmarks need more (wrk, nginx): see bench/README.md.
+# `onrush bench` counts, wrk for its `--compare wrk`). Benchmarks need more (nginx): see
+# bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"

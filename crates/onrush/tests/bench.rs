@@ -155,6 +155,12 @@ fn bench_compares_with_wrk() {
     assert!(wrk > 0.5 && wrk < 10_000.0, "wrk: {wrk} CPU µs per request");
     let ratio = f64_at(c, "/ratio_vs_wrk");
     assert!(ratio > 0.05 && ratio < 20.0, "ratio onrush/wrk {ratio}");
+    // And with both running at the same time on the tool CPU.
+    let same_time = f64_at(c, "/ratio_vs_wrk_same_time");
+    assert!(
+        same_time > 0.05 && same_time < 20.0,
+        "ratio onrush/wrk at the same time {same_time}"
+    );
     // Where valgrind is installed, wrk's instructions are counted the same way as onrush's.
     if valgrind_installed() {
         let wrk = f64_at(c, "/wrk_instructions_per_request");

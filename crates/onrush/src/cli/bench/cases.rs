@@ -73,6 +73,10 @@ pub struct CaseResult {
     pub wrk_cpu_us_per_request: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_vs_wrk: Option<f64>,
+    /// onrush's CPU per request over wrk's with both running at the same time on the tool CPU
+    /// (the median of three rounds): the machine's slow stretches fall on both alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_vs_wrk_same_time: Option<f64>,
     /// User-space instructions per unit (cachegrind, marginal over two run lengths): null
     /// where not counted (no valgrind, `--no-instructions`, or a case not counted).
     pub instructions_per_unit: Option<f64>,
@@ -229,7 +233,7 @@ impl Bench<'_> {
         // Counted first: the CPU run of a churning case leaves TIME_WAIT sockets that the
         // counted runs' monitor would scan (see instructions.rs).
         let count = self.count(name, &top, &load, &steps, "/totals/requests")?;
-        let run = self.onrush_plan(name, top, load, steps, None)?;
+        let run = self.onrush_plan(name, top.clone(), load.clone(), steps.clone(), None)?;
         let requests = run.u64("/totals/requests");
         if requests == 0 {
             return Err(Failure::Runtime(format!(
@@ -276,6 +280,14 @@ impl Bench<'_> {
                 let (us, wrk_note) = self.wrk(wrk, name, &args)?;
                 result.wrk_cpu_us_per_request = Some(us);
                 result.ratio_vs_wrk = result.cpu_us_per_unit.map(|ours| ours / us);
+                let beside = format!("{name}_beside_wrk");
+                let onrush_again = || {
+                    let run =
+                        self.onrush_plan(&beside, top.clone(), load.clone(), steps.clone(), None)?;
+                    Ok((run.cpu_s, run.u64("/totals/requests")))
+                };
+                result.ratio_vs_wrk_same_time =
+                    Some(self.same_time_ratio(wrk, name, &args, onrush_again)?);
                 if result.instructions_per_unit.is_some() {
                     let theirs = self.count_wrk(wrk, name, &args)?;
                     result.wrk_instructions_per_request = theirs;

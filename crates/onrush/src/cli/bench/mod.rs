@@ -30,7 +30,9 @@ pub struct BenchArgs {
           value_parser = PossibleValuesParser::new(CASES))]
     cases: Vec<String>,
     /// Also run this tool on the cases it can do, pinned the same way, and print the ratio
-    /// (of CPU, and of instructions where both are counted).
+    /// (of CPU, and of instructions where both are counted); the CPU ratio also with both
+    /// running at the same time on one CPU (three rounds more per case), which the machine's
+    /// slow stretches cannot tilt.
     #[arg(long, value_name = "TOOL", value_parser = ["wrk"])]
     compare: Option<String>,
     /// Do not count instructions. By default, when valgrind is on PATH, the cases keepalive,
@@ -167,6 +169,15 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
             kernel(),
             args.seconds
         );
+        if args.compare.is_some() {
+            println!(
+                "onrush/wrk: each alone, one after the other. same time: onrush and wrk running \
+                 together on CPU {}, each's CPU per request over its own requests, median of {} \
+                 rounds (the machine's slow stretches fall on both alike).",
+                pinning.tool,
+                wrk::SAME_TIME_ROUNDS
+            );
+        }
         if let Some(v) = &valgrind {
             println!(
                 "instr = user-space instructions per unit ({}, cachegrind): (instructions of a \
@@ -239,7 +250,7 @@ fn kernel() -> String {
 fn print_table(results: &[CaseResult], with_wrk: bool, with_instructions: bool) {
     let mut header = vec!["case", "rate/s", "own cost", "peak RSS MiB"];
     if with_wrk {
-        header.extend(["wrk µs/req", "onrush/wrk"]);
+        header.extend(["wrk µs/req", "onrush/wrk", "same time"]);
     }
     if with_instructions {
         header.push("instr");
@@ -270,6 +281,10 @@ fn print_table(results: &[CaseResult], with_wrk: bool, with_instructions: bool) 
                         .map_or_else(dash, |v| format!("{v:.2}")),
                 );
                 row.push(r.ratio_vs_wrk.map_or_else(dash, |v| format!("{v:.2}")));
+                row.push(
+                    r.ratio_vs_wrk_same_time
+                        .map_or_else(dash, |v| format!("{v:.2}")),
+                );
             }
             if with_instructions {
                 let count = |v: f64| cases::fmt_thousands(v.round() as u64);
