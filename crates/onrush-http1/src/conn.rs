@@ -163,6 +163,12 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     /// the wait; `false` means the wait is still to be done.
     pub fn server_closed_yet(&mut self) -> bool {
         self.reusable = false;
+        // The FIN came with the response's readiness event: nothing to read for it. (Bytes a
+        // server sent after its response and before its FIN would then be left unread, and the
+        // close would reset rather than end the connection; the server has closed already.)
+        if self.io.close_seen() {
+            return true;
+        }
         loop {
             match self.io.read_waiting(&mut self.rbuf) {
                 Poll::Pending => return false,
