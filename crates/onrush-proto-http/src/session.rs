@@ -429,9 +429,10 @@ impl Session for HttpSession {
             ConnectionScope::PerRequest => {
                 if let Some(HttpConn::H1(mut c)) = self.connections[step.target_slot].take() {
                     // The server was asked to close: let it close first, so that the
-                    // TIME_WAIT is its own. Its FIN is usually in already: one read that
-                    // returns 0, and no timer. A server that ignores the request gets a short
-                    // grace, then onrush closes (and keeps the TIME_WAIT, as with `normal`).
+                    // TIME_WAIT is its own. Its FIN is usually in already: seen in tokio's
+                    // readiness, or one read that returns 0, and no timer. A server that ignores
+                    // the request gets a short grace, then onrush closes (and keeps the
+                    // TIME_WAIT, as with `normal`).
                     if self.close == CloseMode::Server && !c.server_closed_yet() {
                         // Boxed, as connecting is: not in the future every VU waits in.
                         let closed = tokio::time::timeout(SERVER_CLOSE_GRACE, c.closed_by_server());
