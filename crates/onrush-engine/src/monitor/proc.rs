@@ -116,9 +116,9 @@ impl ProcFiles {
     /// Sockets of the whole network namespace towards `targets`, by state: from sock_diag, or
     /// if it fails (for good: the /proc files are read from then on) from /proc/net/tcp*.
     ///
-    /// The files are read in pieces of [`SOCKETS_CHUNK`]: the files list every socket of the namespace
-    /// (~150 bytes each, the target's side too when it is local), so reading one whole would
-    /// hold megabytes that grow with the VUs (2 MiB at 1,000 VUs, measured with massif).
+    /// The files are read in pieces of [`SOCKETS_CHUNK`]: they list every socket of the
+    /// namespace (~150 bytes each, the target's side too when it is local), so reading one
+    /// whole would hold megabytes that grow with the VUs (2 MiB at 1,000 VUs, massif).
     pub fn sockets_towards(&mut self, targets: &[SocketAddr]) -> SocketCounts {
         if let Some(diag) = &mut self.diag {
             match diag.sockets_towards(targets) {
