@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::failure::FailureClass;
-use crate::hist::{new_hist, record, Hist};
+use crate::front::FrontedHist;
+use crate::hist::{new_hist, record, take_hist, Hist};
 use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepCounters, StepInterval};
 
 /// What one request measured. Times are in microseconds.
@@ -152,15 +153,16 @@ struct WorkerStep {
     status: Box<[u64; STATUS_SLOTS]>,
     bytes_in: u64,
     bytes_out: u64,
-    latency: Hist,
+    /// The hot path's histograms, each behind a counting front (see [`FrontedHist`]).
+    latency: FrontedHist,
     /// Only while `service_is_latency` is false: until then every service time recorded was
     /// equal to its latency (the closed model's requests: issue 17), so the latency histogram
     /// stands for both and one histogram record per request is saved.
-    service: Hist,
+    service: FrontedHist,
     service_is_latency: bool,
-    connect: Hist,
-    ttfb: Hist,
-    handshake: Hist,
+    connect: FrontedHist,
+    ttfb: FrontedHist,
+    handshake: FrontedHist,
     handshakes_full: u64,
     handshakes_resumed: u64,
 }
@@ -174,12 +176,12 @@ impl WorkerStep {
             status: Box::new([0; STATUS_SLOTS]),
             bytes_in: 0,
             bytes_out: 0,
-            latency: new_hist(),
-            service: new_hist(),
+            latency: FrontedHist::new(),
+            service: FrontedHist::new(),
             service_is_latency: true,
-            connect: new_hist(),
-            ttfb: new_hist(),
-            handshake: new_hist(),
+            connect: FrontedHist::new(),
+            ttfb: FrontedHist::new(),
+            handshake: FrontedHist::new(),
             handshakes_full: 0,
             handshakes_resumed: 0,
         }
@@ -218,30 +220,21 @@ impl WorkerStep {
             handshakes_resumed: std::mem::take(&mut self.handshakes_resumed),
         };
         let service = if self.service_is_latency {
-            (!self.latency.is_empty()).then(|| self.latency.clone())
+            let latency = self.latency.hist();
+            (!latency.is_empty()).then(|| latency.clone())
         } else {
             self.service_is_latency = true;
-            take_hist(&mut self.service)
+            self.service.take()
         };
         Some(StepInterval {
             counters,
-            latency: take_hist(&mut self.latency),
+            latency: self.latency.take(),
             service,
-            connect: take_hist(&mut self.connect),
-            ttfb: take_hist(&mut self.ttfb),
-            handshake: take_hist(&mut self.handshake),
+            connect: self.connect.take(),
+            ttfb: self.ttfb.take(),
+            handshake: self.handshake.take(),
         })
     }
-}
-
-/// Moves a non-empty histogram out, leaving an empty one of the same size behind, so the worker
-/// keeps its grown capacity and the hot path does not resize again.
-fn take_hist(h: &mut Hist) -> Option<Hist> {
-    if h.is_empty() {
-        return None;
-    }
-    let fresh = Hist::new_from(h);
-    Some(std::mem::replace(h, fresh))
 }
 
 struct WorkerScenario {
@@ -304,8 +297,9 @@ impl WorkerMetrics {
     }
 
     /// Records one request of `step` of `scenario`: counter increments and histogram records
-    /// only. Allocates only when a histogram first sees a value beyond its current range
-    /// (at most ~21 times per histogram over the worker's life).
+    /// only. Allocates only at a histogram's first record below 2^20 µs (its front's counters)
+    /// and when a value of 2^20 µs or more first goes beyond its current range (at most ~12
+    /// times per histogram over the worker's life).
     #[inline]
     pub fn record_request(&mut self, scenario: usize, step: usize, r: &RequestRecord) {
         let s = &mut self.steps[scenario][step];
@@ -323,17 +317,17 @@ impl WorkerMetrics {
             // The first service time that differs: from here on it has its own histogram,
             // which starts as a copy of every latency so far (equal to their service times).
             s.service_is_latency = false;
-            s.service.clone_from(&s.latency);
+            s.service.set_to(s.latency.hist());
         }
-        record(&mut s.latency, r.latency_us);
+        s.latency.record(r.latency_us);
         if !s.service_is_latency {
-            record(&mut s.service, r.service_us);
+            s.service.record(r.service_us);
         }
         if let Some(c) = r.connect_us {
-            record(&mut s.connect, c);
+            s.connect.record(c);
         }
         if let Some(t) = r.ttfb_us {
-            record(&mut s.ttfb, t);
+            s.ttfb.record(t);
         }
         if let Some(h) = r.handshake {
             if h.resumed {
@@ -341,7 +335,7 @@ impl WorkerMetrics {
             } else {
                 s.handshakes_full += 1;
             }
-            record(&mut s.handshake, h.duration_us);
+            s.handshake.record(h.duration_us);
         }
     }
 
@@ -431,13 +425,19 @@ impl WorkerMetrics {
         }
     }
 
-    /// Bytes held by this worker's histograms now (for sizing; not the hot path).
+    /// Bytes held by this worker's histograms now, their fronts' counters included (for
+    /// sizing; not the hot path).
     pub fn histogram_bytes(&self) -> usize {
         let h = |h: &Hist| h.distinct_values() * std::mem::size_of::<u64>();
         self.steps
             .iter()
             .flatten()
-            .map(|s| h(&s.latency) + h(&s.service) + h(&s.connect) + h(&s.ttfb) + h(&s.handshake))
+            .map(|s| {
+                [&s.latency, &s.service, &s.connect, &s.ttfb, &s.handshake]
+                    .iter()
+                    .map(|f| f.heap_bytes())
+                    .sum::<usize>()
+            })
             .sum::<usize>()
             + self
                 .scenarios
