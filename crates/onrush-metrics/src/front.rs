@@ -165,14 +165,14 @@ impl FrontedHist {
 const _: () = assert!(FRONT_LEN == 11 * 1024 && FRONT_LIMIT_US <= MAX_VALUE_US);
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::hist::Encoder;
 
     /// splitmix64: a deterministic stream of test values.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -180,8 +180,8 @@ mod tests {
             z ^ (z >> 31)
         }
         /// Log-uniform in `0..=max`: as many values per power of two.
-        fn log_uniform(&mut self, max: u64) -> u64 {
-            let bits = (self.next() % u64::from(max.ilog2() + 2)) as u32;
+        pub(crate) fn log_uniform(&mut self, max: u64) -> u64 {
+            let bits = (self.next() % u64::from(max.checked_ilog2().map_or(1, |l| l + 2))) as u32;
             let mask = if bits == 0 {
                 0
             } else {
@@ -235,7 +235,7 @@ mod tests {
     }
 
     /// `a` and `b` hold the same values, through everything hdrhistogram's API shows.
-    fn assert_same(a: &Hist, b: &Hist) {
+    pub(crate) fn assert_same(a: &Hist, b: &Hist) {
         assert_eq!(a, b);
         assert_eq!(a.len(), b.len());
         assert_eq!(a.min(), b.min());

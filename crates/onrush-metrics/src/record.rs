@@ -501,4 +501,71 @@ mod tests {
         }
         assert_eq!(service_of(&mut w), Some(reference));
     }
+
+    #[test]
+    fn every_histogram_of_a_step_is_as_if_recorded_directly() {
+        use crate::front::tests::{assert_same, Rng};
+        let mut w = WorkerMetrics::new(&Layout::new([("s", vec!["a", "b"])]));
+        let mut rng = Rng(3);
+        // The step's five histograms, recorded plainly.
+        let mut refs: [Hist; 5] = std::array::from_fn(|_| new_hist());
+        for interval in 0..12u64 {
+            let n = [0, 1, 7, 500, 20_000][(interval % 5) as usize];
+            // From this request on, service times differ from latencies (never: closed model).
+            let differ_from = match interval % 3 {
+                0 => u64::MAX,
+                1 => 0,
+                _ => n / 2,
+            };
+            for i in 0..n {
+                let max = [3_000, 2_000_000, u64::MAX][(interval % 3) as usize];
+                let latency_us = rng.log_uniform(max);
+                let service_us = if i >= differ_from {
+                    rng.log_uniform(latency_us)
+                } else {
+                    latency_us
+                };
+                let r = RequestRecord {
+                    latency_us,
+                    service_us,
+                    connect_us: rng.next().is_multiple_of(4).then(|| rng.log_uniform(max)),
+                    ttfb_us: (!rng.next().is_multiple_of(8)).then(|| rng.log_uniform(latency_us)),
+                    handshake: rng.next().is_multiple_of(16).then(|| Handshake {
+                        resumed: rng.next().is_multiple_of(2),
+                        duration_us: rng.log_uniform(max),
+                    }),
+                    ..RequestRecord::default()
+                };
+                w.record_request(0, 0, &r);
+                record(&mut refs[0], r.latency_us);
+                record(&mut refs[1], r.service_us);
+                if let Some(c) = r.connect_us {
+                    record(&mut refs[2], c);
+                }
+                if let Some(t) = r.ttfb_us {
+                    record(&mut refs[3], t);
+                }
+                if let Some(h) = r.handshake {
+                    record(&mut refs[4], h.duration_us);
+                }
+            }
+            let mut snapshot = w.take_snapshot();
+            let got = snapshot.steps[0][0].take();
+            assert_eq!(got.is_some(), n > 0, "interval {interval}");
+            let got = got.map(|s| [s.latency, s.service, s.connect, s.ttfb, s.handshake]);
+            for (k, reference) in refs.iter_mut().enumerate() {
+                let want = take_hist(reference);
+                let got = got.as_ref().and_then(|g| g[k].as_ref());
+                assert_eq!(
+                    got.is_some(),
+                    want.is_some(),
+                    "interval {interval} hist {k}"
+                );
+                if let (Some(got), Some(want)) = (got, want) {
+                    assert_same(got, &want);
+                }
+            }
+            assert!(w.steps[0][0].is_idle());
+        }
+    }
 }
