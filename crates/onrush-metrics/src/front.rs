@@ -116,12 +116,22 @@ impl FrontedHist {
         if self.lo > self.hi {
             return;
         }
-        let lo = self.lo as usize;
-        for (i, c) in self.counts[lo..=self.hi as usize].iter_mut().enumerate() {
-            if *c != 0 {
-                // As `record` does: an auto-resizing histogram takes any value.
-                let _ = self.hist.record_n(value_of(lo + i), u64::from(*c));
-                *c = 0;
+        // The touched range, widened to whole groups of 8 counters: often sparse (one value per
+        // bucket), so it is skipped 16 bytes at a time.
+        let lo = self.lo as usize / 8 * 8;
+        let hi = (self.hi as usize / 8 + 1) * 8;
+        let (groups, rest) = self.counts[lo..hi].as_chunks_mut::<8>();
+        debug_assert!(rest.is_empty());
+        for (g, group) in groups.iter_mut().enumerate() {
+            if *group == [0; 8] {
+                continue;
+            }
+            for (j, c) in group.iter_mut().enumerate() {
+                if *c != 0 {
+                    // As `record` does: an auto-resizing histogram takes any value.
+                    let _ = self.hist.record_n(value_of(lo + g * 8 + j), u64::from(*c));
+                    *c = 0;
+                }
             }
         }
         self.lo = EMPTY_LO;
@@ -162,7 +172,10 @@ impl FrontedHist {
     }
 }
 
-const _: () = assert!(FRONT_LEN == 11 * 1024 && FRONT_LIMIT_US <= MAX_VALUE_US);
+// `flush` scans whole groups of 8 counters.
+const _: () = assert!(
+    FRONT_LEN == 11 * 1024 && FRONT_LEN.is_multiple_of(8) && FRONT_LIMIT_US <= MAX_VALUE_US
+);
 
 #[cfg(test)]
 pub(crate) mod tests {
