@@ -16,6 +16,16 @@ pub(crate) fn record(h: &mut Hist, value_us: u64) {
     let _ = h.record(value_us.min(MAX_VALUE_US));
 }
 
+/// Moves a non-empty histogram out, leaving an empty one of the same size behind, so the worker
+/// keeps its grown capacity and the hot path does not resize again.
+pub(crate) fn take_hist(h: &mut Hist) -> Option<Hist> {
+    if h.is_empty() {
+        return None;
+    }
+    let fresh = Hist::new_from(h);
+    Some(std::mem::replace(h, fresh))
+}
+
 /// Adds `src` into `dst` (auto-resizing `dst` as needed).
 pub(crate) fn add_into(dst: &mut Hist, src: &Hist) {
     if !dst.is_auto_resize() {

@@ -46,6 +46,7 @@ mod collector;
 mod failure;
 pub mod failure_examples;
 mod files;
+mod front;
 pub mod hist;
 mod live_merge;
 mod merge;

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::failure::FailureClass;
-use crate::hist::{new_hist, record, Hist};
+use crate::front::FrontedHist;
+use crate::hist::{new_hist, record, take_hist, Hist};
 use crate::snapshot::{CheckCounts, ScenarioInterval, Snapshot, StepCounters, StepInterval};
 
 /// What one request measured. Times are in microseconds.
@@ -152,15 +153,16 @@ struct WorkerStep {
     status: Box<[u64; STATUS_SLOTS]>,
     bytes_in: u64,
     bytes_out: u64,
-    latency: Hist,
+    /// The hot path's histograms, each behind a counting front (see [`FrontedHist`]).
+    latency: FrontedHist,
     /// Only while `service_is_latency` is false: until then every service time recorded was
     /// equal to its latency (the closed model's requests: issue 17), so the latency histogram
     /// stands for both and one histogram record per request is saved.
-    service: Hist,
+    service: FrontedHist,
     service_is_latency: bool,
-    connect: Hist,
-    ttfb: Hist,
-    handshake: Hist,
+    connect: FrontedHist,
+    ttfb: FrontedHist,
+    handshake: FrontedHist,
     handshakes_full: u64,
     handshakes_resumed: u64,
 }
@@ -174,12 +176,12 @@ impl WorkerStep {
             status: Box::new([0; STATUS_SLOTS]),
             bytes_in: 0,
             bytes_out: 0,
-            latency: new_hist(),
-            service: new_hist(),
+            latency: FrontedHist::new(),
+            service: FrontedHist::new(),
             service_is_latency: true,
-            connect: new_hist(),
-            ttfb: new_hist(),
-            handshake: new_hist(),
+            connect: FrontedHist::new(),
+            ttfb: FrontedHist::new(),
+            handshake: FrontedHist::new(),
             handshakes_full: 0,
             handshakes_resumed: 0,
         }
@@ -218,30 +220,21 @@ impl WorkerStep {
             handshakes_resumed: std::mem::take(&mut self.handshakes_resumed),
         };
         let service = if self.service_is_latency {
-            (!self.latency.is_empty()).then(|| self.latency.clone())
+            let latency = self.latency.hist();
+            (!latency.is_empty()).then(|| latency.clone())
         } else {
             self.service_is_latency = true;
-            take_hist(&mut self.service)
+            self.service.take()
         };
         Some(StepInterval {
             counters,
-            latency: take_hist(&mut self.latency),
+            latency: self.latency.take(),
             service,
-            connect: take_hist(&mut self.connect),
-            ttfb: take_hist(&mut self.ttfb),
-            handshake: take_hist(&mut self.handshake),
+            connect: self.connect.take(),
+            ttfb: self.ttfb.take(),
+            handshake: self.handshake.take(),
         })
     }
-}
-
-/// Moves a non-empty histogram out, leaving an empty one of the same size behind, so the worker
-/// keeps its grown capacity and the hot path does not resize again.
-fn take_hist(h: &mut Hist) -> Option<Hist> {
-    if h.is_empty() {
-        return None;
-    }
-    let fresh = Hist::new_from(h);
-    Some(std::mem::replace(h, fresh))
 }
 
 struct WorkerScenario {
@@ -304,8 +297,9 @@ impl WorkerMetrics {
     }
 
     /// Records one request of `step` of `scenario`: counter increments and histogram records
-    /// only. Allocates only when a histogram first sees a value beyond its current range
-    /// (at most ~21 times per histogram over the worker's life).
+    /// only. Allocates only at a histogram's first record below 2^20 µs (its front's counters)
+    /// and when a value of 2^20 µs or more first goes beyond its current range (at most ~12
+    /// times per histogram over the worker's life).
     #[inline]
     pub fn record_request(&mut self, scenario: usize, step: usize, r: &RequestRecord) {
         let s = &mut self.steps[scenario][step];
@@ -323,17 +317,17 @@ impl WorkerMetrics {
             // The first service time that differs: from here on it has its own histogram,
             // which starts as a copy of every latency so far (equal to their service times).
             s.service_is_latency = false;
-            s.service.clone_from(&s.latency);
+            s.service.set_to(s.latency.hist());
         }
-        record(&mut s.latency, r.latency_us);
+        s.latency.record(r.latency_us);
         if !s.service_is_latency {
-            record(&mut s.service, r.service_us);
+            s.service.record(r.service_us);
         }
         if let Some(c) = r.connect_us {
-            record(&mut s.connect, c);
+            s.connect.record(c);
         }
         if let Some(t) = r.ttfb_us {
-            record(&mut s.ttfb, t);
+            s.ttfb.record(t);
         }
         if let Some(h) = r.handshake {
             if h.resumed {
@@ -341,7 +335,7 @@ impl WorkerMetrics {
             } else {
                 s.handshakes_full += 1;
             }
-            record(&mut s.handshake, h.duration_us);
+            s.handshake.record(h.duration_us);
         }
     }
 
@@ -431,13 +425,19 @@ impl WorkerMetrics {
         }
     }
 
-    /// Bytes held by this worker's histograms now (for sizing; not the hot path).
+    /// Bytes held by this worker's histograms now, their fronts' counters included (for
+    /// sizing; not the hot path).
     pub fn histogram_bytes(&self) -> usize {
         let h = |h: &Hist| h.distinct_values() * std::mem::size_of::<u64>();
         self.steps
             .iter()
             .flatten()
-            .map(|s| h(&s.latency) + h(&s.service) + h(&s.connect) + h(&s.ttfb) + h(&s.handshake))
+            .map(|s| {
+                [&s.latency, &s.service, &s.connect, &s.ttfb, &s.handshake]
+                    .iter()
+                    .map(|f| f.heap_bytes())
+                    .sum::<usize>()
+            })
             .sum::<usize>()
             + self
                 .scenarios
@@ -500,5 +500,72 @@ mod tests {
             record(&mut reference, service);
         }
         assert_eq!(service_of(&mut w), Some(reference));
+    }
+
+    #[test]
+    fn every_histogram_of_a_step_is_as_if_recorded_directly() {
+        use crate::front::tests::{assert_same, Rng};
+        let mut w = WorkerMetrics::new(&Layout::new([("s", vec!["a", "b"])]));
+        let mut rng = Rng(3);
+        // The step's five histograms, recorded plainly.
+        let mut refs: [Hist; 5] = std::array::from_fn(|_| new_hist());
+        for interval in 0..12u64 {
+            let n = [0, 1, 7, 500, 20_000][(interval % 5) as usize];
+            // From this request on, service times differ from latencies (never: closed model).
+            let differ_from = match interval % 3 {
+                0 => u64::MAX,
+                1 => 0,
+                _ => n / 2,
+            };
+            for i in 0..n {
+                let max = [3_000, 2_000_000, u64::MAX][(interval % 3) as usize];
+                let latency_us = rng.log_uniform(max);
+                let service_us = if i >= differ_from {
+                    rng.log_uniform(latency_us)
+                } else {
+                    latency_us
+                };
+                let r = RequestRecord {
+                    latency_us,
+                    service_us,
+                    connect_us: rng.next().is_multiple_of(4).then(|| rng.log_uniform(max)),
+                    ttfb_us: (!rng.next().is_multiple_of(8)).then(|| rng.log_uniform(latency_us)),
+                    handshake: rng.next().is_multiple_of(16).then(|| Handshake {
+                        resumed: rng.next().is_multiple_of(2),
+                        duration_us: rng.log_uniform(max),
+                    }),
+                    ..RequestRecord::default()
+                };
+                w.record_request(0, 0, &r);
+                record(&mut refs[0], r.latency_us);
+                record(&mut refs[1], r.service_us);
+                if let Some(c) = r.connect_us {
+                    record(&mut refs[2], c);
+                }
+                if let Some(t) = r.ttfb_us {
+                    record(&mut refs[3], t);
+                }
+                if let Some(h) = r.handshake {
+                    record(&mut refs[4], h.duration_us);
+                }
+            }
+            let mut snapshot = w.take_snapshot();
+            let got = snapshot.steps[0][0].take();
+            assert_eq!(got.is_some(), n > 0, "interval {interval}");
+            let got = got.map(|s| [s.latency, s.service, s.connect, s.ttfb, s.handshake]);
+            for (k, reference) in refs.iter_mut().enumerate() {
+                let want = take_hist(reference);
+                let got = got.as_ref().and_then(|g| g[k].as_ref());
+                assert_eq!(
+                    got.is_some(),
+                    want.is_some(),
+                    "interval {interval} hist {k}"
+                );
+                if let (Some(got), Some(want)) = (got, want) {
+                    assert_same(got, &want);
+                }
+            }
+            assert!(w.steps[0][0].is_idle());
+        }
     }
 }
