@@ -3,7 +3,7 @@
 //! `Histogram::record` is not inlined and does more than the hot path needs (index, bounds
 //! check, saturating add, min/max, total count): ~71 instructions a record. A [`FrontedHist`]
 //! records a value below [`FRONT_LIMIT_US`] by computing its bucket index — hdrhistogram's own
-//! `index_for` for [`new_hist`]'s layout — and incrementing a 16-bit counter. Every read goes
+//! `index_for` for [`new_hist`]'s layout — and incrementing an 8-bit counter. Every read goes
 //! through [`FrontedHist::hist`], which first moves the counts into the histogram with one
 //! `record_n` of the bucket's lowest value per touched bucket.
 //!
@@ -25,7 +25,12 @@ pub(crate) const FRONT_LIMIT_US: u64 = 1 << 20;
 const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
 const SUB_BUCKET_MASK: u64 = (1 << (SUB_BUCKET_HALF_MAGNITUDE + 1)) - 1;
 
-/// Counters in a front: the index of the largest value it takes, plus one (11,264: 22 KiB).
+/// Counters in a front: the index of the largest value it takes, plus one (11,264 bytes).
+///
+/// One byte each: a front exists per histogram of a step on each worker that ran it, so a plan
+/// of hundreds of steps on many workers pays for every byte here; a counter that wraps moves
+/// 256 records into the histogram (one `record_n`, ~70 instructions), rare enough to be free
+/// (a bucket taking 100,000 records a second wraps ~400 times).
 pub(crate) const FRONT_LEN: usize = index_of(FRONT_LIMIT_US - 1) + 1;
 
 /// hdrhistogram's `index_for(value)` (`bucket_for`, `sub_bucket_for`, then the bucket's base
@@ -51,6 +56,15 @@ const fn value_of(index: usize) -> u64 {
     }
 }
 
+/// A front's counter.
+type Counter = u8;
+
+/// Records of one bucket that wrap its counter.
+const WRAP: u64 = Counter::MAX as u64 + 1;
+
+/// Counters `flush` skips at once when all are zero: 16 bytes.
+const GROUP: usize = 16 / std::mem::size_of::<Counter>();
+
 /// The touched range's `lo` when nothing is counted (then `lo > hi`).
 const EMPTY_LO: u32 = u32::MAX;
 
@@ -58,7 +72,7 @@ const EMPTY_LO: u32 = u32::MAX;
 pub(crate) struct FrontedHist {
     hist: Hist,
     /// Empty until the first record below [`FRONT_LIMIT_US`], then [`FRONT_LEN`] counters.
-    counts: Vec<u16>,
+    counts: Vec<Counter>,
     /// Indexes `lo..=hi` hold every non-zero counter (none when `lo > hi`).
     lo: u32,
     hi: u32,
@@ -104,11 +118,11 @@ impl FrontedHist {
         }
     }
 
-    /// The counter at `i` wrapped to 0: 2^16 values of its bucket go to the histogram.
+    /// The counter at `i` wrapped to 0: [`WRAP`] values of its bucket go to the histogram.
     #[cold]
     #[inline(never)]
     fn spill(&mut self, i: usize) {
-        let _ = self.hist.record_n(value_of(i), 1 << 16);
+        let _ = self.hist.record_n(value_of(i), WRAP);
     }
 
     /// Moves the front's counts into the histogram.
@@ -116,20 +130,22 @@ impl FrontedHist {
         if self.lo > self.hi {
             return;
         }
-        // The touched range, widened to whole groups of 8 counters: often sparse (one value per
+        // The touched range, widened to whole groups of counters: often sparse (one value per
         // bucket), so it is skipped 16 bytes at a time.
-        let lo = self.lo as usize / 8 * 8;
-        let hi = (self.hi as usize / 8 + 1) * 8;
-        let (groups, rest) = self.counts[lo..hi].as_chunks_mut::<8>();
+        let lo = self.lo as usize / GROUP * GROUP;
+        let hi = (self.hi as usize / GROUP + 1) * GROUP;
+        let (groups, rest) = self.counts[lo..hi].as_chunks_mut::<GROUP>();
         debug_assert!(rest.is_empty());
         for (g, group) in groups.iter_mut().enumerate() {
-            if *group == [0; 8] {
+            if *group == [0; GROUP] {
                 continue;
             }
             for (j, c) in group.iter_mut().enumerate() {
                 if *c != 0 {
                     // As `record` does: an auto-resizing histogram takes any value.
-                    let _ = self.hist.record_n(value_of(lo + g * 8 + j), u64::from(*c));
+                    let _ = self
+                        .hist
+                        .record_n(value_of(lo + g * GROUP + j), u64::from(*c));
                     *c = 0;
                 }
             }
@@ -168,13 +184,13 @@ impl FrontedHist {
     /// Heap bytes held: the histogram's counters and the front's.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.hist.distinct_values() * std::mem::size_of::<u64>()
-            + self.counts.capacity() * std::mem::size_of::<u16>()
+            + self.counts.capacity() * std::mem::size_of::<Counter>()
     }
 }
 
-// `flush` scans whole groups of 8 counters.
+// `flush` scans whole groups of counters.
 const _: () = assert!(
-    FRONT_LEN == 11 * 1024 && FRONT_LEN.is_multiple_of(8) && FRONT_LIMIT_US <= MAX_VALUE_US
+    FRONT_LEN == 11 * 1024 && FRONT_LEN.is_multiple_of(GROUP) && FRONT_LIMIT_US <= MAX_VALUE_US
 );
 
 #[cfg(test)]
@@ -320,12 +336,7 @@ pub(crate) mod tests {
     fn a_counter_that_wraps_spills_into_the_histogram() {
         let mut front = FrontedHist::new();
         let mut direct = new_hist();
-        for (v, n) in [
-            (1_500, 3 * 65_536 + 7),
-            (700, 65_535),
-            (701, 65_536),
-            (9, 1),
-        ] {
+        for (v, n) in [(1_500, 3 * WRAP + 7), (700, WRAP - 1), (701, WRAP), (9, 1)] {
             for _ in 0..n {
                 front.record(v);
             }
@@ -356,9 +367,10 @@ pub(crate) mod tests {
         assert!(front.counts.is_empty());
         front.record(FRONT_LIMIT_US - 1);
         assert_eq!(front.counts.capacity(), FRONT_LEN);
+        // One byte per counter: 11 KiB.
         assert_eq!(
             front.heap_bytes(),
-            front.hist.distinct_values() * 8 + 22_528
+            front.hist.distinct_values() * 8 + 11_264
         );
     }
 }
