@@ -34,7 +34,9 @@ mod session_store;
 mod throttle;
 pub mod tls;
 
-pub use connect::{connect_tcp, refuse_throttle, ConnectOptions};
+pub use connect::{
+    connect_tcp, refuse_throttle, start_tcp, ConnectOptions, Connecting, TcpConnect,
+};
 pub use decompress::{Decompress, Encoding};
 pub use error::{Error, ErrorKind, IoOp};
 pub use form::{form_urlencode, percent_encode_component};

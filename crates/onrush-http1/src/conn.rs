@@ -93,6 +93,10 @@ pub struct Connection<S = TcpStream> {
     /// False once a response said the connection won't carry another, after any error, and
     /// while a send is in progress (so a send cancelled by a timeout poisons the connection).
     reusable: bool,
+    /// Nothing written yet: the first write goes to the transport at once
+    /// ([`PendingInput::write_unpolled`]), before tokio's driver has reported the new socket
+    /// writable.
+    fresh: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
@@ -114,6 +118,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
             wbuf,
             requests: 0,
             reusable: true,
+            fresh: true,
         }
     }
 
@@ -259,7 +264,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                 req.close,
             ),
             Outgoing::Encoded(p) => {
-                write_all(&mut self.io, p.bytes()).await?;
+                write_all(&mut self.io, p.bytes(), &mut self.fresh).await?;
                 (p.bytes().len() as u64, p.head, p.close)
             }
         };
@@ -299,7 +304,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                     self.write_wbuf().await?;
                 } else {
                     self.write_wbuf().await?;
-                    write_all(&mut self.io, body).await?;
+                    write_all(&mut self.io, body, &mut self.fresh).await?;
                 }
                 Ok(head + body.len() as u64)
             }
@@ -354,7 +359,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                         self.wbuf.clear();
                     }
                     if bytes.len() > FILE_CHUNK {
-                        write_all(&mut self.io, bytes).await?;
+                        write_all(&mut self.io, bytes, &mut self.fresh).await?;
                         sent += bytes.len() as u64;
                     } else {
                         self.wbuf.extend_from_slice(bytes);
@@ -425,7 +430,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     }
 
     async fn write_wbuf(&mut self) -> Result<(), Error> {
-        write_all(&mut self.io, &self.wbuf).await
+        write_all(&mut self.io, &self.wbuf, &mut self.fresh).await
     }
 
     /// Reads until the decoder says the response is complete. Body bytes are consumed as they
@@ -551,13 +556,20 @@ fn is_request_timeout(bytes: &[u8]) -> bool {
     line.len() >= 12 && line.starts_with(b"HTTP/1.") && line[8] == b' ' && line[9..12] == *b"408"
 }
 
-/// Writes all of `bytes`: at once when the transport takes them ([`PendingInput::write_now`]),
+/// Writes all of `bytes`: at once when the transport takes them ([`PendingInput::write_now`],
+/// or [`PendingInput::write_unpolled`] for a connection's first write, `fresh`, cleared here),
 /// else (what it did not take) the usual way, waiting for the socket.
 async fn write_all<S: AsyncWrite + PendingInput>(
     io: &mut S,
     mut bytes: &[u8],
+    fresh: &mut bool,
 ) -> Result<(), Error> {
-    match io.write_now(bytes) {
+    let now = if std::mem::take(fresh) {
+        io.write_unpolled(bytes)
+    } else {
+        io.write_now(bytes)
+    };
+    match now {
         Poll::Ready(Ok(n)) if n == bytes.len() => return Ok(()),
         Poll::Ready(Ok(n)) => bytes = &bytes[n..],
         Poll::Ready(Err(e)) => return Err(Error::io(e, Op::Sending)),

@@ -60,6 +60,14 @@ pub trait PendingInput: AsyncRead + Unpin {
         let _ = buf;
         Poll::Pending
     }
+
+    /// [`PendingInput::write_now`] for a connection's first write, on a transport whose
+    /// readiness tokio's driver may not have reported yet (a socket just connected and
+    /// registered): `write_now` would find it unknown and wait for the driver's next turn
+    /// although the socket takes the bytes. The default is `write_now`.
+    fn write_unpolled(&mut self, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.write_now(buf)
+    }
 }
 
 impl PendingInput for TcpStream {
@@ -90,6 +98,27 @@ impl PendingInput for TcpStream {
     fn write_now(&mut self, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.try_write(buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+            other => Poll::Ready(other),
+        }
+    }
+
+    /// One `send` on the socket, whatever tokio's readiness says. A new connection's socket
+    /// is registered with no readiness until the driver's next turn reports it writable, so
+    /// `try_write` would not even try, and the request would leave only after a park, that
+    /// turn and a wake-up: on loopback the connect is done when it returns
+    /// (`onrush_http::connect_tcp`), and the request can go at once. Sending past tokio is
+    /// safe: the readiness it did not see stays as the driver reports it (EAGAIN here, and the
+    /// usual write waits for the driver as it would have).
+    fn write_unpolled(&mut self, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match socket2::SockRef::from(&*self).send(buf) {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Poll::Pending
+            }
             other => Poll::Ready(other),
         }
     }
@@ -130,5 +159,68 @@ mod tests {
         assert!(client.close_seen(), "the FIN, reported by the driver");
         // Seeing it consumed nothing: the read still returns the end of the stream.
         assert!(matches!(client.read_waiting(&mut buf), Poll::Ready(Ok(0))));
+    }
+
+    /// A socket just connected: tokio's driver has not reported it writable yet, so
+    /// `write_now` does not try, while `write_unpolled` sends at once.
+    #[tokio::test]
+    async fn a_new_connection_takes_its_first_write_before_the_driver_reports_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut client = onrush_http::connect_tcp(addr, &onrush_http::ConnectOptions::default())
+            .await
+            .unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        assert!(
+            client.write_now(b"x").is_pending(),
+            "readiness not known yet"
+        );
+        assert!(matches!(client.write_unpolled(b"GET"), Poll::Ready(Ok(3))));
+        let mut buf = [0u8; 8];
+        server
+            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let n = std::io::Read::read(&mut server, &mut buf).unwrap();
+        assert_eq!(&buf[..n], b"GET");
+    }
+
+    /// The request on a new connection leaves in the send's first poll, not after a turn of
+    /// tokio's driver; the response then completes the send as usual.
+    #[tokio::test]
+    async fn a_new_connections_request_leaves_in_the_first_poll() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stream = onrush_http::connect_tcp(addr, &onrush_http::ConnectOptions::default())
+            .await
+            .unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let mut conn = crate::Connection::new(stream);
+        let req = crate::Request {
+            method: "GET",
+            target: b"/",
+            host: b"h",
+            headers: b"",
+            body: crate::RequestBody::Empty,
+            close: false,
+        };
+        let mut sink = crate::Discard;
+        let mut send = std::pin::pin!(conn.send(&req, &mut sink));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(send.as_mut().poll(&mut cx).is_pending(), "no response yet");
+        server.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut server, &mut buf).expect("the request is in");
+        assert!(
+            buf[..n].starts_with(b"GET / HTTP/1.1\r\n"),
+            "{:?}",
+            &buf[..n]
+        );
+        std::io::Write::write_all(
+            &mut server,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        )
+        .unwrap();
+        let response = send.await.unwrap();
+        assert_eq!(response.status, 200);
     }
 }

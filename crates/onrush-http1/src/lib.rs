@@ -36,6 +36,7 @@ pub use onrush_http::{
     Decompress, Discard, Encoding, Error, ErrorKind, Headers, InvalidHeader, Multipart, Part,
     Piece, Request, RequestBody, Response, Throttled,
 };
+pub use onrush_http::{start_tcp, Connecting, TcpConnect};
 
 pub use any::{connect_any, connect_any_with, AnyConnection};
 pub use conn::{connect, Buffers, Connection};

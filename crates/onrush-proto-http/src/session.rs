@@ -34,6 +34,8 @@ const SERVER_CLOSE_GRACE: Duration = Duration::from_millis(100);
 
 mod open;
 
+use open::PlainStart;
+
 /// One virtual user's HTTP session.
 pub struct HttpSession {
     scope: ConnectionScope,
@@ -187,6 +189,15 @@ impl HttpSession {
                 // connect alone, a smaller allocation.
                 let conn = if self.scope == ConnectionScope::Shared {
                     Box::pin(self.shared_connection(step, record, opened)).await?
+                } else if self.is_plain_h1(step) && self.throttle.is_none() {
+                    // Without a future while the connect needs no wait (loopback): boxed is
+                    // only the wait for a handshake still in progress.
+                    match self.start_plain(step, record, opened)? {
+                        PlainStart::Open(conn) => conn,
+                        PlainStart::Connecting(c) => {
+                            Box::pin(self.finish_plain(c, record, opened)).await?
+                        }
+                    }
                 } else if self.is_plain_h1(step) {
                     Box::pin(self.open_plain(step, record, opened)).await?
                 } else {

@@ -143,3 +143,123 @@ fn each_request_arrives_as_its_own_bytes_prepared_or_rendered() {
         format!("GET /static?a=b%20c HTTP/1.1\r\n{host}{UA}X-A: 1\r\nCookie: s=1\r\n\r\n")
     );
 }
+
+/// The exchange of one request of `step`, whatever its outcome.
+fn exchange(rt: &Runtime, session: &mut HttpSession, step: &HttpStep) -> onrush_protocol::Exchange {
+    let vars = Vars::default();
+    let ctx = RenderContext::new(1, 0, &vars);
+    let start = RequestStart::now(std::time::Instant::now());
+    rt.block_on(session.execute(step, &ctx, start))
+}
+
+fn current_thread() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `connections: per_request` on loopback: each request opens its connection (the connect
+/// done as connect() returns, without a future), with its connect time, and its request
+/// arrives as it should.
+#[test]
+fn per_request_connections_are_opened_with_their_connect_time() {
+    let (port, seen) = recording_server();
+    let yaml = format!(
+        "target: http://127.0.0.1:{port}\n\
+         http: {{ connections: per_request }}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /a }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    let rt = current_thread();
+    for _ in 0..3 {
+        let done = exchange(&rt, &mut session, &steps[0]);
+        assert_eq!(done.record.status, 200, "{:?}", done.record.failure);
+        assert!(done.opened_connection);
+        assert!(done.record.connect_us.is_some());
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.iter().all(|r| r.starts_with("GET /a HTTP/1.1\r\n")),
+        "{seen:?}"
+    );
+}
+
+/// A refused connect is `connect_refused`, with a per-request connection as with a kept one.
+#[test]
+fn a_refused_per_request_connect_is_connect_refused() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    for scope in ["per_request", "per_vu"] {
+        let yaml = format!(
+            "target: http://127.0.0.1:{port}\n\
+             http: {{ connections: {scope} }}\n\
+             scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+             \x20     - {{ get: /a }}\n"
+        );
+        let (steps, mut session) = compile(&yaml);
+        let rt = current_thread();
+        let done = exchange(&rt, &mut session, &steps[0]);
+        assert_eq!(
+            done.record.failure,
+            Some(onrush_protocol::FailureClass::ConnectRefused),
+            "{scope}"
+        );
+        assert!(!done.opened_connection, "{scope}");
+    }
+}
+
+/// A connect whose SYN gets no answer (a listener with a full accept queue drops it) is still
+/// in progress after connect(): the session waits for it, and the request's timeout classifies
+/// it as `connect_timeout`, not as a request timeout.
+#[test]
+fn an_unanswered_per_request_connect_is_connect_timeout() {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    socket.listen(1).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    let mut filler = Vec::new();
+    let mut dropped = false;
+    for _ in 0..4 {
+        let s = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200));
+        match s {
+            Ok(s) => filler.push(s),
+            Err(_) => dropped = true,
+        }
+    }
+    if !dropped {
+        eprintln!("a full accept queue still answers on this host: nothing to observe");
+        return;
+    }
+    let yaml = format!(
+        "target: http://{addr}\n\
+         http: {{ connections: per_request, timeout: 300ms }}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /a }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    let rt = current_thread();
+    let started = std::time::Instant::now();
+    let done = exchange(&rt, &mut session, &steps[0]);
+    let took = started.elapsed();
+    assert_eq!(
+        done.record.failure,
+        Some(onrush_protocol::FailureClass::ConnectTimeout)
+    );
+    assert!(
+        took >= std::time::Duration::from_millis(280),
+        "took {took:?}"
+    );
+    drop(filler);
+}

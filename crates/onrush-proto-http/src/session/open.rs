@@ -9,6 +9,7 @@ use onrush_plan::{CloseMode, HttpVersion};
 use onrush_protocol::{micros, FailureClass, Handshake, RequestRecord};
 
 use super::HttpSession;
+use crate::classify::classify;
 use crate::connect::{self, HttpConn};
 use crate::step::HttpStep;
 
@@ -129,6 +130,51 @@ impl HttpSession {
         self.opened(result, started, record, opened)
     }
 
+    /// [`HttpSession::open_plain`] for a connection without a bandwidth cap, without a
+    /// future: the connection, its connect time recorded, when the TCP handshake was done as
+    /// connect() returned (loopback, usually); else the connect in progress, for
+    /// [`HttpSession::finish_plain`].
+    pub(super) fn start_plain(
+        &mut self,
+        step: &HttpStep,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<PlainStart, FailureClass> {
+        let (started, options, buffers) = self.begin_connect(step);
+        let result = match http1::start_tcp(step.target.addr, &options) {
+            Ok(http1::TcpConnect::Open(stream)) => Ok(plain(stream, buffers)),
+            Ok(http1::TcpConnect::InProgress(connecting)) => {
+                return Ok(PlainStart::Connecting(PlainConnecting {
+                    started,
+                    connecting,
+                    buffers,
+                }));
+            }
+            Err(e) => Err(classify(&e)),
+        };
+        self.opened(result, started, record, opened)
+            .map(PlainStart::Open)
+    }
+
+    /// The rest of [`HttpSession::start_plain`]'s connect: the wait for its handshake.
+    pub(super) async fn finish_plain(
+        &mut self,
+        c: PlainConnecting,
+        record: &mut RequestRecord,
+        opened: &mut bool,
+    ) -> Result<HttpConn, FailureClass> {
+        let PlainConnecting {
+            started,
+            connecting,
+            buffers,
+        } = c;
+        let result = match connecting.finish().await {
+            Ok(stream) => Ok(plain(stream, buffers)),
+            Err(e) => Err(classify(&e)),
+        };
+        self.opened(result, started, record, opened)
+    }
+
     /// What a request's connect starts with: the instant it starts, its options (due by the
     /// request's deadline), the last connection's buffers; `connecting` set until
     /// [`HttpSession::opened`].
@@ -161,5 +207,28 @@ impl HttpSession {
         record.connect_us = Some(micros(started.elapsed()));
         *opened = true;
         Ok(conn)
+    }
+}
+
+/// What [`HttpSession::start_plain`] got to without waiting.
+pub(super) enum PlainStart {
+    Open(HttpConn),
+    Connecting(PlainConnecting),
+}
+
+/// A plain HTTP/1.1 connect whose TCP handshake is in progress: when it started, the connect,
+/// the buffers the connection will have.
+pub(super) struct PlainConnecting {
+    started: Instant,
+    connecting: http1::Connecting,
+    buffers: Option<http1::Buffers>,
+}
+
+/// A plain HTTP/1.1 connection on `stream`, through `buffers` (a previous connection's).
+fn plain(stream: tokio::net::TcpStream, buffers: Option<http1::Buffers>) -> connect::Opened {
+    let conn = http1::Connection::with_buffers(stream, buffers.unwrap_or_default());
+    connect::Opened {
+        conn: HttpConn::H1(http1::AnyConnection::Plain(conn)),
+        handshake: None,
     }
 }
