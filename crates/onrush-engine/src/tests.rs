@@ -208,6 +208,28 @@ fn shared_iterations_are_split_exactly() {
 }
 
 #[test]
+fn vus_whose_requests_fail_at_once_do_not_keep_the_worker_to_themselves() {
+    // Every request fails without awaiting anything (as a connect refused for want of a file
+    // descriptor does): without a yield, the first VU would loop alone for the whole duration
+    // and the other 19 would never start.
+    let (outcome, log) = run_plan(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 20, duration: 300ms }\n    steps:\n      - get: /fail\n",
+        1,
+    );
+    assert!(
+        outcome.vus_not_started.is_empty(),
+        "{:?}",
+        outcome.vus_not_started
+    );
+    let mut vus: Vec<u64> = log.iter().map(|(_, vu, _)| *vu).collect();
+    vus.sort_unstable();
+    vus.dedup();
+    assert_eq!(vus, (1..=20).collect::<Vec<u64>>());
+    let t = &outcome.collector.summary().totals;
+    assert_eq!(t.failures, t.requests, "{t:?}");
+}
+
+#[test]
 fn open_model_starts_exactly_the_scheduled_arrivals() {
     let (outcome, log) = run_plan(
         "target: http://127.0.0.1:9\nscenarios:\n  - name: s\n    load: { rate: 200/s, duration: 1s, max_vus: 20 }\n    steps:\n      - get: /a\n",

@@ -128,6 +128,13 @@ impl<P: Protocol> Vu<P> {
                         .await;
                     pc += 1;
                     if failed {
+                        // A request that failed without waiting (no descriptor left, no local
+                        // port, a refused plan value) touched no tokio resource, so it used
+                        // none of the task's budget: a VU failing so in a loop would keep the
+                        // worker to itself (its other VUs never started, its per-second
+                        // snapshots never sent). One unit of the budget per failure: a yield
+                        // every 128 such failures, nothing on the success path.
+                        tokio::task::consume_budget().await;
                         for f in &mut self.frames {
                             if let Frame::Group(g) = f {
                                 g.failed = true;
