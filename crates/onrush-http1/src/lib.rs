@@ -32,11 +32,10 @@ pub mod tls;
 // crate always had, so callers (the engine) keep compiling unchanged.
 pub use onrush_http::cookies;
 pub use onrush_http::{
-    connect_tcp, form_urlencode, percent_encode_component, push_header, BodySink, ConnectOptions,
-    Decompress, Discard, Encoding, Error, ErrorKind, Headers, InvalidHeader, Multipart, Part,
-    Piece, Request, RequestBody, Response, Throttled,
+    connect_tcp, form_urlencode, percent_encode_component, push_header, start_tcp, BodySink,
+    ConnectOptions, Connecting, Decompress, Discard, Encoding, Error, ErrorKind, Headers,
+    InvalidHeader, Multipart, Part, Piece, Request, RequestBody, Response, TcpConnect, Throttled,
 };
-pub use onrush_http::{start_tcp, Connecting, TcpConnect};
 
 pub use any::{connect_any, connect_any_with, AnyConnection};
 pub use conn::{connect, Buffers, Connection};
