@@ -4,6 +4,7 @@
 //! bandwidth cap (onrush-http's transports) run beneath it; `TcpStream` is the default and
 //! what [`connect`] returns.
 
+use std::future::Future;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::task::Poll;
@@ -198,28 +199,35 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     /// on the worker thread, on purpose: `tokio::fs` would hand every 64 KiB read to the
     /// blocking thread pool and back (two thread switches each), costing more CPU than the read
     /// itself when the file sits in the page cache, as a repeatedly uploaded payload does.
-    pub async fn send(
-        &mut self,
-        req: &Request<'_>,
-        sink: &mut impl BodySink,
-    ) -> Result<Response, Error> {
-        self.send_outgoing(Outgoing::Encode(req), sink).await
+    pub fn send<'a, 'r, K: BodySink>(
+        &'a mut self,
+        req: &'a Request<'r>,
+        sink: &'a mut K,
+    ) -> impl Future<Output = Result<Response, Error>> + use<'a, 'r, S, K> {
+        // Not an `async fn` awaiting `send_outgoing`: a layer less to enter and leave on every
+        // request (as `send_prepared`).
+        self.send_outgoing(Outgoing::Encode(req), sink)
     }
 
     /// [`Connection::send`] for a request encoded ahead: its bytes are written as they are,
     /// with no validation or encoding per request. Everything else is `send`'s.
-    pub async fn send_prepared(
-        &mut self,
-        req: &PreparedRequest,
-        sink: &mut impl BodySink,
-    ) -> Result<Response, Error> {
-        self.send_outgoing(Outgoing::Encoded(req), sink).await
+    pub fn send_prepared<'a, K: BodySink>(
+        &'a mut self,
+        req: &'a PreparedRequest,
+        sink: &'a mut K,
+    ) -> impl Future<Output = Result<Response, Error>> + use<'a, S, K> {
+        self.send_outgoing(Outgoing::Encoded(req), sink)
     }
 
-    async fn send_outgoing(
+    /// The whole exchange in one function: the idle check, the write, the read loop and the
+    /// response. It was five nested `async fn`s (`send_outgoing`, `exchange`, `write_all`,
+    /// `read_response`, and `send`'s own), each entered, resumed and left on every request and
+    /// moving its result out: ~200 of this crate's ~400 instructions per keep-alive request
+    /// were that plumbing (callgrind, docs/benchmarks.md).
+    async fn send_outgoing<K: BodySink>(
         &mut self,
         req: Outgoing<'_, '_>,
-        sink: &mut impl BodySink,
+        sink: &mut K,
     ) -> Result<Response, Error> {
         if !self.reusable {
             return Err(Error::new(
@@ -231,50 +239,116 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         let reused = self.requests > 0;
         self.reusable = false;
         self.requests += 1;
-        let mut first_byte_at = None;
-        let outcome = match self.check_idle() {
-            Ok(()) => self.exchange(req, sink, &mut first_byte_at).await,
-            Err(e) => Err(e),
+        // A reused connection that fails before any byte of the response, by a reset or a
+        // close, was given up by the server while idle: the caller may retry it once.
+        let stale = |e: Error| {
+            if reused && matches!(e.kind(), ErrorKind::Reset | ErrorKind::ClosedEarly) {
+                e.into_stale()
+            } else {
+                e
+            }
         };
-        match outcome {
-            Ok(resp) => {
-                self.reusable = resp.keep_alive;
-                Ok(resp)
-            }
-            Err(e) => {
-                let peer_went_away = matches!(e.kind(), ErrorKind::Reset | ErrorKind::ClosedEarly);
-                if reused && first_byte_at.is_none() && peer_went_away {
-                    return Err(e.into_stale());
-                }
-                Err(e)
-            }
-        }
-    }
-
-    async fn exchange(
-        &mut self,
-        req: Outgoing<'_, '_>,
-        sink: &mut impl BodySink,
-        first_byte_at: &mut Option<Instant>,
-    ) -> Result<Response, Error> {
+        self.check_idle().map_err(stale)?;
         let (bytes_out, head, close) = match req {
             Outgoing::Encode(req) => (
-                self.write_request(req).await?,
+                self.write_request(req).await.map_err(stale)?,
                 req.method == "HEAD",
                 req.close,
             ),
             Outgoing::Encoded(p) => {
-                write_all(&mut self.io, p.bytes(), &mut self.fresh).await?;
-                (p.bytes().len() as u64, p.head, p.close)
+                let bytes = p.bytes();
+                // At once when the socket takes it (a keep-alive request nearly always): the
+                // write future is made only for what it did not take.
+                let taken = write_now(&mut self.io, bytes, &mut self.fresh).map_err(stale)?;
+                if taken < bytes.len() {
+                    self.io
+                        .write_all(&bytes[taken..])
+                        .await
+                        .map_err(|e| stale(Error::io(e, Op::Sending)))?;
+                }
+                (bytes.len() as u64, p.head, p.close)
             }
         };
-        // A no-op for TcpStream; a TLS transport needs it to push its last record out.
-        self.io
-            .flush()
-            .await
-            .map_err(|e| Error::io(e, Op::Sending))?;
+        if S::BUFFERS_WRITES {
+            // A TLS transport needs it to push its last record out.
+            self.io
+                .flush()
+                .await
+                .map_err(|e| stale(Error::io(e, Op::Sending)))?;
+        }
         let mut dec = Decoder::new(head, close);
-        self.read_response(&mut dec, sink, first_byte_at).await?;
+        let mut first_byte_at = None;
+        // Reads until the decoder says the response is complete. Body bytes are consumed as
+        // they arrive, so the buffer empties after every read in the body phase and each read
+        // starts at offset 0; only a partial head is kept (moved to the front) while waiting
+        // for the rest.
+        loop {
+            if self.start < self.end {
+                let (n, done) = match dec.feed(&self.rbuf[self.start..self.end], sink) {
+                    Ok(fed) => fed,
+                    Err(e) => return Err(e),
+                };
+                self.start += n;
+                if done {
+                    let rest = &self.rbuf[self.start..self.end];
+                    self.start = 0;
+                    self.end = 0;
+                    if !is_blank(rest) {
+                        return Err(Error::unsolicited(
+                            "the server sent more bytes after the end of the response (a \
+                             second response to one request, or a body its framing did not \
+                             announce): they answer no request, so the connection was dropped",
+                        ));
+                    }
+                    break;
+                }
+            }
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+            } else if self.start > 0 {
+                // A partial head: move it to the front so the rest can follow it.
+                self.rbuf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.rbuf.len() {
+                // A head larger than the buffer: grow fourfold, up to the head limit. (At the
+                // limit, the decoder has already reported the head as too large.)
+                debug_assert!(self.rbuf.len() < MAX_HEAD_BYTES);
+                let mut bigger =
+                    vec![0; (self.rbuf.len() * 4).min(MAX_HEAD_BYTES)].into_boxed_slice();
+                bigger[..self.end].copy_from_slice(&self.rbuf[..self.end]);
+                self.rbuf = bigger;
+            }
+            let space = self.rbuf.len() - self.end;
+            let n = match self.io.read(&mut self.rbuf[self.end..]).await {
+                Ok(n) => n,
+                Err(e) => {
+                    let e = Error::io(e, Op::Reading);
+                    return Err(if first_byte_at.is_none() { stale(e) } else { e });
+                }
+            };
+            if n == 0 {
+                let at_end = dec.eof(self.end - self.start, sink);
+                match at_end {
+                    Ok(()) => break,
+                    Err(e) if first_byte_at.is_none() => return Err(stale(e)),
+                    Err(e) => return Err(e),
+                }
+            }
+            if n == space && self.end == 0 && self.rbuf.len() < BULK_READ_BUF {
+                let mut bigger =
+                    vec![0; (self.rbuf.len() * 4).min(BULK_READ_BUF)].into_boxed_slice();
+                bigger[..n].copy_from_slice(&self.rbuf[..n]);
+                self.rbuf = bigger;
+            }
+            if first_byte_at.is_none() {
+                first_byte_at = Some(Instant::now());
+            }
+            self.end += n;
+        }
+        self.reusable = dec.keep_alive;
         Ok(Response {
             status: dec.status,
             head_bytes: dec.head_bytes,
@@ -432,72 +506,6 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     async fn write_wbuf(&mut self) -> Result<(), Error> {
         write_all(&mut self.io, &self.wbuf, &mut self.fresh).await
     }
-
-    /// Reads until the decoder says the response is complete. Body bytes are consumed as they
-    /// arrive, so the buffer empties after every read in the body phase and each read starts at
-    /// offset 0; only a partial head is kept (moved to the front) while waiting for the rest.
-    async fn read_response(
-        &mut self,
-        dec: &mut Decoder,
-        sink: &mut impl BodySink,
-        first_byte_at: &mut Option<Instant>,
-    ) -> Result<(), Error> {
-        loop {
-            if self.start < self.end {
-                let (n, done) = dec.feed(&self.rbuf[self.start..self.end], sink)?;
-                self.start += n;
-                if done {
-                    let rest = &self.rbuf[self.start..self.end];
-                    self.start = 0;
-                    self.end = 0;
-                    if !is_blank(rest) {
-                        return Err(Error::unsolicited(
-                            "the server sent more bytes after the end of the response (a \
-                             second response to one request, or a body its framing did not \
-                             announce): they answer no request, so the connection was dropped",
-                        ));
-                    }
-                    return Ok(());
-                }
-            }
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.start > 0 {
-                // A partial head: move it to the front so the rest can follow it.
-                self.rbuf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if self.end == self.rbuf.len() {
-                // A head larger than the buffer: grow fourfold, up to the head limit. (At the
-                // limit, the decoder has already reported the head as too large.)
-                debug_assert!(self.rbuf.len() < MAX_HEAD_BYTES);
-                let mut bigger =
-                    vec![0; (self.rbuf.len() * 4).min(MAX_HEAD_BYTES)].into_boxed_slice();
-                bigger[..self.end].copy_from_slice(&self.rbuf[..self.end]);
-                self.rbuf = bigger;
-            }
-            let space = self.rbuf.len() - self.end;
-            let n = match self.io.read(&mut self.rbuf[self.end..]).await {
-                Ok(n) => n,
-                Err(e) => return Err(Error::io(e, Op::Reading)),
-            };
-            if n == 0 {
-                return dec.eof(self.end - self.start, sink);
-            }
-            if n == space && self.end == 0 && self.rbuf.len() < BULK_READ_BUF {
-                let mut bigger =
-                    vec![0; (self.rbuf.len() * 4).min(BULK_READ_BUF)].into_boxed_slice();
-                bigger[..n].copy_from_slice(&self.rbuf[..n]);
-                self.rbuf = bigger;
-            }
-            if first_byte_at.is_none() {
-                *first_byte_at = Some(Instant::now());
-            }
-            self.end += n;
-        }
-    }
 }
 
 impl<S: PendingInput> Connection<S> {
@@ -556,28 +564,36 @@ fn is_request_timeout(bytes: &[u8]) -> bool {
     line.len() >= 12 && line.starts_with(b"HTTP/1.") && line[8] == b' ' && line[9..12] == *b"408"
 }
 
-/// Writes all of `bytes`: at once when the transport takes them ([`PendingInput::write_now`],
-/// or [`PendingInput::write_unpolled`] for a connection's first write, `fresh`, cleared here),
-/// else (what it did not take) the usual way, waiting for the socket.
-async fn write_all<S: AsyncWrite + PendingInput>(
-    io: &mut S,
-    mut bytes: &[u8],
-    fresh: &mut bool,
-) -> Result<(), Error> {
+/// Writes what the transport takes at once of `bytes` ([`PendingInput::write_now`], or
+/// [`PendingInput::write_unpolled`] for a connection's first write, `fresh`, cleared here):
+/// how many bytes it took (0 when it would wait).
+fn write_now<S: PendingInput>(io: &mut S, bytes: &[u8], fresh: &mut bool) -> Result<usize, Error> {
     let now = if std::mem::take(fresh) {
         io.write_unpolled(bytes)
     } else {
         io.write_now(bytes)
     };
     match now {
-        Poll::Ready(Ok(n)) if n == bytes.len() => return Ok(()),
-        Poll::Ready(Ok(n)) => bytes = &bytes[n..],
-        Poll::Ready(Err(e)) => return Err(Error::io(e, Op::Sending)),
-        Poll::Pending => {}
+        Poll::Ready(Ok(n)) => Ok(n),
+        Poll::Ready(Err(e)) => Err(Error::io(e, Op::Sending)),
+        Poll::Pending => Ok(0),
     }
-    io.write_all(bytes)
-        .await
-        .map_err(|e| Error::io(e, Op::Sending))
+}
+
+/// Writes all of `bytes`: at once when the transport takes them ([`write_now`]), else (what it
+/// did not take) the usual way, waiting for the socket.
+async fn write_all<S: AsyncWrite + PendingInput>(
+    io: &mut S,
+    bytes: &[u8],
+    fresh: &mut bool,
+) -> Result<(), Error> {
+    let taken = write_now(io, bytes, fresh)?;
+    if taken < bytes.len() {
+        io.write_all(&bytes[taken..])
+            .await
+            .map_err(|e| Error::io(e, Op::Sending))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,6 +26,10 @@ use tokio_rustls::client::TlsStream;
 
 /// A transport that hands out what is already known to wait on it, without waiting.
 pub trait PendingInput: AsyncRead + Unpin {
+    /// Whether a write may stay in the transport until a flush (TLS keeps its last record):
+    /// false lets a connection skip the flush, a future made and polled per request.
+    const BUFFERS_WRITES: bool = true;
+
     /// Reads into `buf` what waits, without waiting and without arranging a wake-up:
     /// `Pending` when nothing is known to wait, `Ready(Ok(0))` when the peer has closed.
     ///
@@ -71,6 +75,9 @@ pub trait PendingInput: AsyncRead + Unpin {
 }
 
 impl PendingInput for TcpStream {
+    /// A `TcpStream`'s flush does nothing: each write is a `send`.
+    const BUFFERS_WRITES: bool = false;
+
     /// `try_read`: an atomic load of tokio's readiness when nothing is known to wait (the
     /// steady state: the read that ended the response drained the socket and cleared it).
     #[inline]
