@@ -165,117 +165,40 @@ impl HttpSession {
         }
     }
 
-    /// One request/response on the step's connection (connecting when needed). `method` and
-    /// `with_body` differ from the step's after a redirect that turns the request into a GET.
-    async fn exchange(
+    /// A new connection for the step's slot (TCP, TLS handshake, HTTP/2 preface, or one from
+    /// the shared pool).
+    async fn open_slot(
         &mut self,
         step: &HttpStep,
-        method: &str,
-        with_body: bool,
-        ahead: Ahead<'_>,
         record: &mut RequestRecord,
         opened: &mut bool,
-    ) -> Result<http1::Response, FailureClass> {
-        let slot = step.target_slot;
-        // A reused keep-alive connection may have been closed by the server while idle; that
-        // race is not the target's fault, so retry once on a fresh connection.
-        for attempt in 0..2 {
-            if self.connections[slot].is_none() {
-                // Boxed: opening a connection (TCP, TLS handshake, HTTP/2 preface, the shared
-                // pool's wait) is the largest future of the session; inline, every VU's task
-                // would carry its bytes even while it waits on a kept-alive connection. One
-                // allocation per new connection, none per request on a kept one. Only the
-                // shared pool's scope boxes the pool's wait with it: the others box the
-                // connect alone, a smaller allocation.
-                let conn = if self.scope == ConnectionScope::Shared {
-                    Box::pin(self.shared_connection(step, record, opened)).await?
-                } else if self.is_plain_h1(step) && self.throttle.is_none() {
-                    // Without a future while the connect needs no wait (loopback): boxed is
-                    // only the wait for a handshake still in progress.
-                    match self.start_plain(step, record, opened)? {
-                        PlainStart::Open(conn) => conn,
-                        PlainStart::Connecting(c) => {
-                            Box::pin(self.finish_plain(c, record, opened)).await?
-                        }
-                    }
-                } else if self.is_plain_h1(step) {
-                    Box::pin(self.open_plain(step, record, opened)).await?
-                } else {
-                    Box::pin(self.open(step, record, opened)).await?
-                };
-                self.connections[slot] = Some(conn);
+    ) -> Result<HttpConn, FailureClass> {
+        // Boxed: opening a connection (TCP, TLS handshake, HTTP/2 preface, the shared pool's
+        // wait) is the largest future of the session; inline, every VU's task would carry its
+        // bytes even while it waits on a kept-alive connection. One allocation per new
+        // connection, none per request on a kept one. Only the shared pool's scope boxes the
+        // pool's wait with it: the others box the connect alone, a smaller allocation.
+        if self.scope == ConnectionScope::Shared {
+            Box::pin(self.shared_connection(step, record, opened)).await
+        } else if self.is_plain_h1(step) && self.throttle.is_none() {
+            // Without a future while the connect needs no wait (loopback): boxed is only the
+            // wait for a handshake still in progress.
+            match self.start_plain(step, record, opened)? {
+                PlainStart::Open(conn) => Ok(conn),
+                PlainStart::Connecting(c) => Box::pin(self.finish_plain(c, record, opened)).await,
             }
-            let conn = self.connections[slot].as_mut().expect("connected above");
-            let body = if !with_body {
-                RequestBody::Empty
-            } else {
-                match (&step.plan.body, ahead) {
-                    (Body::None, _) => RequestBody::Empty,
-                    (Body::Inline(_) | Body::Form(_), _) => RequestBody::Bytes(&self.parts.body),
-                    (Body::File(path), _) => RequestBody::File(path),
-                    (Body::Multipart(_), Ahead::Multipart(m)) => RequestBody::Multipart(m),
-                    (Body::Multipart(_), _) => RequestBody::Empty,
-                }
-            };
-            let request = Request {
-                method,
-                target: &self.parts.path,
-                host: &step.target.host_header,
-                headers: &self.parts.headers,
-                body,
-                // `close: server` (the default for `per_request`): the server closes first and
-                // keeps the TIME_WAIT, so this host's connect() never searches its port range
-                // past its own TIME_WAIT sockets (measured: ~65 µs of system time each). HTTP/2
-                // has no such header; its encoder ignores this.
-                close: self.close == CloseMode::Server,
-            };
-            self.sink.get_mut().reset(step);
-            // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
-            let sent = match (conn, ahead, step.decompress) {
-                (HttpConn::H1(c), Ahead::Request(p), true) => {
-                    c.send_prepared(p, &mut self.sink).await
-                }
-                (HttpConn::H1(c), Ahead::Request(p), false) => {
-                    c.send_prepared(p, self.sink.get_mut()).await
-                }
-                (HttpConn::H1(c), _, true) => c.send(&request, &mut self.sink).await,
-                (HttpConn::H1(c), _, false) => c.send(&request, self.sink.get_mut()).await,
-                (HttpConn::H2 { conn, .. }, _, true) => conn.send(&request, &mut self.sink).await,
-                (HttpConn::H2 { conn, .. }, _, false) => {
-                    conn.send(&request, self.sink.get_mut()).await
-                }
-            };
-            match sent {
-                Ok(response) => {
-                    if step.decompress && self.sink.error().is_some() {
-                        self.connections[slot] = None;
-                        return Err(FailureClass::BadResponse);
-                    }
-                    return Ok(response);
-                }
-                Err(e) => {
-                    if let Some(HttpConn::H2 {
-                        conn,
-                        lease: Some(lease),
-                    }) = &mut self.connections[slot]
-                    {
-                        // A failed stream on a live connection leaves it to the others.
-                        if e.is_stale_reuse() || !conn.is_open() {
-                            lease.entry.mark_dead();
-                        }
-                    }
-                    self.connections[slot] = None;
-                    if attempt == 0 && e.is_stale_reuse() {
-                        continue;
-                    }
-                    return Err(classify(&e));
-                }
-            }
+        } else if self.is_plain_h1(step) {
+            Box::pin(self.open_plain(step, record, opened)).await
+        } else {
+            Box::pin(self.open(step, record, opened)).await
         }
-        Err(FailureClass::ClosedEarly)
     }
 
     /// The request with its redirects: the final response, bytes of every hop counted.
+    ///
+    /// Each hop is one request/response on the step's connection (connecting when needed),
+    /// written here rather than in a function of its own: that was one more `async fn` to
+    /// enter, resume and leave on every request (~110 instructions, callgrind).
     async fn follow(
         &mut self,
         step: &HttpStep,
@@ -284,14 +207,92 @@ impl HttpSession {
         opened: &mut bool,
         started: Instant,
     ) -> Result<http1::Response, FailureClass> {
+        let slot = step.target_slot;
         let mut method = step.plan.method.as_str();
         let mut with_body = true;
         let mut hops = 0;
         loop {
             self.add_cookies(step);
-            let response = self
-                .exchange(step, method, with_body, ahead, record, opened)
-                .await?;
+            // A reused keep-alive connection may have been closed by the server while idle;
+            // that race is not the target's fault, so it is retried once on a fresh one.
+            let mut attempt = 0;
+            let response = loop {
+                if self.connections[slot].is_none() {
+                    let conn = self.open_slot(step, record, opened).await?;
+                    self.connections[slot] = Some(conn);
+                }
+                let conn = self.connections[slot].as_mut().expect("connected above");
+                let body = if !with_body {
+                    RequestBody::Empty
+                } else {
+                    match (&step.plan.body, ahead) {
+                        (Body::None, _) => RequestBody::Empty,
+                        (Body::Inline(_) | Body::Form(_), _) => {
+                            RequestBody::Bytes(&self.parts.body)
+                        }
+                        (Body::File(path), _) => RequestBody::File(path),
+                        (Body::Multipart(_), Ahead::Multipart(m)) => RequestBody::Multipart(m),
+                        (Body::Multipart(_), _) => RequestBody::Empty,
+                    }
+                };
+                let request = Request {
+                    method,
+                    target: &self.parts.path,
+                    host: &step.target.host_header,
+                    headers: &self.parts.headers,
+                    body,
+                    // `close: server` (the default for `per_request`): the server closes first
+                    // and keeps the TIME_WAIT, so this host's connect() never searches its port
+                    // range past its own TIME_WAIT sockets (measured: ~65 µs of system time
+                    // each). HTTP/2 has no such header; its encoder ignores this.
+                    close: self.close == CloseMode::Server,
+                };
+                self.sink.get_mut().reset(step);
+                // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
+                let sent = match (conn, ahead, step.decompress) {
+                    (HttpConn::H1(c), Ahead::Request(p), true) => {
+                        c.send_prepared(p, &mut self.sink).await
+                    }
+                    (HttpConn::H1(c), Ahead::Request(p), false) => {
+                        c.send_prepared(p, self.sink.get_mut()).await
+                    }
+                    (HttpConn::H1(c), _, true) => c.send(&request, &mut self.sink).await,
+                    (HttpConn::H1(c), _, false) => c.send(&request, self.sink.get_mut()).await,
+                    (HttpConn::H2 { conn, .. }, _, true) => {
+                        conn.send(&request, &mut self.sink).await
+                    }
+                    (HttpConn::H2 { conn, .. }, _, false) => {
+                        conn.send(&request, self.sink.get_mut()).await
+                    }
+                };
+                match sent {
+                    Ok(response) => {
+                        if step.decompress && self.sink.error().is_some() {
+                            self.connections[slot] = None;
+                            return Err(FailureClass::BadResponse);
+                        }
+                        break response;
+                    }
+                    Err(e) => {
+                        if let Some(HttpConn::H2 {
+                            conn,
+                            lease: Some(lease),
+                        }) = &mut self.connections[slot]
+                        {
+                            // A failed stream on a live connection leaves it to the others.
+                            if e.is_stale_reuse() || !conn.is_open() {
+                                lease.entry.mark_dead();
+                            }
+                        }
+                        self.connections[slot] = None;
+                        if attempt == 0 && e.is_stale_reuse() {
+                            attempt += 1;
+                            continue;
+                        }
+                        return Err(classify(&e));
+                    }
+                }
+            };
             if record.ttfb_us.is_none() {
                 record.ttfb_us = Some(micros(
                     response.first_byte_at.saturating_duration_since(started),
@@ -305,7 +306,7 @@ impl HttpSession {
             // `execute` waits for the server to close it once the latency is taken.
             let keep_for_close = last && self.close == CloseMode::Server;
             if !response.keep_alive && !keep_for_close {
-                self.connections[step.target_slot] = None;
+                self.connections[slot] = None;
             }
             self.store_cookies(step);
             if last {
