@@ -227,6 +227,10 @@ pub struct Response {
     pub keep_alive: bool,
     /// When the first byte of the response arrived (the read that returned it completed).
     pub first_byte_at: Instant,
+    /// When the response was complete: the read that returned its last byte completed (for a
+    /// response in one read, `first_byte_at`: no second clock read). A request's latency ends
+    /// here, not after the tool has decoded what it read.
+    pub done_at: Instant,
     /// Bytes written for the request: head and body.
     pub bytes_out: u64,
     /// Bytes read for the response as they were on the wire: heads, body, chunk framing, trailers.

@@ -278,6 +278,9 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         }
         let mut dec = Decoder::new(head, close);
         let mut first_byte_at = None;
+        // Whether a read after the first one returned bytes: then the response's end is timed
+        // by a clock read of its own, else it is the first byte's.
+        let mut more_reads = false;
         // Reads until the decoder says the response is complete. Body bytes are consumed as
         // they arrive, so the buffer empties after every read in the body phase and each read
         // starts at offset 0; only a partial head is kept (moved to the front) while waiting
@@ -332,7 +335,11 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
             if n == 0 {
                 let at_end = dec.eof(self.end - self.start, sink);
                 match at_end {
-                    Ok(()) => break,
+                    // The end of a body delimited by the close is known at the close.
+                    Ok(()) => {
+                        more_reads = true;
+                        break;
+                    }
                     Err(e) if first_byte_at.is_none() => return Err(stale(e)),
                     Err(e) => return Err(e),
                 }
@@ -345,16 +352,25 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
             }
             if first_byte_at.is_none() {
                 first_byte_at = Some(Instant::now());
+            } else {
+                more_reads = true;
             }
             self.end += n;
         }
         self.reusable = dec.keep_alive;
+        let first_byte_at = first_byte_at.unwrap_or_else(Instant::now);
+        let done_at = if more_reads {
+            Instant::now()
+        } else {
+            first_byte_at
+        };
         Ok(Response {
             status: dec.status,
             head_bytes: dec.head_bytes,
             body_bytes: dec.body_bytes,
             keep_alive: dec.keep_alive,
-            first_byte_at: first_byte_at.unwrap_or_else(Instant::now),
+            first_byte_at,
+            done_at,
             bytes_out,
             bytes_in: dec.bytes_in,
         })

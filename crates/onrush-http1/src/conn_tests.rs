@@ -563,3 +563,37 @@ async fn buffers_passed_to_a_new_connection_carry_none_of_the_old_ones_bytes() {
 
 #[path = "prepared_tests.rs"]
 mod prepared;
+
+/// A response's end is the read that returned its last byte: for one read, the first byte's
+/// clock reading itself (no second one); for a body that comes later, a reading of its own.
+#[tokio::test]
+async fn a_response_ends_when_its_last_byte_is_read() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf).await.unwrap();
+        s.write_all(OK2).await.unwrap();
+        let _ = s.read(&mut buf).await.unwrap();
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        s.write_all(b"ok").await.unwrap();
+    });
+    let mut conn = Connection::new(TcpStream::connect(addr).await.unwrap());
+    let one = conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(
+        one.done_at, one.first_byte_at,
+        "one read, one clock reading"
+    );
+    let two = conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert!(
+        two.done_at >= two.first_byte_at + Duration::from_millis(25),
+        "the body's read, 30 ms after the head's: {:?}",
+        two.done_at - two.first_byte_at
+    );
+    server.await.unwrap();
+}

@@ -370,6 +370,8 @@ impl Session for HttpSession {
         let mut exchange = Exchange::empty();
         let record = &mut exchange.record;
         let mut opened = false;
+        // When the final response's last byte arrived, if there was one: the latency's end.
+        let mut done_at = None;
         self.hash_hex = None;
         self.sink.get_mut().reset(step);
         // A request that never changes is sent as its step encoded it, unless the jar would
@@ -422,6 +424,7 @@ impl Session for HttpSession {
                 self.timer = timer;
                 match outcome {
                     Some(Ok(response)) => {
+                        done_at = Some(response.done_at);
                         record.status = response.status;
                         record.failure = status_failure(response.status, &step.plan.expect_status);
                         if step.hash.is_some() {
@@ -443,8 +446,13 @@ impl Session for HttpSession {
         }
         exchange.responded = exchange.record.status != 0;
         exchange.opened_connection = opened;
-        // The latency is taken here: waiting for the server's close below is not in it.
-        exchange.finish(started, start.intended);
+        // The latency is taken here: waiting for the server's close below is not in it. A
+        // response ends when its last byte arrived (timed by the connection's read, one clock
+        // read less), a failure now.
+        match done_at {
+            Some(at) => exchange.finish_at(at, started, start.intended),
+            None => exchange.finish(started, start.intended),
+        }
         match self.scope {
             ConnectionScope::PerRequest => {
                 if let Some(HttpConn::H1(mut c)) = self.connections[step.target_slot].take() {

@@ -108,7 +108,13 @@ impl Exchange {
     /// less than the service time): the open model's latency counts from the scheduled arrival.
     #[inline]
     pub fn finish(&mut self, started: Instant, intended_start: Instant) {
-        let finished = Instant::now();
+        self.finish_at(Instant::now(), started, intended_start);
+    }
+
+    /// [`Exchange::finish`] with the end already timed: a protocol that read the clock when
+    /// the response's last byte arrived passes that reading (one clock read less).
+    #[inline]
+    pub fn finish_at(&mut self, finished: Instant, started: Instant, intended_start: Instant) {
         self.record.service_us = micros(finished - started);
         // The closed model's start is one reading for both (`RequestStart::begin`): the same
         // figure, without a second `Instant` subtraction (~38 instructions).

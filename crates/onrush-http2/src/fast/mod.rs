@@ -420,6 +420,7 @@ impl H2Connection {
             body_bytes,
             keep_alive: true,
             first_byte_at,
+            done_at: Instant::now(),
             bytes_out,
             bytes_in,
         })
