@@ -272,6 +272,41 @@ async fn bytes_arriving_while_idle_are_unsolicited_and_no_request_is_sent() {
     assert!(!conn.is_reusable());
 }
 
+/// A server that answers as it accepts, before the request was written: on a connection
+/// opened for the request (`for_request`) that is the request's response, and the request is
+/// still sent; on one opened ahead (`new`: a warm-up's) the bytes are looked for first and
+/// answer no request, as on a kept-alive connection.
+#[tokio::test]
+async fn bytes_waiting_before_a_connections_first_request_answer_it_only_when_opened_for_it() {
+    const UNAVAILABLE: &[u8] =
+        b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+    let server = || Mock {
+        reads: [Step::Data(UNAVAILABLE.to_vec())].into(),
+        ..Mock::default()
+    };
+    let mut conn = Connection::for_request(server(), Buffers::default());
+    let resp = conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(resp.status, 503);
+    assert!(!resp.keep_alive);
+    assert!(
+        conn.io.written.starts_with(b"GET /x HTTP/1.1\r\n"),
+        "the request was sent"
+    );
+
+    let mut conn = Connection::new(server());
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsolicited, "{e}");
+    assert!(conn.io.written.is_empty(), "the request was not sent");
+
+    // From the second request on, a connection opened for its first is looked at as any.
+    let mut m = Mock::answering([[OK2]]);
+    m.reads.push_back(Step::Data(NOT_FOUND.to_vec()));
+    let mut conn = Connection::for_request(m, Buffers::default());
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    let e = conn.send(&get("GET"), &mut Discard).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsolicited, "{e}");
+}
+
 #[tokio::test]
 async fn blank_lines_between_responses_are_skipped() {
     let mut ok_crlf = OK2.to_vec();

@@ -224,9 +224,10 @@ pub(super) struct PlainConnecting {
     buffers: Option<http1::Buffers>,
 }
 
-/// A plain HTTP/1.1 connection on `stream`, through `buffers` (a previous connection's).
+/// A plain HTTP/1.1 connection on `stream`, through `buffers` (a previous connection's),
+/// opened for the request about to be sent on it ([`http1::Connection::for_request`]).
 fn plain(stream: tokio::net::TcpStream, buffers: Option<http1::Buffers>) -> connect::Opened {
-    let conn = http1::Connection::with_buffers(stream, buffers.unwrap_or_default());
+    let conn = http1::Connection::for_request(stream, buffers.unwrap_or_default());
     connect::Opened {
         conn: HttpConn::H1(http1::AnyConnection::Plain(conn)),
         handshake: None,
