@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::*;
 use crate::decode::tests::Rng;
-use crate::Discard;
+use crate::{Discard, RequestBody};
 
 enum Step {
     Data(Vec<u8>),
