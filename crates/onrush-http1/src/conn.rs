@@ -128,7 +128,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     }
 
     /// [`Connection::with_buffers`] for a connection opened for the request about to be sent
-    /// on it (a new connection per request): that request is sent without first looking for
+    /// on it (any plain connect the session makes for a request): that request is sent without first looking for
     /// bytes waiting ([`Connection::send`]'s check for unsolicited bytes applies from the
     /// second request on). Just connected, nothing can be known to wait (tokio's driver has
     /// not reported the socket yet: the look cost ~90 instructions per connection and found
@@ -309,10 +309,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         // for the rest.
         loop {
             if self.start < self.end {
-                let (n, done) = match dec.feed(&self.rbuf[self.start..self.end], sink) {
-                    Ok(fed) => fed,
-                    Err(e) => return Err(e),
-                };
+                let (n, done) = dec.feed(&self.rbuf[self.start..self.end], sink)?;
                 self.start += n;
                 if done {
                     let rest = &self.rbuf[self.start..self.end];
