@@ -128,9 +128,9 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     }
 
     /// [`Connection::with_buffers`] for a connection opened for the request about to be sent
-    /// on it (any plain connect the session makes for a request): that request is sent without first looking for
-    /// bytes waiting ([`Connection::send`]'s check for unsolicited bytes applies from the
-    /// second request on). Just connected, nothing can be known to wait (tokio's driver has
+    /// on it (any plain connect the session makes for a request): that request is sent
+    /// without first looking for bytes waiting ([`Connection::send`]'s check for unsolicited
+    /// bytes applies from the second request on). Just connected, nothing can be known to wait (tokio's driver has
     /// not reported the socket yet: the look cost ~90 instructions per connection and found
     /// nothing), and bytes a server sends as it accepts (an immediate 503) answer this
     /// connection's request: they are its response, not bytes nobody asked for. A connection
