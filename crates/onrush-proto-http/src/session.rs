@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use onrush_http1::cookies::CookieJar;
-use onrush_http1::{self as http1, AnyConnection, Decompress, Request, RequestBody};
+use onrush_http1::{self as http1, AnyConnection, Decompress};
 use onrush_http2::H2Settings;
 use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
 use onrush_protocol::{
-    micros, Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
+    Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -22,7 +22,6 @@ use crate::connect::{self, HttpConn};
 use crate::deadline::{within, RequestTimer};
 use crate::plan::ScenarioHttp;
 use crate::pool::ConnectionPool;
-use crate::redirect::{remove_header, same_origin_target};
 use crate::render::{RenderError, RequestParts};
 use crate::step::{build_multipart, HttpStep};
 
@@ -32,8 +31,10 @@ use crate::step::{build_multipart, HttpStep};
 /// ignores it should not hold the VU long.
 const SERVER_CLOSE_GRACE: Duration = Duration::from_millis(100);
 
+mod follow;
 mod open;
 
+use follow::Ahead;
 use open::PlainStart;
 
 /// One virtual user's HTTP session.
@@ -193,167 +194,6 @@ impl HttpSession {
             Box::pin(self.open(step, record, opened)).await
         }
     }
-
-    /// The request with its redirects: the final response, bytes of every hop counted.
-    ///
-    /// Each hop is one request/response on the step's connection (connecting when needed),
-    /// written here rather than in a function of its own: that was one more `async fn` to
-    /// enter, resume and leave on every request (~110 instructions, callgrind).
-    async fn follow(
-        &mut self,
-        step: &HttpStep,
-        mut ahead: Ahead<'_>,
-        record: &mut RequestRecord,
-        opened: &mut bool,
-        started: Instant,
-    ) -> Result<http1::Response, FailureClass> {
-        let slot = step.target_slot;
-        let mut method = step.plan.method.as_str();
-        let mut with_body = true;
-        let mut hops = 0;
-        loop {
-            self.add_cookies(step);
-            // A reused keep-alive connection may have been closed by the server while idle;
-            // that race is not the target's fault, so it is retried once on a fresh one.
-            let mut attempt = 0;
-            let response = loop {
-                if self.connections[slot].is_none() {
-                    let conn = self.open_slot(step, record, opened).await?;
-                    self.connections[slot] = Some(conn);
-                }
-                let conn = self.connections[slot].as_mut().expect("connected above");
-                let body = if !with_body {
-                    RequestBody::Empty
-                } else {
-                    match (&step.plan.body, ahead) {
-                        (Body::None, _) => RequestBody::Empty,
-                        (Body::Inline(_) | Body::Form(_), _) => {
-                            RequestBody::Bytes(&self.parts.body)
-                        }
-                        (Body::File(path), _) => RequestBody::File(path),
-                        (Body::Multipart(_), Ahead::Multipart(m)) => RequestBody::Multipart(m),
-                        (Body::Multipart(_), _) => RequestBody::Empty,
-                    }
-                };
-                let request = Request {
-                    method,
-                    target: &self.parts.path,
-                    host: &step.target.host_header,
-                    headers: &self.parts.headers,
-                    body,
-                    // `close: server` (the default for `per_request`): the server closes first
-                    // and keeps the TIME_WAIT, so this host's connect() never searches its port
-                    // range past its own TIME_WAIT sockets (measured: ~65 µs of system time
-                    // each). HTTP/2 has no such header; its encoder ignores this.
-                    close: self.close == CloseMode::Server,
-                };
-                self.sink.get_mut().reset(step);
-                // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
-                let sent = match (conn, ahead, step.decompress) {
-                    // A plain connection's own future, not `AnyConnection`'s around it: the
-                    // common case, a layer less (~40 instructions a request).
-                    (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), false) => {
-                        c.send_prepared(p, self.sink.get_mut()).await
-                    }
-                    (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), true) => {
-                        c.send_prepared(p, &mut self.sink).await
-                    }
-                    (HttpConn::H1(c), Ahead::Request(p), true) => {
-                        c.send_prepared(p, &mut self.sink).await
-                    }
-                    (HttpConn::H1(c), Ahead::Request(p), false) => {
-                        c.send_prepared(p, self.sink.get_mut()).await
-                    }
-                    (HttpConn::H1(c), _, true) => c.send(&request, &mut self.sink).await,
-                    (HttpConn::H1(c), _, false) => c.send(&request, self.sink.get_mut()).await,
-                    (HttpConn::H2 { conn, .. }, _, true) => {
-                        conn.send(&request, &mut self.sink).await
-                    }
-                    (HttpConn::H2 { conn, .. }, _, false) => {
-                        conn.send(&request, self.sink.get_mut()).await
-                    }
-                };
-                match sent {
-                    Ok(response) => {
-                        if step.decompress && self.sink.error().is_some() {
-                            self.connections[slot] = None;
-                            return Err(FailureClass::BadResponse);
-                        }
-                        break response;
-                    }
-                    Err(e) => {
-                        if let Some(HttpConn::H2 {
-                            conn,
-                            lease: Some(lease),
-                        }) = &mut self.connections[slot]
-                        {
-                            // A failed stream on a live connection leaves it to the others.
-                            if e.is_stale_reuse() || !conn.is_open() {
-                                lease.entry.mark_dead();
-                            }
-                        }
-                        self.connections[slot] = None;
-                        if attempt == 0 && e.is_stale_reuse() {
-                            attempt += 1;
-                            continue;
-                        }
-                        return Err(classify(&e));
-                    }
-                }
-            };
-            if record.ttfb_us.is_none() {
-                record.ttfb_us = Some(micros(
-                    response.first_byte_at.saturating_duration_since(started),
-                ));
-            }
-            record.bytes_in += response.bytes_in;
-            record.bytes_out += response.bytes_out;
-            let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
-            let last = !redirect || hops >= step.redirects;
-            // With `close: server` the last response's connection stays in its slot, so that
-            // `execute` waits for the server to close it once the latency is taken.
-            let keep_for_close = last && self.close == CloseMode::Server;
-            if !response.keep_alive && !keep_for_close {
-                self.connections[slot] = None;
-            }
-            self.store_cookies(step);
-            if last {
-                return Ok(response);
-            }
-            let Some(location) = self.sink.get_ref().header("location") else {
-                return Ok(response);
-            };
-            let Some(next) = same_origin_target(location, &step.target, &self.parts.path) else {
-                // Another origin: onrush resolves targets when the plan loads, so the chain
-                // stops here and the 3xx is the response.
-                return Ok(response);
-            };
-            hops += 1;
-            if let Ahead::Request(_) = ahead {
-                ahead = Ahead::Nothing;
-                // The next hop is sent the ordinary way: from the step's headers and body, which
-                // were not rendered for the prepared request. Constant, they can't fail.
-                let _ = self.parts.render(step, &RenderContext::default());
-            }
-            self.parts.path = next;
-            if response.status == 303 || (matches!(response.status, 301 | 302) && method == "POST")
-            {
-                method = "GET";
-                with_body = false;
-                // The body's headers no longer apply.
-                remove_header(&mut self.parts.headers, b"content-type");
-            }
-        }
-    }
-}
-
-/// What of a request was made before its exchange: its multipart body laid out, or the whole
-/// request encoded (`HttpStep::prepare`; never both: a multipart step is not prepared).
-#[derive(Clone, Copy)]
-enum Ahead<'a> {
-    Nothing,
-    Multipart(&'a http1::Multipart),
-    Request(&'a http1::PreparedRequest),
 }
 
 impl Session for HttpSession {
@@ -418,8 +258,50 @@ impl Session for HttpSession {
                         (None, Some(m)) => Ahead::Multipart(m),
                         (None, None) => Ahead::Nothing,
                     };
-                    let follow = pin!(self.follow(step, ahead, record, &mut opened, started));
-                    within(&mut timer, deadline, follow).await
+                    let slot = step.target_slot;
+                    match (&mut self.connections[slot], ahead) {
+                        // The common request, a layer less (`follow`'s, ~130 instructions):
+                        // encoded ahead, on the step's open plain HTTP/1.1 connection, nothing
+                        // to decompress and no redirect to follow. A reused connection the
+                        // server gave up while idle goes the general way below, which opens a
+                        // fresh one and retries once, as `follow` does.
+                        (Some(HttpConn::H1(AnyConnection::Plain(c))), Ahead::Request(p))
+                            if !step.decompress && step.redirects == 0 =>
+                        {
+                            self.sink.get_mut().reset(step);
+                            let sent = {
+                                let send = pin!(c.send_prepared(p, self.sink.get_mut()));
+                                within(&mut timer, deadline, send).await
+                            };
+                            match sent {
+                                Some(Ok(response)) => {
+                                    self.took(step, &response, record, started, true);
+                                    Some(Ok(response))
+                                }
+                                Some(Err(e)) if e.is_stale_reuse() => {
+                                    self.connections[slot] = None;
+                                    let follow = pin!(self.follow(
+                                        step,
+                                        ahead,
+                                        record,
+                                        &mut opened,
+                                        started
+                                    ));
+                                    within(&mut timer, deadline, follow).await
+                                }
+                                Some(Err(e)) => {
+                                    self.connections[slot] = None;
+                                    Some(Err(classify(&e)))
+                                }
+                                None => None,
+                            }
+                        }
+                        _ => {
+                            let follow =
+                                pin!(self.follow(step, ahead, record, &mut opened, started));
+                            within(&mut timer, deadline, follow).await
+                        }
+                    }
                 };
                 self.timer = timer;
                 match outcome {

@@ -263,3 +263,87 @@ fn an_unanswered_per_request_connect_is_connect_timeout() {
     );
     drop(filler);
 }
+
+/// A keep-alive server that closes every connection after its first request, without saying
+/// so (no `Connection: close`), as a server closing idle connections does; it answers that
+/// request on the connections `answers` picks (by their order, from 0). Counts connections.
+fn closing_server(answers: fn(usize) -> bool) -> (u16, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(Mutex::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let n = {
+                let mut c = count.lock().unwrap();
+                *c += 1;
+                *c - 1
+            };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            if answers(n) {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            }
+            // Dropped: the server's close, with no word of it in the response.
+        }
+    });
+    (port, accepted)
+}
+
+/// A reused keep-alive connection the server closed while idle is not the target's fault: the
+/// request is retried once on a fresh connection (the common request's short path, a request
+/// encoded ahead, goes the general way for the retry), and succeeds.
+#[test]
+fn a_reused_connection_the_server_closed_is_retried_once_on_a_fresh_one() {
+    let (port, accepted) = closing_server(|_| true);
+    let yaml = format!(
+        "target: http://127.0.0.1:{port}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /a }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    assert!(steps[0].prepared.is_some(), "the short path's request");
+    let rt = current_thread();
+    for i in 0..4 {
+        // The server's close reaches the client before its next request.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let done = exchange(&rt, &mut session, &steps[0]);
+        assert_eq!(
+            done.record.status, 200,
+            "request {i}: {:?}",
+            done.record.failure
+        );
+        assert!(done.opened_connection, "request {i}: a fresh connection");
+    }
+    assert_eq!(*accepted.lock().unwrap(), 4);
+}
+
+/// The retry is once: when the fresh connection fails too, the request fails with its class,
+/// and no third connection is opened.
+#[test]
+fn a_retried_request_that_fails_again_is_not_retried_twice() {
+    let (port, accepted) = closing_server(|n| n == 0);
+    let yaml = format!(
+        "target: http://127.0.0.1:{port}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /a }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    let rt = current_thread();
+    let first = exchange(&rt, &mut session, &steps[0]);
+    assert_eq!(first.record.status, 200, "{:?}", first.record.failure);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let second = exchange(&rt, &mut session, &steps[0]);
+    assert_eq!(second.record.status, 0);
+    assert_eq!(
+        second.record.failure,
+        Some(onrush_protocol::FailureClass::ClosedEarly),
+        "the fresh connection closed without an answer"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(*accepted.lock().unwrap(), 2);
+}
