@@ -163,6 +163,25 @@ impl VuRamp {
         }
         0
     }
+
+    /// [`VuRamp::vus_at`] with how long it holds: `(vus, until)`, the count keeping its value
+    /// until `until` when `at` falls in a flat stage (a constant `vus`, the common `vus` +
+    /// `duration`), else `until == at` (nothing known beyond the instant). A closed-model VU
+    /// then skips the ramp's arithmetic on every iteration of a flat stage.
+    pub fn vus_steady(&self, at: Duration) -> (u32, Duration) {
+        let mut from = self.start_vus;
+        let mut stage_start = Duration::ZERO;
+        for stage in &self.stages {
+            let stage_end = stage_start + stage.over;
+            if at < stage_end {
+                let until = if stage.vus == from { stage_end } else { at };
+                return (self.vus_at(at), until);
+            }
+            stage_start = stage_end;
+            from = stage.vus;
+        }
+        (0, at)
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +246,59 @@ mod tests {
                 assert_eq!(a.first_at_or_after(at), before, "{a:?} at {at:?}");
             }
         }
+    }
+
+    /// What `vus_steady` promises holds: the count it gives is `vus_at`'s, and stays so until
+    /// the instant it gives; a flat stage is known to its end, a slope only at the instant.
+    #[test]
+    fn a_steady_vu_count_holds_until_the_instant_given() {
+        let stage = |vus, ms| VuStage {
+            vus,
+            over: Duration::from_millis(ms),
+        };
+        let ramps = [
+            VuRamp::new(50, &[stage(50, 10_000)]),
+            VuRamp::new(0, &[stage(10, 1_000), stage(10, 500), stage(0, 500)]),
+            VuRamp::new(
+                3,
+                &[
+                    stage(3, 0),
+                    stage(7, 700),
+                    stage(7, 300),
+                    stage(7, 0),
+                    stage(2, 0),
+                ],
+            ),
+        ];
+        for r in &ramps {
+            for ms in (0..=2_100).step_by(3) {
+                let at = Duration::from_millis(ms);
+                let (vus, until) = r.vus_steady(at);
+                assert_eq!(vus, r.vus_at(at), "{r:?} at {at:?}");
+                assert!(until >= at);
+                let mut t = at;
+                while t < until {
+                    assert_eq!(
+                        r.vus_at(t),
+                        vus,
+                        "{r:?}: {at:?} said steady until {until:?}, not at {t:?}"
+                    );
+                    t += Duration::from_micros(997);
+                }
+            }
+        }
+        let flat = &ramps[0];
+        assert_eq!(
+            flat.vus_steady(Duration::from_millis(1)),
+            (50, Duration::from_secs(10))
+        );
+        let sloped = &ramps[1];
+        let at = Duration::from_millis(250);
+        assert_eq!(sloped.vus_steady(at), (2, at));
+        assert_eq!(
+            sloped.vus_steady(Duration::from_millis(1_200)),
+            (10, Duration::from_millis(1_500))
+        );
     }
 
     #[test]

@@ -388,6 +388,9 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
             let scenario = &shared.prepared.scenarios[s];
             let mut vu: Option<Vu<P>> = None;
             let mut count_start = scenario.vu_expected(k);
+            // Until when the ramp is known to keep this VU running (a flat stage): no ramp
+            // arithmetic per iteration then (`VuRamp::vus_steady`).
+            let mut running_until: Option<Instant> = None;
             loop {
                 let now = Instant::now();
                 if now >= end
@@ -396,8 +399,16 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                 {
                     break;
                 }
-                let at = now - shared.start;
-                if ramp.vus_at(at) > k {
+                let running = match running_until {
+                    Some(until) if now < until => true,
+                    _ => {
+                        let at = now - shared.start;
+                        let (vus, steady) = ramp.vus_steady(at);
+                        running_until = (vus > k && steady > at).then(|| shared.start + steady);
+                        vus > k
+                    }
+                };
+                if running {
                     // A VU made just now: its making is in the latency (from `now`), as it was,
                     // but not in the service time, so the session reads the clock itself.
                     let start = if vu.is_some() {
@@ -418,7 +429,7 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                     if vu.take().is_some() {
                         active.change(&shared, s, false);
                     }
-                    match ramp.next_active(k, at) {
+                    match ramp.next_active(k, now - shared.start) {
                         Some(next) => sleep_until((shared.start + next).into()).await,
                         None => break,
                     }

@@ -251,7 +251,6 @@ impl Session for HttpSession {
             }
             Ok(()) => {
                 let deadline = tokio::time::Instant::from_std(started + step.timeout);
-                let mut timer = std::mem::take(&mut self.timer);
                 let outcome = {
                     let ahead = match (prepared, multipart) {
                         (Some(p), _) => Ahead::Request(&p.request),
@@ -271,7 +270,7 @@ impl Session for HttpSession {
                         {
                             let sent = {
                                 let send = pin!(c.send_prepared(p, self.sink.get_mut()));
-                                within(&mut timer, deadline, send).await
+                                within(&mut self.timer, deadline, send).await
                             };
                             match sent {
                                 Some(Ok(response)) => {
@@ -280,14 +279,21 @@ impl Session for HttpSession {
                                 }
                                 Some(Err(e)) if e.is_stale_reuse() => {
                                     self.connections[slot] = None;
-                                    let follow = pin!(self.follow(
-                                        step,
-                                        ahead,
-                                        record,
-                                        &mut opened,
-                                        started
-                                    ));
-                                    within(&mut timer, deadline, follow).await
+                                    // `follow` borrows the whole session: the timer is lent
+                                    // out of it meanwhile.
+                                    let mut timer = std::mem::take(&mut self.timer);
+                                    let outcome = {
+                                        let follow = pin!(self.follow(
+                                            step,
+                                            ahead,
+                                            record,
+                                            &mut opened,
+                                            started
+                                        ));
+                                        within(&mut timer, deadline, follow).await
+                                    };
+                                    self.timer = timer;
+                                    outcome
                                 }
                                 Some(Err(e)) => {
                                     self.connections[slot] = None;
@@ -297,13 +303,17 @@ impl Session for HttpSession {
                             }
                         }
                         _ => {
-                            let follow =
-                                pin!(self.follow(step, ahead, record, &mut opened, started));
-                            within(&mut timer, deadline, follow).await
+                            let mut timer = std::mem::take(&mut self.timer);
+                            let outcome = {
+                                let follow =
+                                    pin!(self.follow(step, ahead, record, &mut opened, started));
+                                within(&mut timer, deadline, follow).await
+                            };
+                            self.timer = timer;
+                            outcome
                         }
                     }
                 };
-                self.timer = timer;
                 match outcome {
                     Some(Ok(response)) => {
                         done_at = Some(response.done_at);
