@@ -347,6 +347,14 @@ mod tests {
     use std::net::{TcpListener, TcpStream};
     use std::sync::atomic::AtomicI32;
 
+    /// A listener on a loopback address of the test's own (127.0.0.`n`): sockets are counted
+    /// by their remote address, and a port that another test's listener had a moment ago may
+    /// still have that test's TIME_WAIT sockets towards it on 127.0.0.1 (seen: 6 counted for
+    /// 2 held, CI-equivalent run, 2026-11-28).
+    fn target_listener(n: u8) -> TcpListener {
+        TcpListener::bind((std::net::Ipv4Addr::new(127, 0, 0, n), 0)).unwrap()
+    }
+
     fn monitor_of(target: SocketAddr) -> Monitor {
         let setup = Setup {
             threads: 1,
@@ -370,7 +378,7 @@ mod tests {
 
     #[test]
     fn the_warm_ups_sockets_are_counted_before_the_start_not_when_the_first_second_closes() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = target_listener(101);
         let target = listener.local_addr().unwrap();
         let warm: Vec<_> = (0..3)
             .map(|_| TcpStream::connect(target).unwrap())
@@ -396,7 +404,7 @@ mod tests {
 
     #[test]
     fn connections_opened_far_from_the_limits_recount_every_few_seconds_failures_at_once() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = target_listener(102);
         let target = listener.local_addr().unwrap();
         let mut monitor = monitor_of(target);
         monitor.setup.nofile_limit = 1 << 30;
@@ -451,7 +459,7 @@ mod tests {
 
     #[test]
     fn without_a_count_before_the_start_the_first_second_counts() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = target_listener(103);
         let target = listener.local_addr().unwrap();
         let mut monitor = monitor_of(target);
         let warm: Vec<_> = (0..3)

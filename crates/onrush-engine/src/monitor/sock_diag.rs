@@ -369,7 +369,9 @@ mod tests {
             eprintln!("no sock_diag here: nothing to compare");
             return;
         };
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        // A loopback address of its own: another test's TIME_WAIT sockets towards a port this
+        // listener may get again would be counted too (see monitor/mod.rs's tests).
+        let listener = TcpListener::bind((std::net::Ipv4Addr::new(127, 0, 0, 104), 0)).unwrap();
         let target = listener.local_addr().unwrap();
         let mut held = Vec::new();
         for i in 0..5 {
