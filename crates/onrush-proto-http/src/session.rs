@@ -261,18 +261,42 @@ impl Session for HttpSession {
                     match (&mut self.connections[slot], ahead) {
                         // The common request, a layer less (`follow`'s: ~180 instructions
                         // a request, callgrind): encoded ahead, on the step's open plain
-                        // HTTP/1.1 connection, nothing to decompress and no redirect to follow.
-                        // (`execute` reset the capture above.) A reused connection the server
-                        // gave up while idle goes the general way below, which opens a fresh
-                        // one and retries once, as `follow` does.
+                        // HTTP/1.1 connection, nothing to decompress. (`execute` reset the
+                        // capture above.) A redirect to follow (`redirects` > 0, as in JMeter
+                        // plans imported with "follow redirects") is handed to `follow` with
+                        // its response; a reused connection the server gave up while idle goes
+                        // the general way, which opens a fresh one and retries once.
                         (Some(HttpConn::H1(AnyConnection::Plain(c))), Ahead::Request(p))
-                            if !step.decompress && step.redirects == 0 =>
+                            if !step.decompress =>
                         {
                             let sent = {
                                 let send = pin!(c.send_prepared(p, self.sink.get_mut()));
                                 within(&mut self.timer, deadline, send).await
                             };
                             match sent {
+                                Some(Ok(response))
+                                    if step.redirects > 0
+                                        && matches!(
+                                            response.status,
+                                            301 | 302 | 303 | 307 | 308
+                                        ) =>
+                                {
+                                    // A redirect to follow: `follow` takes it from this response.
+                                    let mut timer = std::mem::take(&mut self.timer);
+                                    let outcome = {
+                                        let follow = pin!(self.follow(
+                                            step,
+                                            ahead,
+                                            record,
+                                            &mut opened,
+                                            started,
+                                            Some(response)
+                                        ));
+                                        within(&mut timer, deadline, follow).await
+                                    };
+                                    self.timer = timer;
+                                    outcome
+                                }
                                 Some(Ok(response)) => {
                                     self.took(step, &response, record, started, true);
                                     Some(Ok(response))
@@ -288,7 +312,8 @@ impl Session for HttpSession {
                                             ahead,
                                             record,
                                             &mut opened,
-                                            started
+                                            started,
+                                            None
                                         ));
                                         within(&mut timer, deadline, follow).await
                                     };
@@ -305,8 +330,14 @@ impl Session for HttpSession {
                         _ => {
                             let mut timer = std::mem::take(&mut self.timer);
                             let outcome = {
-                                let follow =
-                                    pin!(self.follow(step, ahead, record, &mut opened, started));
+                                let follow = pin!(self.follow(
+                                    step,
+                                    ahead,
+                                    record,
+                                    &mut opened,
+                                    started,
+                                    None
+                                ));
                                 within(&mut timer, deadline, follow).await
                             };
                             self.timer = timer;

@@ -19,6 +19,9 @@ impl HttpSession {
     /// Each hop is one request/response on the step's connection (connecting when needed),
     /// written here rather than in a function of its own: that was one more `async fn` to
     /// enter, resume and leave on every request (~110 instructions, callgrind).
+    ///
+    /// `first`: the first hop's response when `execute`'s short path got it already (a
+    /// redirect to follow), not yet passed to [`HttpSession::took`].
     pub(super) async fn follow(
         &mut self,
         step: &HttpStep,
@@ -26,106 +29,113 @@ impl HttpSession {
         record: &mut RequestRecord,
         opened: &mut bool,
         started: Instant,
+        mut first: Option<http1::Response>,
     ) -> Result<http1::Response, FailureClass> {
         let slot = step.target_slot;
         let mut method = step.plan.method.as_str();
         let mut with_body = true;
         let mut hops = 0;
         loop {
-            self.add_cookies(step);
-            // A reused keep-alive connection may have been closed by the server while idle;
-            // that race is not the target's fault, so it is retried once on a fresh one.
-            let mut attempt = 0;
-            let response = loop {
-                if self.connections[slot].is_none() {
-                    let conn = self.open_slot(step, record, opened).await?;
-                    self.connections[slot] = Some(conn);
-                }
-                let conn = self.connections[slot].as_mut().expect("connected above");
-                // The request to encode, built only on the paths that encode one (a prepared
-                // request is sent as it is).
-                macro_rules! request {
-                    () => {
-                        Request {
-                            method,
-                            target: &self.parts.path,
-                            host: &step.target.host_header,
-                            headers: &self.parts.headers,
-                            body: if !with_body {
-                                RequestBody::Empty
-                            } else {
-                                match (&step.plan.body, ahead) {
-                                    (Body::None, _) => RequestBody::Empty,
-                                    (Body::Inline(_) | Body::Form(_), _) => {
-                                        RequestBody::Bytes(&self.parts.body)
+            let response = if let Some(response) = first.take() {
+                response
+            } else {
+                self.add_cookies(step);
+                // A reused keep-alive connection may have been closed by the server while idle;
+                // that race is not the target's fault, so it is retried once on a fresh one.
+                let mut attempt = 0;
+                loop {
+                    if self.connections[slot].is_none() {
+                        let conn = self.open_slot(step, record, opened).await?;
+                        self.connections[slot] = Some(conn);
+                    }
+                    let conn = self.connections[slot].as_mut().expect("connected above");
+                    // The request to encode, built only on the paths that encode one (a prepared
+                    // request is sent as it is).
+                    macro_rules! request {
+                        () => {
+                            Request {
+                                method,
+                                target: &self.parts.path,
+                                host: &step.target.host_header,
+                                headers: &self.parts.headers,
+                                body: if !with_body {
+                                    RequestBody::Empty
+                                } else {
+                                    match (&step.plan.body, ahead) {
+                                        (Body::None, _) => RequestBody::Empty,
+                                        (Body::Inline(_) | Body::Form(_), _) => {
+                                            RequestBody::Bytes(&self.parts.body)
+                                        }
+                                        (Body::File(path), _) => RequestBody::File(path),
+                                        (Body::Multipart(_), Ahead::Multipart(m)) => {
+                                            RequestBody::Multipart(m)
+                                        }
+                                        (Body::Multipart(_), _) => RequestBody::Empty,
                                     }
-                                    (Body::File(path), _) => RequestBody::File(path),
-                                    (Body::Multipart(_), Ahead::Multipart(m)) => {
-                                        RequestBody::Multipart(m)
-                                    }
-                                    (Body::Multipart(_), _) => RequestBody::Empty,
-                                }
-                            },
-                            // `close: server` (the default for `per_request`): the server
-                            // closes first and keeps the TIME_WAIT, so this host's connect()
-                            // never searches its port range past its own TIME_WAIT sockets
-                            // (measured: ~65 µs of system time each). HTTP/2 has no such
-                            // header; its encoder ignores this.
-                            close: self.close == CloseMode::Server,
+                                },
+                                // `close: server` (the default for `per_request`): the server
+                                // closes first and keeps the TIME_WAIT, so this host's connect()
+                                // never searches its port range past its own TIME_WAIT sockets
+                                // (measured: ~65 µs of system time each). HTTP/2 has no such
+                                // header; its encoder ignores this.
+                                close: self.close == CloseMode::Server,
+                            }
+                        };
+                    }
+                    self.sink.get_mut().reset(step);
+                    // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
+                    let sent = match (conn, ahead, step.decompress) {
+                        // A plain connection's own future, not `AnyConnection`'s around it: the
+                        // common case, a layer less (~40 instructions a request).
+                        (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), false) => {
+                            c.send_prepared(p, self.sink.get_mut()).await
+                        }
+                        (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), true) => {
+                            c.send_prepared(p, &mut self.sink).await
+                        }
+                        (HttpConn::H1(c), Ahead::Request(p), true) => {
+                            c.send_prepared(p, &mut self.sink).await
+                        }
+                        (HttpConn::H1(c), Ahead::Request(p), false) => {
+                            c.send_prepared(p, self.sink.get_mut()).await
+                        }
+                        (HttpConn::H1(c), _, true) => c.send(&request!(), &mut self.sink).await,
+                        (HttpConn::H1(c), _, false) => {
+                            c.send(&request!(), self.sink.get_mut()).await
+                        }
+                        (HttpConn::H2 { conn, .. }, _, true) => {
+                            conn.send(&request!(), &mut self.sink).await
+                        }
+                        (HttpConn::H2 { conn, .. }, _, false) => {
+                            conn.send(&request!(), self.sink.get_mut()).await
                         }
                     };
-                }
-                self.sink.get_mut().reset(step);
-                // A prepared request is only ever HTTP/1.1's (`HttpStep::prepare`).
-                let sent = match (conn, ahead, step.decompress) {
-                    // A plain connection's own future, not `AnyConnection`'s around it: the
-                    // common case, a layer less (~40 instructions a request).
-                    (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), false) => {
-                        c.send_prepared(p, self.sink.get_mut()).await
-                    }
-                    (HttpConn::H1(AnyConnection::Plain(c)), Ahead::Request(p), true) => {
-                        c.send_prepared(p, &mut self.sink).await
-                    }
-                    (HttpConn::H1(c), Ahead::Request(p), true) => {
-                        c.send_prepared(p, &mut self.sink).await
-                    }
-                    (HttpConn::H1(c), Ahead::Request(p), false) => {
-                        c.send_prepared(p, self.sink.get_mut()).await
-                    }
-                    (HttpConn::H1(c), _, true) => c.send(&request!(), &mut self.sink).await,
-                    (HttpConn::H1(c), _, false) => c.send(&request!(), self.sink.get_mut()).await,
-                    (HttpConn::H2 { conn, .. }, _, true) => {
-                        conn.send(&request!(), &mut self.sink).await
-                    }
-                    (HttpConn::H2 { conn, .. }, _, false) => {
-                        conn.send(&request!(), self.sink.get_mut()).await
-                    }
-                };
-                match sent {
-                    Ok(response) => {
-                        if step.decompress && self.sink.error().is_some() {
-                            self.connections[slot] = None;
-                            return Err(FailureClass::BadResponse);
-                        }
-                        break response;
-                    }
-                    Err(e) => {
-                        if let Some(HttpConn::H2 {
-                            conn,
-                            lease: Some(lease),
-                        }) = &mut self.connections[slot]
-                        {
-                            // A failed stream on a live connection leaves it to the others.
-                            if e.is_stale_reuse() || !conn.is_open() {
-                                lease.entry.mark_dead();
+                    match sent {
+                        Ok(response) => {
+                            if step.decompress && self.sink.error().is_some() {
+                                self.connections[slot] = None;
+                                return Err(FailureClass::BadResponse);
                             }
+                            break response;
                         }
-                        self.connections[slot] = None;
-                        if attempt == 0 && e.is_stale_reuse() {
-                            attempt += 1;
-                            continue;
+                        Err(e) => {
+                            if let Some(HttpConn::H2 {
+                                conn,
+                                lease: Some(lease),
+                            }) = &mut self.connections[slot]
+                            {
+                                // A failed stream on a live connection leaves it to the others.
+                                if e.is_stale_reuse() || !conn.is_open() {
+                                    lease.entry.mark_dead();
+                                }
+                            }
+                            self.connections[slot] = None;
+                            if attempt == 0 && e.is_stale_reuse() {
+                                attempt += 1;
+                                continue;
+                            }
+                            return Err(classify(&e));
                         }
-                        return Err(classify(&e));
                     }
                 }
             };
