@@ -51,6 +51,11 @@ pub(crate) fn same_origin_target(
     Some([&current[..dir_end], loc].concat())
 }
 
+/// A status that redirects (RFC 9110 §15.4: 301, 302, 303, 307, 308).
+pub(crate) fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
 /// Removes header lines named `name` from preformatted header lines.
 pub(crate) fn remove_header(headers: &mut Vec<u8>, name: &[u8]) {
     let mut out = Vec::with_capacity(headers.len());

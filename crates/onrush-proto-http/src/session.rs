@@ -22,6 +22,7 @@ use crate::connect::{self, HttpConn};
 use crate::deadline::{within, RequestTimer};
 use crate::plan::ScenarioHttp;
 use crate::pool::ConnectionPool;
+use crate::redirect::is_redirect;
 use crate::render::{RenderError, RequestParts};
 use crate::step::{build_multipart, HttpStep};
 
@@ -196,6 +197,13 @@ impl HttpSession {
     }
 }
 
+/// How far `execute`'s short path took a request: to its outcome (`None`: timed out), or to
+/// where `follow` goes on, from the first hop's response when there is one.
+enum Short {
+    Done(Option<Result<http1::Response, FailureClass>>),
+    Follow(Option<http1::Response>),
+}
+
 impl Session for HttpSession {
     type Step = HttpStep;
 
@@ -258,14 +266,14 @@ impl Session for HttpSession {
                         (None, None) => Ahead::Nothing,
                     };
                     let slot = step.target_slot;
-                    match (&mut self.connections[slot], ahead) {
-                        // The common request, a layer less (`follow`'s: ~180 instructions
-                        // a request, callgrind): encoded ahead, on the step's open plain
-                        // HTTP/1.1 connection, nothing to decompress. (`execute` reset the
-                        // capture above.) A redirect to follow (`redirects` > 0, as in JMeter
-                        // plans imported with "follow redirects") is handed to `follow` with
-                        // its response; a reused connection the server gave up while idle goes
-                        // the general way, which opens a fresh one and retries once.
+                    // The common request, a layer less (`follow`'s: ~180 instructions a
+                    // request, callgrind): encoded ahead, on the step's open plain HTTP/1.1
+                    // connection, nothing to decompress. (`execute` reset the capture above.)
+                    // What it cannot finish goes to `follow`: a redirect to follow
+                    // (`redirects` > 0, as in JMeter plans imported with "follow redirects"),
+                    // with its response; a reused connection the server gave up while idle,
+                    // which `follow` retries once on a fresh one; and every other request.
+                    let short = match (&mut self.connections[slot], ahead) {
                         (Some(HttpConn::H1(AnyConnection::Plain(c))), Ahead::Request(p))
                             if !step.decompress =>
                         {
@@ -275,59 +283,32 @@ impl Session for HttpSession {
                             };
                             match sent {
                                 Some(Ok(response))
-                                    if step.redirects > 0
-                                        && matches!(
-                                            response.status,
-                                            301 | 302 | 303 | 307 | 308
-                                        ) =>
+                                    if step.redirects > 0 && is_redirect(response.status) =>
                                 {
-                                    // A redirect to follow: `follow` takes it from this response.
-                                    let mut timer = std::mem::take(&mut self.timer);
-                                    let outcome = {
-                                        let follow = pin!(self.follow(
-                                            step,
-                                            ahead,
-                                            record,
-                                            &mut opened,
-                                            started,
-                                            Some(response)
-                                        ));
-                                        within(&mut timer, deadline, follow).await
-                                    };
-                                    self.timer = timer;
-                                    outcome
+                                    Short::Follow(Some(response))
                                 }
                                 Some(Ok(response)) => {
                                     self.took(step, &response, record, started, true);
-                                    Some(Ok(response))
+                                    Short::Done(Some(Ok(response)))
                                 }
                                 Some(Err(e)) if e.is_stale_reuse() => {
                                     self.connections[slot] = None;
-                                    // `follow` borrows the whole session: the timer is lent
-                                    // out of it meanwhile.
-                                    let mut timer = std::mem::take(&mut self.timer);
-                                    let outcome = {
-                                        let follow = pin!(self.follow(
-                                            step,
-                                            ahead,
-                                            record,
-                                            &mut opened,
-                                            started,
-                                            None
-                                        ));
-                                        within(&mut timer, deadline, follow).await
-                                    };
-                                    self.timer = timer;
-                                    outcome
+                                    Short::Follow(None)
                                 }
                                 Some(Err(e)) => {
                                     self.connections[slot] = None;
-                                    Some(Err(classify(&e)))
+                                    Short::Done(Some(Err(classify(&e))))
                                 }
-                                None => None,
+                                None => Short::Done(None),
                             }
                         }
-                        _ => {
+                        _ => Short::Follow(None),
+                    };
+                    match short {
+                        Short::Done(outcome) => outcome,
+                        Short::Follow(first) => {
+                            // `follow` borrows the whole session: the timer is lent out of it
+                            // meanwhile.
                             let mut timer = std::mem::take(&mut self.timer);
                             let outcome = {
                                 let follow = pin!(self.follow(
@@ -336,7 +317,7 @@ impl Session for HttpSession {
                                     record,
                                     &mut opened,
                                     started,
-                                    None
+                                    first
                                 ));
                                 within(&mut timer, deadline, follow).await
                             };

@@ -10,7 +10,7 @@ use onrush_protocol::{micros, FailureClass, RequestRecord};
 use super::HttpSession;
 use crate::classify::classify;
 use crate::connect::HttpConn;
-use crate::redirect::{remove_header, same_origin_target};
+use crate::redirect::{is_redirect, remove_header, same_origin_target};
 use crate::step::HttpStep;
 
 impl HttpSession {
@@ -139,8 +139,7 @@ impl HttpSession {
                     }
                 }
             };
-            let redirect = matches!(response.status, 301 | 302 | 303 | 307 | 308);
-            let last = !redirect || hops >= step.redirects;
+            let last = !is_redirect(response.status) || hops >= step.redirects;
             self.took(step, &response, record, started, last);
             if last {
                 return Ok(response);
