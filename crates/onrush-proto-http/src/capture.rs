@@ -1,5 +1,6 @@
-//! What is kept of a response while it streams in: the head when asked (Set-Cookie always),
-//! the body up to a limit, a digest of the whole body. Everything else is counted, not kept.
+//! What is kept of a response while it streams in: the head when asked (Set-Cookie always, a
+//! redirect's Location when redirects are followed), the body up to a limit, a digest of the
+//! whole body. Everything else is counted, not kept.
 
 use std::ops::Range;
 
@@ -7,12 +8,15 @@ use onrush_http1::{BodySink, Headers};
 use onrush_plan::HashAlgorithm;
 use sha2::Digest;
 
+use crate::redirect::is_redirect;
 use crate::step::HttpStep;
 
 /// What is kept of the current response.
 #[derive(Default)]
 pub(crate) struct Capture {
     keep_headers: bool,
+    /// Keep a redirect's `Location` (the step follows redirects).
+    keep_location: bool,
     keep_body: bool,
     limit: usize,
     pub(crate) status: u16,
@@ -32,6 +36,7 @@ enum Hasher {
 impl Capture {
     pub(crate) fn reset(&mut self, step: &HttpStep) {
         self.keep_headers = step.keep_headers;
+        self.keep_location = step.redirects > 0;
         self.keep_body = step.keep_body;
         self.limit = step.body_limit;
         self.status = 0;
@@ -92,11 +97,110 @@ impl BodySink for Capture {
         self.status = status;
         self.head.clear();
         self.headers.clear();
-        // Set-Cookie is always kept (the cookie jar reads it); everything only when asked.
+        if self.keep_headers {
+            for (name, value) in headers.iter() {
+                self.push_header(name, value);
+            }
+            return;
+        }
+        // Set-Cookie is always kept (the cookie jar reads it), a redirect's Location when the
+        // step follows redirects (`follow` reads it); the rest only when a check or an
+        // extractor asks (`keep_headers`). Lower-casing and copying every header of every
+        // response to find a Location cost ~600 instructions per request of a step with
+        // `redirects` (callgrind, docs/benchmarks.md): JMeter plans are imported with them.
+        let location = self.keep_location && is_redirect(status);
         for (name, value) in headers.iter() {
-            if self.keep_headers || name.eq_ignore_ascii_case(b"set-cookie") {
+            let keep = match name.len() {
+                10 => name.eq_ignore_ascii_case(b"set-cookie"),
+                8 => location && name.eq_ignore_ascii_case(b"location"),
+                _ => false,
+            };
+            if keep {
                 self.push_header(name, value);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(capture: &mut Capture, status: u16) -> Vec<(String, String)> {
+        let raw = [
+            httparse::Header {
+                name: "Content-Type",
+                value: b"text/plain",
+            },
+            httparse::Header {
+                name: "Location",
+                value: b"/next",
+            },
+            httparse::Header {
+                name: "Set-Cookie",
+                value: b"a=1",
+            },
+            httparse::Header {
+                name: "Date",
+                value: b"today",
+            },
+        ];
+        capture.head(status, &Headers::new(&raw));
+        capture
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let text = |r: &Range<usize>| {
+                    String::from_utf8_lossy(&capture.head[r.clone()]).into_owned()
+                };
+                (text(n), text(v))
+            })
+            .collect()
+    }
+
+    fn pair(name: &str, value: &str) -> (String, String) {
+        (name.to_string(), value.to_string())
+    }
+
+    #[test]
+    fn only_set_cookie_is_kept_unless_more_is_asked() {
+        let mut capture = Capture::default();
+        assert_eq!(kept(&mut capture, 302), [pair("set-cookie", "a=1")]);
+        assert_eq!(kept(&mut capture, 200), [pair("set-cookie", "a=1")]);
+    }
+
+    #[test]
+    fn a_redirects_location_is_kept_when_redirects_are_followed() {
+        let mut capture = Capture {
+            keep_location: true,
+            ..Capture::default()
+        };
+        for status in [301, 302, 303, 307, 308] {
+            assert_eq!(
+                kept(&mut capture, status),
+                [pair("location", "/next"), pair("set-cookie", "a=1")],
+                "{status}"
+            );
+            assert_eq!(capture.header("location"), Some(&b"/next"[..]));
+        }
+        // Not a redirect: its Location is not followed, so not kept.
+        assert_eq!(kept(&mut capture, 201), [pair("set-cookie", "a=1")]);
+    }
+
+    #[test]
+    fn every_header_is_kept_when_a_check_or_an_extractor_asks() {
+        let mut capture = Capture {
+            keep_headers: true,
+            ..Capture::default()
+        };
+        assert_eq!(
+            kept(&mut capture, 200),
+            [
+                pair("content-type", "text/plain"),
+                pair("location", "/next"),
+                pair("set-cookie", "a=1"),
+                pair("date", "today"),
+            ]
+        );
     }
 }

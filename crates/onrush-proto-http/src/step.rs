@@ -31,7 +31,8 @@ pub struct HttpStep {
     /// Keep the body (up to `body_limit`) for extractors and body checks.
     pub(crate) keep_body: bool,
     pub(crate) body_limit: usize,
-    /// Keep every response header (header extractors and checks, redirects).
+    /// Keep every response header (header extractors and checks). A redirect's `Location` is
+    /// kept without it when `redirects` > 0, and `Set-Cookie` always.
     pub(crate) keep_headers: bool,
     pub(crate) hash: Option<HashAlgorithm>,
     /// The request encoded once, when nothing in it can change from one request to the next
@@ -95,11 +96,10 @@ impl HttpStep {
             CheckKind::BodyHash { algorithm, .. } => Some(*algorithm),
             _ => None,
         });
-        let keep_headers = http.redirects > 0
-            || plan
-                .checks
-                .iter()
-                .any(|c| matches!(c.kind, CheckKind::Header { .. }))
+        let keep_headers = plan
+            .checks
+            .iter()
+            .any(|c| matches!(c.kind, CheckKind::Header { .. }))
             || plan.extract.iter().any(|e| {
                 matches!(
                     e.source,
