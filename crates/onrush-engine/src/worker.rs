@@ -2,6 +2,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -10,6 +11,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
 use onrush_protocol::{Protocol, RequestStart};
@@ -339,12 +342,12 @@ async fn closed_iterations<P: Protocol>(
     let active = Rc::new(ActiveVus {
         count: Cell::new(0),
     });
-    let mut handles = Vec::new();
+    let mut set = VuSet::new();
     for k in (shared.worker as u32..vus).step_by(shared.workers) {
         let shared = shared.clone();
         let active = active.clone();
         let iterations = iterations.clone();
-        handles.push(spawn_local(async move {
+        set.push(async move {
             let delay = ramp_up.mul_f64(k as f64 / vus as f64);
             sleep_until((shared.start + delay).into()).await;
             let scenario = &shared.prepared.scenarios[s];
@@ -364,11 +367,9 @@ async fn closed_iterations<P: Protocol>(
                 .await;
             }
             active.change(&shared, s, false);
-        }));
+        });
     }
-    for h in handles {
-        let _ = h.await;
-    }
+    set.run().await;
 }
 
 /// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
@@ -379,12 +380,12 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
         count: Cell::new(0),
     });
     let end = shared.start + ramp.duration();
-    let mut handles = Vec::new();
+    let mut set = VuSet::new();
     for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
         let shared = shared.clone();
         let active = active.clone();
         let ramp = ramp.clone();
-        handles.push(spawn_local(async move {
+        set.push(async move {
             let scenario = &shared.prepared.scenarios[s];
             let mut vu: Option<Vu<P>> = None;
             let mut count_start = scenario.vu_expected(k);
@@ -438,18 +439,46 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
             if vu.is_some() {
                 active.change(&shared, s, false);
             }
-        }));
+        });
     }
     let graceful_stop = shared.prepared.scenarios[s].graceful_stop;
-    finish(handles, end + graceful_stop).await;
+    // Those still running at the deadline are cancelled as the set is dropped: a request cut
+    // in flight records itself as `interrupted` (vu.rs, `InFlight`).
+    let _ = tokio::time::timeout_at((end + graceful_stop).into(), set.run()).await;
 }
 
-/// Waits for VU tasks, cancelling those still running at `deadline`.
-async fn finish(handles: Vec<JoinHandle<()>>, deadline: Instant) {
-    for h in handles {
-        let abort = h.abort_handle();
-        if tokio::time::timeout_at(deadline.into(), h).await.is_err() {
-            abort.abort();
+/// A closed model's VUs on this worker, run as futures of the one task that awaits
+/// [`VuSet::run`] rather than as a task each.
+///
+/// Why: a VU waits on its connection between requests, so each request is a wake-up and a
+/// poll. As a task of the worker's `LocalSet`, that is tokio's task machinery (the state word's
+/// transitions, the run queue, the `LocalSet`'s owner check); here, a push on the set's queue
+/// and a poll of the VU's future from it: ~170 user instructions less per keep-alive request
+/// (callgrind, docs/benchmarks.md, "VUs as futures of one task"). The open model's VUs are
+/// tasks still: each waits for its next arrival on its own, started by the driver.
+///
+/// What a task gave and the set keeps: a VU that panics ends alone (its panic is caught, as
+/// tokio catches a task's, and the others go on); dropping the set cancels every VU still
+/// running, as dropping the `LocalSet` cancels tasks. What changes: tokio's co-operative budget
+/// is the task's, so shared by its VUs; once spent, the VU that found it so is woken again and
+/// the task yields to the rest of the worker, as a single task would.
+struct VuSet<F> {
+    vus: FuturesUnordered<futures_util::future::CatchUnwind<AssertUnwindSafe<F>>>,
+}
+
+impl<F: Future<Output = ()>> VuSet<F> {
+    fn new() -> Self {
+        VuSet {
+            vus: FuturesUnordered::new(),
         }
+    }
+
+    fn push(&mut self, vu: F) {
+        self.vus.push(AssertUnwindSafe(vu).catch_unwind());
+    }
+
+    /// Runs every VU to its end.
+    async fn run(&mut self) {
+        while self.vus.next().await.is_some() {}
     }
 }
