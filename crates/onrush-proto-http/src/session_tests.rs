@@ -347,3 +347,99 @@ fn a_retried_request_that_fails_again_is_not_retried_twice() {
     std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(*accepted.lock().unwrap(), 2);
 }
+
+/// A keep-alive server whose answers take their time: `/whole` after 100 ms in one piece,
+/// `/split` its head at once and its body 300 ms later, `/hop` a redirect to `/split` after
+/// 100 ms.
+fn slow_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut out = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let ms = std::time::Duration::from_millis;
+                loop {
+                    let mut first = String::new();
+                    if reader.read_line(&mut first).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while line != "\r\n" {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                    }
+                    let head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n";
+                    if first.starts_with("GET /whole ") {
+                        std::thread::sleep(ms(100));
+                        out.write_all(format!("{head}ok").as_bytes()).unwrap();
+                    } else if first.starts_with("GET /split ") {
+                        out.write_all(head.as_bytes()).unwrap();
+                        std::thread::sleep(ms(300));
+                        out.write_all(b"ok").unwrap();
+                    } else {
+                        std::thread::sleep(ms(100));
+                        let redirect =
+                            "HTTP/1.1 302 Found\r\nLocation: /split\r\nContent-Length: 0\r\n\r\n";
+                        out.write_all(redirect.as_bytes()).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// The TTFB is the time to the first byte of the first response, the service time to the
+/// last byte of the last: one figure for a response that came in one piece, a shorter one for
+/// a body that came later, the first hop's for a redirect followed.
+#[test]
+fn the_ttfb_is_the_first_responses_first_byte() {
+    let port = slow_server();
+    let yaml = format!(
+        "target: http://127.0.0.1:{port}\n\
+         http: {{ redirects: 5 }}\n\
+         scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n\
+         \x20     - {{ get: /whole }}\n\
+         \x20     - {{ get: /split }}\n\
+         \x20     - {{ get: /hop }}\n"
+    );
+    let (steps, mut session) = compile(&yaml);
+    let rt = current_thread();
+    let times = |step: &HttpStep, session: &mut HttpSession| {
+        let done = exchange(&rt, session, step);
+        assert_eq!(done.record.status, 200, "{:?}", done.record.failure);
+        (done.record.ttfb_us.expect("a TTFB"), done.record.service_us)
+    };
+    // Twice each: on the connection's first request (`follow`) and on a reused one (the
+    // short path).
+    for round in 0..2 {
+        let (ttfb, service) = times(&steps[0], &mut session);
+        assert!(
+            service >= 100_000,
+            "round {round}: /whole took {service} µs"
+        );
+        assert_eq!(ttfb, service, "round {round}: /whole came in one piece");
+        let (ttfb, service) = times(&steps[1], &mut session);
+        assert!(
+            service >= 300_000,
+            "round {round}: /split took {service} µs"
+        );
+        assert!(
+            ttfb + 150_000 < service,
+            "round {round}: /split's head came 300 ms before its body: TTFB {ttfb} µs, \
+             service {service} µs"
+        );
+        let (ttfb, service) = times(&steps[2], &mut session);
+        assert!(service >= 400_000, "round {round}: /hop took {service} µs");
+        assert!(
+            ttfb >= 100_000 && ttfb + 250_000 < service,
+            "round {round}: /hop's redirect came 100 ms in, /split's body 300 ms after: \
+             TTFB {ttfb} µs, service {service} µs"
+        );
+    }
+}

@@ -1,11 +1,9 @@
 //! A request's hops: the request, its redirects followed, and what each response leaves
 //! behind. A child of the session module, so it sees the session's fields.
 
-use std::time::Instant;
-
 use onrush_http1::{self as http1, AnyConnection, Request, RequestBody};
 use onrush_plan::{Body, CloseMode, RenderContext};
-use onrush_protocol::{micros, FailureClass, RequestRecord};
+use onrush_protocol::{FailureClass, RequestRecord};
 
 use super::HttpSession;
 use crate::classify::classify;
@@ -28,7 +26,6 @@ impl HttpSession {
         mut ahead: Ahead<'_>,
         record: &mut RequestRecord,
         opened: &mut bool,
-        started: Instant,
         mut first: Option<http1::Response>,
     ) -> Result<http1::Response, FailureClass> {
         let slot = step.target_slot;
@@ -140,7 +137,7 @@ impl HttpSession {
                 }
             };
             let last = !is_redirect(response.status) || hops >= step.redirects;
-            self.took(step, &response, record, started, last);
+            self.took(step, &response, record, last);
             if last {
                 return Ok(response);
             }
@@ -169,7 +166,8 @@ impl HttpSession {
             }
         }
     }
-    /// What every hop's response leaves behind: its TTFB (the first hop's), its bytes, the
+    /// What every hop's response leaves behind: its first byte's time (the first hop's, for
+    /// the TTFB `execute` works out), its bytes, the
     /// connection given up when the server will not keep it (except the `last` one when the
     /// server is to close first: `execute` waits for that close once the latency is taken),
     /// and its cookies.
@@ -178,13 +176,10 @@ impl HttpSession {
         step: &HttpStep,
         response: &http1::Response,
         record: &mut RequestRecord,
-        started: Instant,
         last: bool,
     ) {
-        if record.ttfb_us.is_none() {
-            record.ttfb_us = Some(micros(
-                response.first_byte_at.saturating_duration_since(started),
-            ));
+        if self.first_byte_at.is_none() {
+            self.first_byte_at = Some(response.first_byte_at);
         }
         record.bytes_in += response.bytes_in;
         record.bytes_out += response.bytes_out;
