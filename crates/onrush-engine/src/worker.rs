@@ -2,7 +2,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -11,8 +10,6 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-use futures_util::FutureExt;
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
 use onrush_protocol::{Protocol, RequestStart};
@@ -26,8 +23,10 @@ use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
 use crate::start::StartGate;
 use open::open;
+use vu_set::VuSet;
 
 mod open;
+mod vu_set;
 mod warm_up;
 
 /// The snapshot of `second` from `worker`.
@@ -445,40 +444,4 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
     // Those still running at the deadline are cancelled as the set is dropped: a request cut
     // in flight records itself as `interrupted` (vu.rs, `InFlight`).
     let _ = tokio::time::timeout_at((end + graceful_stop).into(), set.run()).await;
-}
-
-/// A closed model's VUs on this worker, run as futures of the one task that awaits
-/// [`VuSet::run`] rather than as a task each.
-///
-/// Why: a VU waits on its connection between requests, so each request is a wake-up and a
-/// poll. As a task of the worker's `LocalSet`, that is tokio's task machinery (the state word's
-/// transitions, the run queue, the `LocalSet`'s owner check); here, a push on the set's queue
-/// and a poll of the VU's future from it: ~170 user instructions less per keep-alive request
-/// (callgrind, docs/benchmarks.md, "VUs as futures of one task"). The open model's VUs are
-/// tasks still: each waits for its next arrival on its own, started by the driver.
-///
-/// What a task gave and the set keeps: a VU that panics ends alone (its panic is caught, as
-/// tokio catches a task's, and the others go on); dropping the set cancels every VU still
-/// running, as dropping the `LocalSet` cancels tasks. What changes: tokio's co-operative budget
-/// is the task's, so shared by its VUs; once spent, the VU that found it so is woken again and
-/// the task yields to the rest of the worker, as a single task would.
-struct VuSet<F> {
-    vus: FuturesUnordered<futures_util::future::CatchUnwind<AssertUnwindSafe<F>>>,
-}
-
-impl<F: Future<Output = ()>> VuSet<F> {
-    fn new() -> Self {
-        VuSet {
-            vus: FuturesUnordered::new(),
-        }
-    }
-
-    fn push(&mut self, vu: F) {
-        self.vus.push(AssertUnwindSafe(vu).catch_unwind());
-    }
-
-    /// Runs every VU to its end.
-    async fn run(&mut self) {
-        while self.vus.next().await.is_some() {}
-    }
 }
