@@ -4,10 +4,11 @@
 //! Why: a keep-alive VU waits on its connection between requests, so each request is one
 //! wake-up and one poll of the VU. As a task of the worker's `LocalSet`, that wake-up and poll
 //! went through tokio's task machinery (the task's state word, the run queue, the owner
-//! check): ~330 user instructions per request. futures-util's `FuturesUnordered` did it in
-//! ~190 (it unlinks and relinks each future from its list of all futures around every poll).
-//! Here it is a flag, a push on a shared list and a poll with a waker built once per VU
-//! (docs/benchmarks.md, "VUs as futures of one task").
+//! check). futures-util's `FuturesUnordered` did it for ~130 user instructions less per
+//! keep-alive request, but unlinks and relinks each future from its list of all futures around
+//! every poll; here it is a flag, a push on a shared list and a poll with a waker made once per
+//! VU, ~130 less again (callgrind, worker thread: ~3,590 as tasks, ~3,460 with
+//! `FuturesUnordered`, ~3,330 here; docs/benchmarks.md, "VUs as futures of one task").
 //!
 //! What a task gave and the set keeps:
 //! - **A VU that panics ends alone**: its panic is caught, as tokio catches a task's, and the
