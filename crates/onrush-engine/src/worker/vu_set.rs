@@ -29,11 +29,8 @@ use std::task::{Context, Poll, Wake, Waker};
 
 /// The VUs of one scenario on this worker.
 pub(super) struct VuSet<F> {
-    /// Each VU's future, `None` once it has ended.
-    vus: Vec<Option<Pin<Box<F>>>>,
-    /// Each VU's waker, made once: tokio's readiness keeps it while it `will_wake` the one it
-    /// is given, so no clone per request.
-    wakers: Vec<(Arc<VuWake>, Waker)>,
+    /// Indexed by the VU's place in the set (`VuWake::index`).
+    vus: Vec<Slot<F>>,
     ready: Arc<Ready>,
     /// VUs not ended yet.
     running: usize,
@@ -43,6 +40,16 @@ pub(super) struct VuSet<F> {
     /// was quadratic). A VU is in it at most twice (polled, and woken again since).
     batch: Vec<u32>,
     next: usize,
+}
+
+/// One VU of the set.
+struct Slot<F> {
+    /// `None` once the VU has ended.
+    future: Option<Pin<Box<F>>>,
+    wake: Arc<VuWake>,
+    /// Made once from `wake`: tokio's readiness keeps it while it `will_wake` the one it is
+    /// given, so no clone per request.
+    waker: Waker,
 }
 
 /// The VUs woken since the set last took them, and the task to wake when there are some.
@@ -95,7 +102,6 @@ impl<F: Future<Output = ()>> VuSet<F> {
     pub(super) fn new() -> Self {
         VuSet {
             vus: Vec::new(),
-            wakers: Vec::new(),
             ready: Arc::default(),
             running: 0,
             batch: Vec::new(),
@@ -112,8 +118,11 @@ impl<F: Future<Output = ()>> VuSet<F> {
             ready: self.ready.clone(),
         });
         let waker = Waker::from(wake.clone());
-        self.vus.push(Some(Box::pin(vu)));
-        self.wakers.push((wake, waker));
+        self.vus.push(Slot {
+            future: Some(Box::pin(vu)),
+            wake,
+            waker,
+        });
         self.ready.lock().vus.push(index);
         self.running += 1;
     }
@@ -148,20 +157,20 @@ impl<F: Future<Output = ()>> VuSet<F> {
                 break;
             }
             self.next += 1;
-            let (wake, waker) = &self.wakers[index as usize];
+            let slot = &mut self.vus[index as usize];
             // Cleared before the poll: a wake-up during it queues the VU again.
-            wake.queued.store(false, Ordering::Release);
-            let Some(vu) = &mut self.vus[index as usize] else {
+            slot.wake.queued.store(false, Ordering::Release);
+            let Some(vu) = &mut slot.future else {
                 continue;
             };
-            let mut vu_cx = Context::from_waker(waker);
+            let mut vu_cx = Context::from_waker(&slot.waker);
             let ended = match catch_unwind(AssertUnwindSafe(|| vu.as_mut().poll(&mut vu_cx))) {
                 Ok(Poll::Pending) => false,
                 // Ended, or panicked (the panic was reported by the hook): the VU is done.
                 Ok(Poll::Ready(())) | Err(_) => true,
             };
             if ended {
-                self.vus[index as usize] = None;
+                slot.future = None;
                 self.running -= 1;
             }
         }
