@@ -8,7 +8,7 @@ use onrush_results::{
 };
 
 use crate::failure::FailureClass;
-use crate::hist::Encoder;
+use crate::hist::{Encoder, Hist};
 use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{ScenarioInterval, StepCounters, StepInterval};
 
@@ -75,6 +75,14 @@ pub(crate) fn step_line(
     enc: &mut Encoder,
 ) -> StepLine {
     let c = &d.counters;
+    // Latency, service time and TTFB first, one after the other: they are often the same
+    // histogram, and the encoder gives back its last text for the same one (no compression).
+    let mut encode = |h: &Option<Hist>| h.as_ref().map(|h| enc.encode(h));
+    let latency = encode(&d.latency);
+    let service = encode(&d.service);
+    let ttfb = encode(&d.ttfb);
+    let connect = encode(&d.connect);
+    let handshake = encode(&d.handshake);
     StepLine {
         t,
         scenario: scenario.to_string(),
@@ -89,14 +97,14 @@ pub(crate) fn step_line(
             .collect(),
         bytes_in: c.bytes_in,
         bytes_out: c.bytes_out,
-        latency: d.latency.as_ref().map(|h| enc.encode(h)),
-        service: d.service.as_ref().map(|h| enc.encode(h)),
-        connect: d.connect.as_ref().map(|h| enc.encode(h)),
-        ttfb: d.ttfb.as_ref().map(|h| enc.encode(h)),
+        latency,
+        service,
+        connect,
+        ttfb,
         handshakes: c.handshakes_full + c.handshakes_resumed,
         handshakes_full: c.handshakes_full,
         handshakes_resumed: c.handshakes_resumed,
-        handshake: d.handshake.as_ref().map(|h| enc.encode(h)),
+        handshake,
         other_counters: Vec::new(),
     }
 }

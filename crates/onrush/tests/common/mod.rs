@@ -49,11 +49,35 @@ impl Drop for Server {
     }
 }
 
+/// A fresh directory for one test, `onrush-test-NAME-PID` in the system's temporary directory.
+/// It stays after the test (to look at when it fails); the first call of a test process removes
+/// those left by earlier runs whose process is gone, so they do not pile up run after run.
 pub fn temp_dir(name: &str) -> PathBuf {
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_dead_runs_dirs);
     let dir = std::env::temp_dir().join(format!("onrush-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Removes the `onrush-test-*-PID` directories of processes that no longer run.
+fn remove_dead_runs_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("onrush-test-")) else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 pub fn write_plan(dir: &Path, text: &str) -> PathBuf {

@@ -12,6 +12,7 @@ imports (as servers that send each file once per stream do), so that the client 
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,9 @@ subprocess.check_call([
 sys.path.insert(0, gen)
 import echo_pb2  # noqa: E402
 import echo_pb2_grpc  # noqa: E402
+
+# Loaded: the generated stubs are not read again, so they do not stay behind in /tmp.
+shutil.rmtree(gen, ignore_errors=True)
 
 lock = threading.Lock()
 counts = collections.Counter()
