@@ -101,6 +101,12 @@ pub struct Connection<S = TcpStream> {
     /// only before later ones: false for a connection opened for its first request
     /// ([`Connection::for_request`]).
     check_first: bool,
+    /// The last response ended with a read that left the transport knowing nothing waits
+    /// ([`PendingInput::SHORT_READ_DRAINS`]).
+    drained: bool,
+    /// The next send skips the idle check: its caller says it was not suspended since the last
+    /// response, which ended drained ([`Connection::not_suspended_since_last_response`]).
+    skip_idle_check: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
@@ -124,6 +130,8 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
             reusable: true,
             fresh: true,
             check_first: true,
+            drained: false,
+            skip_idle_check: false,
         }
     }
 
@@ -161,6 +169,23 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
     /// no error or cancelled send happened.
     pub fn is_reusable(&self) -> bool {
         self.reusable
+    }
+
+    /// Tells the connection that its caller has not been suspended (no `Pending`) since the
+    /// last response on it ended: tokio's driver, which only looks for I/O between polls, has
+    /// not looked since, so what tokio knows to wait on the socket is what it knew then. If
+    /// that response's last read drained the transport ([`PendingInput::SHORT_READ_DRAINS`]),
+    /// the next send's idle check would find nothing without asking, and is skipped (~60
+    /// user instructions a keep-alive request, callgrind: the `try_read` that returns
+    /// `WouldBlock`, its error's kind and drop).
+    ///
+    /// The one thing tokio may still know then: the server's close (EPOLLRDHUP) reported with
+    /// the response's last bytes, by a server that closes without saying so. The request is
+    /// then sent and the close comes back as its end of stream or reset, the same as a close
+    /// that arrives just after the idle check: a stale reuse, which the caller retries on a
+    /// new connection ([`Error::is_stale_reuse`]).
+    pub fn not_suspended_since_last_response(&mut self) {
+        self.skip_idle_check = self.drained;
     }
 
     /// The underlying stream.
@@ -259,6 +284,8 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         let reused = self.requests > 0;
         self.reusable = false;
         self.requests += 1;
+        let skip_idle_check = std::mem::take(&mut self.skip_idle_check);
+        self.drained = false;
         // A reused connection that fails before any byte of the response, by a reset or a
         // close, was given up by the server while idle: the caller may retry it once.
         let stale = |e: Error| {
@@ -268,7 +295,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                 e
             }
         };
-        if reused || self.check_first {
+        if (reused || self.check_first) && !skip_idle_check {
             self.check_idle().map_err(stale)?;
         }
         let (bytes_out, head, close) = match req {
@@ -303,6 +330,8 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
         // Whether a read after the first one returned bytes: then the response's end is timed
         // by a clock read of its own, else it is the first byte's.
         let mut more_reads = false;
+        // Whether the last read drained the transport (see `drained`).
+        let mut drained = false;
         // Reads until the decoder says the response is complete. Body bytes are consumed as
         // they arrive, so the buffer empties after every read in the body phase and each read
         // starts at offset 0; only a partial head is kept (moved to the front) while waiting
@@ -315,7 +344,9 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                     let rest = &self.rbuf[self.start..self.end];
                     self.start = 0;
                     self.end = 0;
+                    self.drained = drained;
                     if !is_blank(rest) {
+                        self.drained = false;
                         return Err(Error::unsolicited(
                             "the server sent more bytes after the end of the response (a \
                              second response to one request, or a body its framing did not \
@@ -363,6 +394,7 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                     Err(e) => return Err(e),
                 }
             }
+            drained = S::SHORT_READ_DRAINS && n < space;
             if n == space && self.end == 0 && self.rbuf.len() < BULK_READ_BUF {
                 let mut bigger =
                     vec![0; (self.rbuf.len() * 4).min(BULK_READ_BUF)].into_boxed_slice();

@@ -632,3 +632,107 @@ async fn a_response_ends_when_its_last_byte_is_read() {
     );
     server.await.unwrap();
 }
+
+/// A `TcpStream` that counts the idle checks' looks (`read_waiting`), and says it drains on a
+/// short read as `DRAINS` says.
+struct Looked<const DRAINS: bool> {
+    tcp: TcpStream,
+    looks: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl<const DRAINS: bool> AsyncRead for Looked<DRAINS> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl<const DRAINS: bool> AsyncWrite for Looked<DRAINS> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+impl<const DRAINS: bool> PendingInput for Looked<DRAINS> {
+    const BUFFERS_WRITES: bool = false;
+    const SHORT_READ_DRAINS: bool = DRAINS;
+    fn read_waiting(&mut self, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.looks.set(self.looks.get() + 1);
+        self.tcp.read_waiting(buf)
+    }
+}
+
+/// The idle check is skipped only when the caller says it was not suspended since the last
+/// response and that response's last read drained the transport; every other send looks.
+#[tokio::test]
+async fn the_idle_check_is_skipped_only_in_the_turn_of_a_drained_response() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    async fn connection<const DRAINS: bool>(
+        requests: usize,
+    ) -> (
+        Connection<Looked<DRAINS>>,
+        std::rc::Rc<std::cell::Cell<usize>>,
+    ) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            for _ in 0..requests {
+                let _ = s.read(&mut buf).await.unwrap();
+                s.write_all(OK2).await.unwrap();
+            }
+        });
+        let looks = std::rc::Rc::new(std::cell::Cell::new(0));
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let conn = Connection::new(Looked::<DRAINS> {
+            tcp,
+            looks: looks.clone(),
+        });
+        (conn, looks)
+    }
+
+    let (mut conn, looks) = connection::<true>(4).await;
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(
+        looks.get(),
+        1,
+        "a connection's first request is looked before"
+    );
+    conn.not_suspended_since_last_response();
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(looks.get(), 1, "same turn, drained: skipped");
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(looks.get(), 2, "not said: looked");
+    tokio::task::yield_now().await;
+    conn.not_suspended_since_last_response();
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(
+        looks.get(),
+        2,
+        "the caller's word is taken (it is the engine's turn)"
+    );
+
+    let (mut conn, looks) = connection::<false>(2).await;
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    conn.not_suspended_since_last_response();
+    conn.send(&get("GET"), &mut Discard).await.unwrap();
+    assert_eq!(
+        looks.get(),
+        2,
+        "a transport that does not drain is always looked at"
+    );
+}

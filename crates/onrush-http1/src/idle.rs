@@ -30,6 +30,14 @@ pub trait PendingInput: AsyncRead + Unpin {
     /// false lets a connection skip the flush, a future made and polled per request.
     const BUFFERS_WRITES: bool = true;
 
+    /// Whether a read through `AsyncRead` that returns fewer bytes than it had room for
+    /// leaves the transport knowing nothing waits (what [`PendingInput::read_waiting`] then
+    /// finds, until tokio's driver looks again): then a caller not suspended since that read
+    /// knows what `read_waiting` would say without asking
+    /// ([`Connection::not_suspended_since_last_response`](crate::Connection::not_suspended_since_last_response)).
+    /// False unless the transport guarantees it.
+    const SHORT_READ_DRAINS: bool = false;
+
     /// Reads into `buf` what waits, without waiting and without arranging a wake-up:
     /// `Pending` when nothing is known to wait, `Ready(Ok(0))` when the peer has closed.
     ///
@@ -77,6 +85,12 @@ pub trait PendingInput: AsyncRead + Unpin {
 impl PendingInput for TcpStream {
     /// A `TcpStream`'s flush does nothing: each write is a `send`.
     const BUFFERS_WRITES: bool = false;
+
+    /// tokio clears a socket's read readiness when a read returns fewer bytes than the buffer
+    /// had room for (edge-triggered epoll: the kernel's buffer was emptied, and what arrives
+    /// next comes with a new event); `try_read` then returns `WouldBlock` without a system call
+    /// until the driver's next look. The test below holds tokio to it.
+    const SHORT_READ_DRAINS: bool = true;
 
     /// `try_read`: an atomic load of tokio's readiness when nothing is known to wait (the
     /// steady state: the read that ended the response drained the socket and cleared it).
@@ -166,6 +180,41 @@ mod tests {
         assert!(client.close_seen(), "the FIN, reported by the driver");
         // Seeing it consumed nothing: the read still returns the end of the stream.
         assert!(matches!(client.read_waiting(&mut buf), Poll::Ready(Ok(0))));
+    }
+
+    /// What `SHORT_READ_DRAINS` promises for a `TcpStream`: after a read that returned fewer
+    /// bytes than it had room for, bytes that arrive are not seen by `read_waiting` until
+    /// tokio's driver has looked again (here: until the task waits), and then they are.
+    #[tokio::test]
+    async fn after_a_short_read_nothing_is_known_to_wait_until_the_driver_looks() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        server.write_all(b"response").await.unwrap();
+        let mut buf = [0u8; 64];
+        let n = client.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"response", "a short read: 8 of 64 bytes");
+
+        // Bytes in the kernel's buffer, but no driver turn since the short read: the server
+        // writes from another thread while this task keeps the thread.
+        let mut server = server.into_std().unwrap();
+        server.set_nonblocking(false).unwrap();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            server.write_all(b"late").unwrap();
+            std::thread::sleep(std::time::Duration::from_secs(5));
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            client.read_waiting(&mut buf).is_pending(),
+            "tokio cleared the readiness at the short read"
+        );
+
+        client.readable().await.unwrap();
+        assert!(matches!(client.read_waiting(&mut buf), Poll::Ready(Ok(4))));
+        assert_eq!(&buf[..4], b"late");
     }
 
     /// A socket just connected: tokio's driver has not reported it writable yet, so

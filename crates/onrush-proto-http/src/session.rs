@@ -12,6 +12,7 @@ use onrush_http1::cookies::CookieJar;
 use onrush_http1::{self as http1, AnyConnection, Decompress};
 use onrush_http2::H2Settings;
 use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
+use onrush_protocol::turn;
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
 };
@@ -77,6 +78,10 @@ pub struct HttpSession {
     unset: Option<usize>,
     /// The current request's target, headers and body, rendered into reused buffers.
     parts: RequestParts,
+    /// The target slot and the engine's turn ([`turn`]) of the last response the short path
+    /// received: the same turn at the next request on that slot means the VU was not
+    /// suspended in between, and the connection's idle check can be skipped.
+    last_response: (usize, u64),
 }
 
 impl HttpSession {
@@ -120,6 +125,7 @@ impl HttpSession {
             hash_hex: None,
             unset: None,
             parts: RequestParts::default(),
+            last_response: (0, turn::NONE),
         }
     }
 
@@ -287,10 +293,17 @@ impl Session for HttpSession {
                         (Some(HttpConn::H1(AnyConnection::Plain(c))), Ahead::Request(p))
                             if !step.decompress =>
                         {
+                            let now = turn::current();
+                            if now != turn::NONE && self.last_response == (slot, now) {
+                                c.not_suspended_since_last_response();
+                            }
                             let sent = {
                                 let send = pin!(c.send_prepared(p, self.sink.get_mut()));
                                 within(&mut self.timer, deadline, send).await
                             };
+                            if let Some(Ok(_)) = &sent {
+                                self.last_response = (slot, turn::current());
+                            }
                             match sent {
                                 Some(Ok(response))
                                     if step.redirects > 0 && is_redirect(response.status) =>

@@ -25,6 +25,7 @@ pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecor
 
 mod io_class;
 mod targets;
+pub mod turn;
 pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};

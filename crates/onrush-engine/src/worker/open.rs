@@ -29,6 +29,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
+use onrush_protocol::turn::in_turns;
 use onrush_protocol::{Protocol, RequestStart};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -146,7 +147,14 @@ pub(super) fn ready<P: Protocol>(
         created += 1;
         let slot = Rc::new(Slot::default());
         pool.idle.borrow_mut().push(slot.clone());
-        vus.spawn_local(run_vu(shared.clone(), pool.clone(), s, vu, slot, None));
+        vus.spawn_local(in_turns(run_vu(
+            shared.clone(),
+            pool.clone(),
+            s,
+            vu,
+            slot,
+            None,
+        )));
     }
     Ready { pool, vus, created }
 }
@@ -240,14 +248,14 @@ pub(super) async fn open<P: Protocol>(
                     let vu = shared.vu(vu_id(created, workers, shared.worker), s);
                     created += 1;
                     let slot = Rc::new(Slot::default());
-                    vus.spawn_local(run_vu(
+                    vus.spawn_local(in_turns(run_vu(
                         shared.clone(),
                         pool.clone(),
                         s,
                         vu,
                         slot,
                         Some(start),
-                    ));
+                    )));
                 }
             }
         }

@@ -27,6 +27,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 
+use onrush_protocol::turn::Turn;
+
 /// The VUs of one scenario on this worker.
 pub(super) struct VuSet<F> {
     /// Indexed by the VU's place in the set (`VuWake::index`).
@@ -164,6 +166,8 @@ impl<F: Future<Output = ()>> VuSet<F> {
                 continue;
             };
             let mut vu_cx = Context::from_waker(&slot.waker);
+            // The VU's turn: sessions may trust what they learned earlier in it.
+            let _turn = Turn::enter();
             let ended = match catch_unwind(AssertUnwindSafe(|| vu.as_mut().poll(&mut vu_cx))) {
                 Ok(Poll::Pending) => false,
                 // Ended, or panicked (the panic was reported by the hook): the VU is done.
@@ -217,6 +221,53 @@ mod tests {
             set.run().await;
         });
         assert_eq!(done.get(), 100);
+    }
+
+    /// Each poll of a VU is a turn of its own (`onrush_protocol::turn`): the same number all
+    /// through a poll, a new one after a suspension, none outside the set's polls.
+    #[test]
+    fn each_poll_of_a_vu_is_a_turn() {
+        use onrush_protocol::turn;
+        let seen = Rc::new(Cell::new((turn::NONE, turn::NONE, turn::NONE)));
+        run_local(async {
+            let mut set = VuSet::new();
+            let record = seen.clone();
+            set.push(async move {
+                let first = turn::current();
+                let same = turn::current();
+                tokio::task::yield_now().await;
+                record.set((first, same, turn::current()));
+            });
+            assert_eq!(turn::current(), turn::NONE);
+            set.run().await;
+            assert_eq!(turn::current(), turn::NONE);
+        });
+        let (first, same, after) = seen.get();
+        assert_ne!(first, turn::NONE);
+        assert_eq!(first, same);
+        assert_ne!(after, turn::NONE);
+        assert_ne!(after, first, "a new turn after the VU was suspended");
+    }
+
+    /// An open-model VU's task gets the same (`in_turns`), and a turn inside another gives
+    /// the outer one back when it ends.
+    #[test]
+    fn a_vu_run_as_a_task_has_its_turns_too() {
+        use onrush_protocol::turn::{self, in_turns, Turn};
+        let (first, after) = run_local(in_turns(async {
+            let first = turn::current();
+            {
+                let _inner = Turn::enter();
+                assert_ne!(turn::current(), first);
+            }
+            assert_eq!(turn::current(), first, "the outer turn back");
+            tokio::task::yield_now().await;
+            (first, turn::current())
+        }));
+        assert_ne!(first, turn::NONE);
+        assert_ne!(after, turn::NONE);
+        assert_ne!(after, first);
+        assert_eq!(turn::current(), turn::NONE);
     }
 
     /// A VU that panics ends alone; the others finish.
