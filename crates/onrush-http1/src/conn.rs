@@ -344,15 +344,14 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                     let rest = &self.rbuf[self.start..self.end];
                     self.start = 0;
                     self.end = 0;
-                    self.drained = drained;
                     if !is_blank(rest) {
-                        self.drained = false;
                         return Err(Error::unsolicited(
                             "the server sent more bytes after the end of the response (a \
                              second response to one request, or a body its framing did not \
                              announce): they answer no request, so the connection was dropped",
                         ));
                     }
+                    self.drained = drained;
                     break;
                 }
             }

@@ -157,15 +157,21 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    /// A connected loopback pair: the client's side and the server's.
+    async fn loopback() -> (TcpStream, TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        (client, server)
+    }
+
     /// A real loopback connection: its close is seen from tokio's readiness once the driver has
     /// reported it, and not before; what waits is still read by `read_waiting`.
     #[tokio::test]
     async fn a_tcp_close_is_seen_from_the_readiness_once_the_driver_reported_it() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let mut client = TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        let (mut server, _) = listener.accept().await.unwrap();
+        let (mut client, mut server) = loopback().await;
         assert!(!client.close_seen(), "open, nothing in");
 
         server.write_all(b"response").await.unwrap();
@@ -187,11 +193,7 @@ mod tests {
     /// tokio's driver has looked again (here: until the task waits), and then they are.
     #[tokio::test]
     async fn after_a_short_read_nothing_is_known_to_wait_until_the_driver_looks() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let mut client = TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        let (mut server, _) = listener.accept().await.unwrap();
+        let (mut client, mut server) = loopback().await;
         server.write_all(b"response").await.unwrap();
         let mut buf = [0u8; 64];
         let n = client.read(&mut buf).await.unwrap();

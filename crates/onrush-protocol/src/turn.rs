@@ -27,7 +27,8 @@ pub fn current() -> u64 {
     CURRENT.with(Cell::get)
 }
 
-/// A turn under way: [`current`] is its number until it is dropped, [`NONE`] after.
+/// A turn under way: [`current`] is its number until it is dropped, then again the turn it
+/// was entered in ([`NONE`] outside any).
 #[must_use = "the turn ends when this is dropped"]
 pub struct Turn {
     outer: u64,
