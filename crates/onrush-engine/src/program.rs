@@ -1,7 +1,7 @@
 //! A scenario's steps flattened into a small program, so that a VU runs loops, groups and
 //! branches with a program counter and a frame stack instead of recursive (boxed) futures.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use onrush_plan::{Condition, ConditionTest, RenderContext, VarValue, Vars};
 
@@ -72,7 +72,7 @@ pub enum Frame {
 /// A group in progress.
 pub struct GroupRun {
     pub metric: usize,
-    pub started: Instant,
+    pub started: onrush_protocol::Moment,
     /// A request inside failed (the group's sample is then a failure).
     pub failed: bool,
     pub bytes_in: u64,

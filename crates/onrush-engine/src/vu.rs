@@ -6,6 +6,8 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use onrush_protocol::Moment;
+
 use onrush_metrics::{FailureClass, RequestRecord, WorkerMetrics};
 use onrush_plan::{OnFailure, RenderContext, VarValue, Vars};
 use onrush_protocol::{micros, Exchange, Protocol, RequestStart, Session, StepSpec};
@@ -31,7 +33,7 @@ pub struct Vu<P: Protocol> {
     pub state: VuState,
     /// When the scenario's duration ends (none for iteration counts): from then on the VU
     /// starts no request, cuts its think times and pacing short, and leaves the iteration.
-    ends_at: Option<Instant>,
+    ends_at: Option<Moment>,
     session: P::Session,
     vars: Vars,
     frames: Vec<Frame>,
@@ -67,7 +69,7 @@ impl<P: Protocol> Vu<P> {
             id,
             iteration: 0,
             state: VuState::Running,
-            ends_at,
+            ends_at: ends_at.map(Moment::from_instant),
             session,
             vars,
             frames: Vec::new(),
@@ -86,7 +88,7 @@ impl<P: Protocol> Vu<P> {
         metrics: &Rc<RefCell<WorkerMetrics>>,
     ) {
         // Read only for pacing: a clock read less per iteration otherwise.
-        let iteration_started = scenario.pacing.map(|_| Instant::now());
+        let iteration_started = scenario.pacing.map(|_| Moment::now());
         self.session.begin_iteration();
         if !self.feed(scenario) {
             // A `unique` feeder ran out (on_exhausted: stop): the scenario is over.
@@ -115,7 +117,7 @@ impl<P: Protocol> Vu<P> {
                 Op::Request { metric, step } => {
                     let start = first
                         .take()
-                        .unwrap_or_else(|| RequestStart::now(Instant::now()));
+                        .unwrap_or_else(|| RequestStart::now(Moment::now()));
                     // Between requests, not only between iterations: a loop of many requests
                     // must not outlive the scenario's duration (the one `now` is the
                     // request's start anyway, so this costs a comparison).
@@ -174,9 +176,9 @@ impl<P: Protocol> Vu<P> {
                     match self.ends_at {
                         // A think never runs past the end of the scenario's duration.
                         Some(end) => {
-                            let until = (Instant::now() + pause).min(end);
-                            tokio::time::sleep_until(until.into()).await;
-                            if Instant::now() >= end {
+                            let until = (Moment::now() + pause).min(end);
+                            tokio::time::sleep_until(until.to_instant().into()).await;
+                            if Moment::now() >= end {
                                 next = Next::TimeUp;
                                 break;
                             }
@@ -222,7 +224,7 @@ impl<P: Protocol> Vu<P> {
                 Op::GroupStart { metric } => {
                     self.frames.push(Frame::Group(GroupRun {
                         metric: *metric,
-                        started: Instant::now(),
+                        started: Moment::now(),
                         failed: false,
                         bytes_in: 0,
                         bytes_out: 0,
@@ -293,8 +295,8 @@ impl<P: Protocol> Vu<P> {
             if let Some(end) = self.ends_at {
                 until = until.min(end);
             }
-            if until > Instant::now() {
-                tokio::time::sleep_until(until.into()).await;
+            if until > Moment::now() {
+                tokio::time::sleep_until(until.to_instant().into()).await;
             }
         }
     }
@@ -424,7 +426,7 @@ struct InFlight<'a> {
     metrics: &'a Rc<RefCell<WorkerMetrics>>,
     scenario: usize,
     metric: usize,
-    start: Instant,
+    start: Moment,
     done: bool,
 }
 

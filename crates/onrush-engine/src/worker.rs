@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use onrush_metrics::{Snapshot, WorkerMetrics};
 use onrush_plan::LoadModel;
-use onrush_protocol::{Protocol, RequestStart};
+use onrush_protocol::{Moment, Protocol, RequestStart};
 use tokio::sync::watch;
 use tokio::task::{spawn_local, JoinHandle, LocalSet};
 use tokio::time::sleep_until;
@@ -360,7 +360,7 @@ async fn closed_iterations<P: Protocol>(
                 vu.run_iteration(
                     s,
                     scenario,
-                    RequestStart::now(Instant::now()),
+                    RequestStart::now(Moment::now()),
                     &shared.metrics,
                 )
                 .await;
@@ -378,7 +378,9 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
     let active = Rc::new(ActiveVus {
         count: Cell::new(0),
     });
-    let end = shared.start + ramp.duration();
+    // The ramp's clock as moments: the VUs compare them with a request's start.
+    let start = Moment::from_instant(shared.start);
+    let end = start + ramp.duration();
     let mut set = VuSet::new();
     for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
         let shared = shared.clone();
@@ -390,9 +392,9 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
             let mut count_start = scenario.vu_expected(k);
             // Until when the ramp is known to keep this VU running (a flat stage): no ramp
             // arithmetic per iteration then (`VuRamp::vus_steady`).
-            let mut running_until: Option<Instant> = None;
+            let mut running_until: Option<Moment> = None;
             loop {
-                let now = Instant::now();
+                let now = Moment::now();
                 if now >= end
                     || scenario.stopped.load(Ordering::Relaxed)
                     || vu.as_ref().is_some_and(|v| v.state == VuState::Stopped)
@@ -402,9 +404,9 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                 let running = match running_until {
                     Some(until) if now < until => true,
                     _ => {
-                        let at = now - shared.start;
+                        let at = now - start;
                         let (vus, steady) = ramp.vus_steady(at);
-                        running_until = (vus > k && steady > at).then(|| shared.start + steady);
+                        running_until = (vus > k && steady > at).then(|| start + steady);
                         vus > k
                     }
                 };
@@ -429,7 +431,7 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
                     if vu.take().is_some() {
                         active.change(&shared, s, false);
                     }
-                    match ramp.next_active(k, now - shared.start) {
+                    match ramp.next_active(k, now - start) {
                         Some(next) => sleep_until((shared.start + next).into()).await,
                         None => break,
                     }
@@ -443,5 +445,6 @@ async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRa
     let graceful_stop = shared.prepared.scenarios[s].graceful_stop;
     // Those still running at the deadline are cancelled as the set is dropped: a request cut
     // in flight records itself as `interrupted` (vu.rs, `InFlight`).
-    let _ = tokio::time::timeout_at((end + graceful_stop).into(), set.run()).await;
+    let deadline = shared.start + ramp.duration() + graceful_stop;
+    let _ = tokio::time::timeout_at(deadline.into(), set.run()).await;
 }

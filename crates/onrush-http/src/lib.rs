@@ -49,8 +49,8 @@ pub use tls::{
     TlsConfigError, TlsFailure, TlsOptions, TlsSession, TlsTcpStream, TlsVersion,
 };
 
+pub use onrush_clock::Moment;
 use std::path::Path;
-use std::time::Instant;
 
 /// The body of a request.
 #[derive(Debug, Clone, Copy)]
@@ -226,11 +226,11 @@ pub struct Response {
     /// Content-Length (a smuggling signature).
     pub keep_alive: bool,
     /// When the first byte of the response arrived (the read that returned it completed).
-    pub first_byte_at: Instant,
+    pub first_byte_at: Moment,
     /// When the response was complete: the read that returned its last byte completed (for a
     /// response in one read, `first_byte_at`: no second clock read). A request's latency ends
     /// here, not after the tool has decoded what it read.
-    pub done_at: Instant,
+    pub done_at: Moment,
     /// Bytes written for the request: head and body.
     pub bytes_out: u64,
     /// Bytes read for the response as they were on the wire: heads, body, chunk framing, trailers.

@@ -5,10 +5,10 @@
 //! bandwidth cap (onrush-http's transports) run beneath it; `TcpStream` is the default and
 //! what [`connect`] returns.
 
+use onrush_http::Moment;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::task::Poll;
-use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -401,16 +401,16 @@ impl<S: AsyncRead + AsyncWrite + PendingInput + Unpin> Connection<S> {
                 self.rbuf = bigger;
             }
             if first_byte_at.is_none() {
-                first_byte_at = Some(Instant::now());
+                first_byte_at = Some(Moment::now());
             } else {
                 more_reads = true;
             }
             self.end += n;
         }
         self.reusable = dec.keep_alive;
-        let first_byte_at = first_byte_at.unwrap_or_else(Instant::now);
+        let first_byte_at = first_byte_at.unwrap_or_else(Moment::now);
         let done_at = if more_reads {
-            Instant::now()
+            Moment::now()
         } else {
             first_byte_at
         };

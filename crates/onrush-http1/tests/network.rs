@@ -45,7 +45,7 @@ async fn keep_alive_reuses_one_connection_for_1000_requests() {
         let r = conn.send(&req, &mut body).await.unwrap();
         assert_eq!((r.status, &body[..], r.keep_alive), (200, &b"ok"[..], true));
         assert_eq!(r.bytes_in, OK2.len() as u64);
-        assert!(r.first_byte_at <= std::time::Instant::now());
+        assert!(r.first_byte_at <= onrush_http::Moment::now());
     }
     assert_eq!(conn.requests_sent(), 1000);
     assert_eq!(accepted.load(Ordering::SeqCst), 1);

@@ -7,10 +7,10 @@
 //! headers as read and written, beneath TLS if any) since the previous response on that
 //! connection.
 
+use onrush_http::Moment;
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
@@ -140,7 +140,7 @@ impl H2Connection {
             body::send(&mut stream, req.body).await?;
         }
         let response = response.await.map_err(|e| h2_error(e, Stage::Exchanging))?;
-        let first_byte_at = Instant::now();
+        let first_byte_at = Moment::now();
         let (parts, mut body) = response.into_parts();
         let status = parts.status.as_u16();
         let head_bytes = {
@@ -176,7 +176,7 @@ impl H2Connection {
             body_bytes,
             keep_alive: true,
             first_byte_at,
-            done_at: Instant::now(),
+            done_at: Moment::now(),
             bytes_out,
             bytes_in,
         })

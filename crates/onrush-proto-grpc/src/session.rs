@@ -9,10 +9,10 @@
 //! servers that answer as messages arrive (echo, chat) and with those that answer at the
 //! end; what it cannot express is a reply that depends on an answer it has not read yet.
 
+use onrush_protocol::Moment;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
 
 use onrush_http::{push_header, BodySink, ConnectOptions, Headers, Request};
 use onrush_http::{RequestBody, TlsSession};
@@ -279,7 +279,7 @@ impl GrpcSession {
         &mut self,
         step: &GrpcStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
     ) -> Result<H2Connection, FailureClass> {
         let slot = step.target.slot;
         if self.scope == ConnectionScope::Shared {
@@ -319,7 +319,7 @@ impl GrpcSession {
         &self,
         step: &GrpcStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
     ) -> Result<H2Connection, FailureClass> {
         let opts = ConnectOptions::default();
         let settings = H2Settings::default();
@@ -367,7 +367,7 @@ impl GrpcSession {
         &mut self,
         step: &GrpcStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
         connecting: &mut bool,
     ) -> Result<(), FailureClass> {
         // Boxed: opening a connection (TCP, TLS, the HTTP/2 preface) is a large future, and
@@ -539,7 +539,7 @@ impl Session for GrpcSession {
             return Warmed::Nothing;
         }
         let mut exchange = Exchange::empty();
-        let connect = Box::pin(self.connection(step, &mut exchange, Instant::now()));
+        let connect = Box::pin(self.connection(step, &mut exchange, Moment::now()));
         let connected = tokio::time::timeout(step.timeout, connect).await;
         // A pooled connection's stream slot, taken as a call would, is not used.
         self.lease = None;

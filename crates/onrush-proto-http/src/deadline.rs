@@ -17,13 +17,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use tokio::time::{sleep_until, Instant, Sleep};
+use onrush_protocol::Moment;
+use tokio::time::{sleep_until, Sleep};
 
 /// One session's request timer.
 #[derive(Default)]
 pub(crate) struct RequestTimer {
     /// Boxed so that a session stays small; allocated at its first request.
     sleep: Option<Pin<Box<Sleep>>>,
+    /// The moment the timer is armed for (its tokio deadline is this moment as an `Instant`):
+    /// compared with each request's deadline as one integer, not as tokio's `Instant`.
+    armed: Option<Moment>,
     /// The waker the armed timer will wake (it keeps the last one it was polled with until it
     /// fires or is moved): while it is the caller's, polling it again would only register the
     /// same waker again (a coop budget check and an atomic swap, ~130 instructions per request).
@@ -34,12 +38,22 @@ impl RequestTimer {
     /// Ready once `at` has passed (to tokio's timer precision, as `tokio::time::timeout`).
     /// Registers `cx`'s waker to be woken then, or earlier (spuriously) by a timer armed for an
     /// earlier request.
-    pub(crate) fn poll_expired(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
-        let sleep = self.sleep.get_or_insert_with(|| Box::pin(sleep_until(at)));
-        if sleep.deadline() > at {
-            sleep.as_mut().reset(at);
-            self.registered = None;
-        }
+    pub(crate) fn poll_expired(&mut self, at: Moment, cx: &mut Context<'_>) -> Poll<()> {
+        let sleep = match (&mut self.sleep, self.armed) {
+            (Some(sleep), Some(armed)) if armed <= at => sleep,
+            (slot, _) => {
+                // Not armed yet, or for a later deadline than this request's: moved to it.
+                self.armed = Some(at);
+                self.registered = None;
+                let deadline = at.to_instant().into();
+                if let Some(sleep) = slot.as_mut() {
+                    sleep.as_mut().reset(deadline);
+                } else {
+                    *slot = Some(Box::pin(sleep_until(deadline)));
+                }
+                slot.as_mut().expect("armed just above")
+            }
+        };
         if !sleep.is_elapsed()
             && self
                 .registered
@@ -54,11 +68,12 @@ impl RequestTimer {
                 return Poll::Pending;
             }
             self.registered = None;
-            if sleep.deadline() >= at {
+            if self.armed >= Some(at) {
                 return Poll::Ready(());
             }
             // An earlier request's deadline: this request still has time.
-            sleep.as_mut().reset(at);
+            sleep.as_mut().reset(at.to_instant().into());
+            self.armed = Some(at);
         }
     }
 }
@@ -69,7 +84,7 @@ impl RequestTimer {
 /// its own: a layer less on every request.
 pub(crate) fn within<'a, F: Future>(
     timer: &'a mut RequestTimer,
-    at: Instant,
+    at: Moment,
     mut fut: Pin<&'a mut F>,
 ) -> impl Future<Output = Option<F::Output>> + 'a {
     std::future::poll_fn(move |cx| match fut.as_mut().poll(cx) {
@@ -98,7 +113,7 @@ mod tests {
         took: Duration,
         timeout: Duration,
     ) -> (bool, Duration) {
-        let started = Instant::now();
+        let started = Moment::now();
         let fut = pin!(tokio::time::sleep(took));
         let done = within(timer, started + timeout, fut).await.is_some();
         (done, started.elapsed())
@@ -214,7 +229,7 @@ mod tests {
     fn a_ready_request_is_not_timed_out() {
         rt().block_on(async {
             let mut timer = RequestTimer::default();
-            let past = Instant::now() - Duration::from_secs(1);
+            let past = Moment::now() - Duration::from_secs(1);
             let fut = pin!(async { 7 });
             assert_eq!(within(&mut timer, past, fut).await, Some(7));
         });

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use onrush_http1::cookies::CookieJar;
 use onrush_http1::{self as http1, AnyConnection, Decompress};
@@ -14,7 +14,7 @@ use onrush_http2::H2Settings;
 use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
 use onrush_protocol::turn;
 use onrush_protocol::{
-    micros, Exchange, FailureClass, RequestRecord, RequestStart, ResponseView, Session, Warmed,
+    Exchange, FailureClass, Moment, RequestRecord, RequestStart, ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
@@ -60,10 +60,10 @@ pub struct HttpSession {
     /// True while a connect is in flight, so a timeout can say which phase it hit.
     connecting: bool,
     /// When the current request started: its timeout runs from here.
-    request_started: Instant,
+    request_started: Moment,
     /// When the first byte of the current request's first response arrived (`took`): its
     /// TTFB, worked out with the latency (`execute`).
-    first_byte_at: Option<Instant>,
+    first_byte_at: Option<Moment>,
     /// Enforces the requests' timeouts (one timer per session, not one per request).
     timer: RequestTimer,
     /// The read and write buffers of the last plain HTTP/1.1 connection closed after its
@@ -116,7 +116,7 @@ impl HttpSession {
             throttle: scenario.throttle,
             connections: (0..target_slots).map(|_| None).collect(),
             connecting: false,
-            request_started: Instant::now(),
+            request_started: Moment::now(),
             first_byte_at: None,
             timer: RequestTimer::default(),
             spare_buffers: None,
@@ -274,7 +274,7 @@ impl Session for HttpSession {
                 record.failure = Some(FailureClass::Io);
             }
             Ok(()) => {
-                let deadline = tokio::time::Instant::from_std(started + step.timeout);
+                let deadline = started + step.timeout;
                 let outcome = {
                     let ahead = match (prepared, multipart) {
                         (Some(p), _) => Ahead::Request(&p.request),
@@ -375,13 +375,7 @@ impl Session for HttpSession {
             None => exchange.finish(started, start.intended),
         }
         if let Some(first_byte) = self.first_byte_at.take() {
-            // A response read in one piece ends where it began: its TTFB is its service time,
-            // without a second `Instant` subtraction (~45 instructions per request).
-            exchange.record.ttfb_us = Some(if done_at == Some(first_byte) {
-                exchange.record.service_us
-            } else {
-                micros(first_byte.saturating_duration_since(started))
-            });
+            exchange.record.ttfb_us = Some(first_byte.micros_since(started));
         }
         match self.scope {
             ConnectionScope::PerRequest => {
@@ -428,6 +422,10 @@ impl Session for HttpSession {
         self.unset.take()
     }
 
+    fn iteration_hooks(&self) -> bool {
+        self.cookie_mode == CookieMode::PerIteration || self.scope == ConnectionScope::PerIteration
+    }
+
     #[inline]
     fn begin_iteration(&mut self) {
         if self.cookie_mode == CookieMode::PerIteration {
@@ -450,7 +448,7 @@ impl Session for HttpSession {
         {
             return Warmed::Nothing;
         }
-        let options = self.connect_options(step, Instant::now() + step.timeout);
+        let options = self.connect_options(step, Moment::now() + step.timeout);
         let tls = if step.target.tls {
             self.tls.as_ref()
         } else {

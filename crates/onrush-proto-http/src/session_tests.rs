@@ -81,7 +81,7 @@ fn compile(yaml: &str) -> (Vec<HttpStep>, HttpSession) {
 fn run(rt: &Runtime, session: &mut HttpSession, step: &HttpStep, iteration: u64) {
     let vars = Vars::default();
     let ctx = RenderContext::new(1, iteration, &vars);
-    let start = RequestStart::now(std::time::Instant::now());
+    let start = RequestStart::now(onrush_protocol::Moment::now());
     let exchange = rt.block_on(session.execute(step, &ctx, start));
     assert_eq!(exchange.record.status, 200, "{:?}", exchange.record.failure);
 }
@@ -148,7 +148,7 @@ fn each_request_arrives_as_its_own_bytes_prepared_or_rendered() {
 fn exchange(rt: &Runtime, session: &mut HttpSession, step: &HttpStep) -> onrush_protocol::Exchange {
     let vars = Vars::default();
     let ctx = RenderContext::new(1, 0, &vars);
-    let start = RequestStart::now(std::time::Instant::now());
+    let start = RequestStart::now(onrush_protocol::Moment::now());
     rt.block_on(session.execute(step, &ctx, start))
 }
 

@@ -2,8 +2,8 @@
 //! Thrift): opened by onrush-http as HTTPS opens its own, its failure classified as HTTPS's,
 //! and its timings recorded in the step's exchange the same way.
 
+use onrush_protocol::Moment;
 use std::net::SocketAddr;
-use std::time::Instant;
 
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession, TlsTcpStream};
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake};
@@ -19,7 +19,7 @@ pub async fn connect_tls(
     session: &TlsSession,
     host: &str,
     exchange: &mut Exchange,
-    started: Instant,
+    started: Moment,
 ) -> Result<TlsTcpStream, FailureClass> {
     let (stream, kind, took) = onrush_http::connect_tls_stream(addr, opts, session, host)
         .await

@@ -3,9 +3,9 @@
 //! framing says it is complete (a delimiter, a length, a length prefix, the server's silence or
 //! its close).
 
+use onrush_protocol::Moment;
 use std::io::{ErrorKind, Read as _};
 use std::path::Path;
-use std::time::Instant;
 
 use memchr::memmem;
 use onrush_http::{IoOp, TlsSession};
@@ -61,7 +61,7 @@ impl TcpSession {
         &mut self,
         step: &TcpStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
         closed: &mut bool,
     ) -> Result<(), FailureClass> {
         if self.connections[step.slot].is_none() {

@@ -12,12 +12,12 @@
 //! `tls_client_certificate_required`, ...), also when the server says so only after the
 //! handshake (TLS 1.3 and a refused client certificate: the first read fails with the alert).
 
+use onrush_protocol::Moment;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use onrush_http::{ConnectOptions, IoOp, SessionMode, TlsClient, TlsSession};
 use onrush_plan::{ConnectionScope, Plan};
@@ -90,7 +90,7 @@ impl<'a> Dial<'a> {
         tls: bool,
         session: Option<&'a TlsSession>,
         host: &'a str,
-        started: Instant,
+        started: Moment,
         timeout: std::time::Duration,
     ) -> Result<Self, FailureClass> {
         let tls = match (session, tls) {
@@ -102,7 +102,7 @@ impl<'a> Dial<'a> {
         Ok(Dial {
             addr,
             tls,
-            deadline: tokio::time::Instant::from_std(started + timeout),
+            deadline: (started + timeout).to_instant().into(),
         })
     }
 }
@@ -125,7 +125,7 @@ pub async fn warm_up(
     if !keeps || slot.is_some() {
         return Warmed::Nothing;
     }
-    let started = Instant::now();
+    let started = Moment::now();
     let Ok(dial) = Dial::new(addr, tls, session, host, started, timeout) else {
         return Warmed::Failed;
     };
@@ -144,7 +144,7 @@ pub async fn warm_up(
 pub async fn open(
     dial: Dial<'_>,
     exchange: &mut Exchange,
-    started: Instant,
+    started: Moment,
 ) -> Result<Stream, FailureClass> {
     let stream = match dial.tls {
         None => {

@@ -3,7 +3,7 @@
 //! each call encoded into a reused buffer, its reply read until the transport says it is whole
 //! (a frame's length, or — buffered — until the message decodes), then classified.
 
-use std::time::Instant;
+use onrush_protocol::Moment;
 
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, Template, Unset};
@@ -105,7 +105,7 @@ impl ThriftSession {
         &mut self,
         step: &ThriftStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
     ) -> Result<Option<Outcome>, FailureClass> {
         if self.connections[step.slot].is_none() {
             let dial = Dial::new(

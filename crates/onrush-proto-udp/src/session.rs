@@ -1,10 +1,10 @@
 //! One virtual user's UDP session: a connected socket per target, the payload rendered into a
 //! reused buffer, one datagram sent and (unless the step says `reply: none`) one received.
 
+use onrush_protocol::Moment;
 use std::cell::RefCell;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::time::Instant;
 
 use onrush_plan::{RenderContext, TcpPayload};
 use onrush_protocol::{micros, Exchange, FailureClass, RequestStart, ResponseView, Session};
@@ -51,7 +51,7 @@ impl UdpSession {
         &mut self,
         step: &UdpStep,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
     ) -> Result<(), FailureClass> {
         if self.sockets[step.slot].is_none() {
             let local: SocketAddr = if step.addr.is_ipv4() {

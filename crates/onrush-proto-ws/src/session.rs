@@ -19,7 +19,9 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
+
+use onrush_protocol::Moment;
 
 use onrush_http::{ConnectOptions, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
@@ -93,7 +95,7 @@ impl WsSession {
         step: &WsStep,
         ctx: &RenderContext<'_>,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
         connecting: &mut bool,
         cookies: Option<&mut CookieJar>,
     ) -> Result<(), FailureClass> {
@@ -142,7 +144,7 @@ impl WsSession {
         connect: &onrush_plan::WsConnect,
         ctx: &RenderContext<'_>,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
         mut cookies: Option<&mut CookieJar>,
     ) -> Result<(), FailureClass> {
         // A socket still open is replaced (dropped without a close handshake).
@@ -284,7 +286,7 @@ impl WsSession {
         &mut self,
         until: &WsUntil,
         exchange: &mut Exchange,
-        started: Instant,
+        started: Moment,
     ) -> Result<(), FailureClass> {
         let mut received = 0u64;
         loop {
@@ -304,11 +306,7 @@ impl WsSession {
     }
 
     /// Sends a ping and waits for its pong; data messages meanwhile are kept for later.
-    async fn ping(
-        &mut self,
-        exchange: &mut Exchange,
-        started: Instant,
-    ) -> Result<(), FailureClass> {
+    async fn ping(&mut self, exchange: &mut Exchange, started: Moment) -> Result<(), FailureClass> {
         const PAYLOAD: &[u8] = b"onrush";
         let socket = self.socket.as_mut().ok_or(FailureClass::ClosedEarly)?;
         socket.send(crate::frame::PING, PAYLOAD).await?;

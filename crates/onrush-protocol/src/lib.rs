@@ -19,7 +19,9 @@
 
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+pub use onrush_clock::Moment;
 
 pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
 
@@ -35,7 +37,7 @@ pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};
 pub struct RequestStart {
     /// What the latency counts from: the open model's scheduled arrival for the first request
     /// of an iteration, else the moment the VU reached the request.
-    pub intended: Instant,
+    pub intended: Moment,
     /// `intended` is a clock reading taken as the VU reached the request (the closed model, or
     /// a request after the first of an iteration): the session's own start is then that same
     /// instant, and [`begin`](Self::begin) does not read the clock again.
@@ -45,7 +47,7 @@ pub struct RequestStart {
 impl RequestStart {
     /// A request that should have started at `intended` (a scheduled arrival).
     #[inline]
-    pub fn scheduled(intended: Instant) -> Self {
+    pub fn scheduled(intended: Moment) -> Self {
         RequestStart {
             intended,
             read_now: false,
@@ -54,7 +56,7 @@ impl RequestStart {
 
     /// A request starting now: `now` was just read from the clock by the VU.
     #[inline]
-    pub fn now(now: Instant) -> Self {
+    pub fn now(now: Moment) -> Self {
         RequestStart {
             intended: now,
             read_now: true,
@@ -66,11 +68,11 @@ impl RequestStart {
     /// service time and the latency are then the same figure, to the nanosecond: the engine's
     /// work between the VU's reading and the session (a few hundred nanoseconds) counts in both.
     #[inline]
-    pub fn begin(&self) -> Instant {
+    pub fn begin(&self) -> Moment {
         if self.read_now {
             self.intended
         } else {
-            Instant::now()
+            Moment::now()
         }
     }
 }
@@ -108,22 +110,18 @@ impl Exchange {
     /// Sets the service time (from `started`) and the latency (from `intended_start`, never
     /// less than the service time): the open model's latency counts from the scheduled arrival.
     #[inline]
-    pub fn finish(&mut self, started: Instant, intended_start: Instant) {
-        self.finish_at(Instant::now(), started, intended_start);
+    pub fn finish(&mut self, started: Moment, intended_start: Moment) {
+        self.finish_at(Moment::now(), started, intended_start);
     }
 
     /// [`Exchange::finish`] with the end already timed: a protocol that read the clock when
     /// the response's last byte arrived passes that reading (one clock read less).
     #[inline]
-    pub fn finish_at(&mut self, finished: Instant, started: Instant, intended_start: Instant) {
-        self.record.service_us = micros(finished - started);
-        // The closed model's start is one reading for both (`RequestStart::begin`): the same
-        // figure, without a second `Instant` subtraction (~38 instructions).
-        self.record.latency_us = if intended_start == started {
-            self.record.service_us
-        } else {
-            micros(finished.saturating_duration_since(intended_start)).max(self.record.service_us)
-        };
+    pub fn finish_at(&mut self, finished: Moment, started: Moment, intended_start: Moment) {
+        self.record.service_us = finished.micros_since(started);
+        self.record.latency_us = finished
+            .micros_since(intended_start)
+            .max(self.record.service_us);
     }
 }
 
@@ -197,6 +195,14 @@ pub trait Session {
 
     /// Called when an iteration starts (e.g. `cookies: per_iteration` empties the jar).
     fn begin_iteration(&mut self) {}
+
+    /// Whether [`begin_iteration`](Self::begin_iteration) or
+    /// [`end_iteration`](Self::end_iteration) can do anything for this session, as configured
+    /// when it was made. A session that says `false` may not be called for them: a VU of a
+    /// plan of several protocols asks each of its sessions otherwise, every iteration.
+    fn iteration_hooks(&self) -> bool {
+        true
+    }
 
     /// Called when an iteration ends, so a session can drop what must not outlive it
     /// (`connections: per_iteration`).

@@ -112,6 +112,15 @@ pub struct Sessions {
     grpc: Option<Box<<Grpc as Protocol>::Session>>,
     exec: Option<Box<<Exec as Protocol>::Session>>,
     last: Last,
+    /// Some session made so far has iteration hooks ([`Session::iteration_hooks`]): until
+    /// then, beginning and ending an iteration ask none of the seven.
+    hooks: bool,
+}
+
+/// A protocol's session made for a VU, boxed; `hooks` notes whether it has iteration hooks.
+fn made<S: Session>(hooks: &mut bool, session: S) -> Box<S> {
+    *hooks |= session.iteration_hooks();
+    Box::new(session)
 }
 
 impl StepSpec for AnyStep {
@@ -253,6 +262,7 @@ impl Protocol for Protocols {
             grpc: None,
             exec: None,
             last: Last::None,
+            hooks: false,
         }
     }
 }
@@ -273,12 +283,10 @@ impl Session for Sessions {
             AnyStep::Http(step) => {
                 self.last = Last::Http;
                 let session = self.http.get_or_insert_with(|| {
-                    Box::new(Http::session(
-                        &self.plan.http,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.http,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Http::session(&self.plan.http, self.scenario, self.vu, &self.workers.http),
+                    )
                 });
                 Either::Http {
                     future: session.execute(step, ctx, start),
@@ -287,12 +295,10 @@ impl Session for Sessions {
             AnyStep::Tcp(step) => {
                 self.last = Last::Tcp;
                 let session = self.tcp.get_or_insert_with(|| {
-                    Box::new(Tcp::session(
-                        &self.plan.tcp,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.tcp,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Tcp::session(&self.plan.tcp, self.scenario, self.vu, &self.workers.tcp),
+                    )
                 });
                 Either::Tcp {
                     future: session.execute(step, ctx, start),
@@ -301,12 +307,10 @@ impl Session for Sessions {
             AnyStep::Ws(step) => {
                 self.last = Last::Ws;
                 let session = self.ws.get_or_insert_with(|| {
-                    Box::new(Ws::session(
-                        &self.plan.ws,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.ws,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Ws::session(&self.plan.ws, self.scenario, self.vu, &self.workers.ws),
+                    )
                 });
                 // The upgrade is an HTTP request: it carries the VU's cookies, kept by its
                 // HTTP session (a browser's one jar), and stores those it is given.
@@ -318,12 +322,10 @@ impl Session for Sessions {
             AnyStep::Udp(step) => {
                 self.last = Last::Udp;
                 let session = self.udp.get_or_insert_with(|| {
-                    Box::new(Udp::session(
-                        &self.plan.udp,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.udp,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Udp::session(&self.plan.udp, self.scenario, self.vu, &self.workers.udp),
+                    )
                 });
                 Either::Udp {
                     future: session.execute(step, ctx, start),
@@ -332,12 +334,15 @@ impl Session for Sessions {
             AnyStep::Thrift(step) => {
                 self.last = Last::Thrift;
                 let session = self.thrift.get_or_insert_with(|| {
-                    Box::new(Thrift::session(
-                        &self.plan.thrift,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.thrift,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Thrift::session(
+                            &self.plan.thrift,
+                            self.scenario,
+                            self.vu,
+                            &self.workers.thrift,
+                        ),
+                    )
                 });
                 Either::Thrift {
                     future: session.execute(step, ctx, start),
@@ -346,12 +351,10 @@ impl Session for Sessions {
             AnyStep::Grpc(step) => {
                 self.last = Last::Grpc;
                 let session = self.grpc.get_or_insert_with(|| {
-                    Box::new(Grpc::session(
-                        &self.plan.grpc,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.grpc,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Grpc::session(&self.plan.grpc, self.scenario, self.vu, &self.workers.grpc),
+                    )
                 });
                 Either::Grpc {
                     future: session.execute(step, ctx, start),
@@ -360,12 +363,10 @@ impl Session for Sessions {
             AnyStep::Exec(step) => {
                 self.last = Last::Exec;
                 let session = self.exec.get_or_insert_with(|| {
-                    Box::new(Exec::session(
-                        &self.plan.exec,
-                        self.scenario,
-                        self.vu,
-                        &self.workers.exec,
-                    ))
+                    made(
+                        &mut self.hooks,
+                        Exec::session(&self.plan.exec, self.scenario, self.vu, &self.workers.exec),
+                    )
                 });
                 Either::Exec {
                     future: session.execute(step, ctx, start),
@@ -405,6 +406,9 @@ impl Session for Sessions {
 
     #[inline]
     fn begin_iteration(&mut self) {
+        if !self.hooks {
+            return;
+        }
         if let Some(s) = &mut self.http {
             s.begin_iteration();
         }
@@ -436,7 +440,10 @@ impl Session for Sessions {
             AnyStep::Http(step) => {
                 self.http
                     .get_or_insert_with(|| {
-                        Box::new(Http::session(&plan.http, scenario, vu, &workers.http))
+                        made(
+                            &mut self.hooks,
+                            Http::session(&plan.http, scenario, vu, &workers.http),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -444,7 +451,10 @@ impl Session for Sessions {
             AnyStep::Tcp(step) => {
                 self.tcp
                     .get_or_insert_with(|| {
-                        Box::new(Tcp::session(&plan.tcp, scenario, vu, &workers.tcp))
+                        made(
+                            &mut self.hooks,
+                            Tcp::session(&plan.tcp, scenario, vu, &workers.tcp),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -452,7 +462,10 @@ impl Session for Sessions {
             AnyStep::Udp(step) => {
                 self.udp
                     .get_or_insert_with(|| {
-                        Box::new(Udp::session(&plan.udp, scenario, vu, &workers.udp))
+                        made(
+                            &mut self.hooks,
+                            Udp::session(&plan.udp, scenario, vu, &workers.udp),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -460,7 +473,10 @@ impl Session for Sessions {
             AnyStep::Ws(step) => {
                 self.ws
                     .get_or_insert_with(|| {
-                        Box::new(Ws::session(&plan.ws, scenario, vu, &workers.ws))
+                        made(
+                            &mut self.hooks,
+                            Ws::session(&plan.ws, scenario, vu, &workers.ws),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -468,7 +484,10 @@ impl Session for Sessions {
             AnyStep::Thrift(step) => {
                 self.thrift
                     .get_or_insert_with(|| {
-                        Box::new(Thrift::session(&plan.thrift, scenario, vu, &workers.thrift))
+                        made(
+                            &mut self.hooks,
+                            Thrift::session(&plan.thrift, scenario, vu, &workers.thrift),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -476,7 +495,10 @@ impl Session for Sessions {
             AnyStep::Grpc(step) => {
                 self.grpc
                     .get_or_insert_with(|| {
-                        Box::new(Grpc::session(&plan.grpc, scenario, vu, &workers.grpc))
+                        made(
+                            &mut self.hooks,
+                            Grpc::session(&plan.grpc, scenario, vu, &workers.grpc),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -484,7 +506,10 @@ impl Session for Sessions {
             AnyStep::Exec(step) => {
                 self.exec
                     .get_or_insert_with(|| {
-                        Box::new(Exec::session(&plan.exec, scenario, vu, &workers.exec))
+                        made(
+                            &mut self.hooks,
+                            Exec::session(&plan.exec, scenario, vu, &workers.exec),
+                        )
                     })
                     .warm_up(step)
                     .await
@@ -494,6 +519,9 @@ impl Session for Sessions {
 
     #[inline]
     fn end_iteration(&mut self) {
+        if !self.hooks {
+            return;
+        }
         if let Some(s) = &mut self.http {
             s.end_iteration();
         }

@@ -27,10 +27,10 @@ use std::future::poll_fn;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::task::{Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use onrush_protocol::turn::in_turns;
-use onrush_protocol::{Protocol, RequestStart};
+use onrush_protocol::{Moment, Protocol, RequestStart};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::sleep_until;
@@ -49,12 +49,12 @@ const BATCH: u32 = 64;
 #[derive(Default)]
 struct Slot {
     /// The intended start of the arrival handed to this VU.
-    next: Cell<Option<Instant>>,
+    next: Cell<Option<Moment>>,
     waker: Cell<Option<Waker>>,
 }
 
 impl Slot {
-    fn hand(&self, intended: Instant) {
+    fn hand(&self, intended: Moment) {
         self.next.set(Some(intended));
         if let Some(waker) = self.waker.take() {
             waker.wake();
@@ -73,7 +73,7 @@ struct Pool {
 
 impl Pool {
     /// Waits for the next arrival of `slot`; None when the schedule has ended.
-    async fn next_arrival(&self, slot: &Slot) -> Option<Instant> {
+    async fn next_arrival(&self, slot: &Slot) -> Option<Moment> {
         poll_fn(|cx| {
             if let Some(intended) = slot.next.take() {
                 return Poll::Ready(Some(intended));
@@ -187,27 +187,31 @@ pub(super) async fn open<P: Protocol>(
     let mut i =
         first + (shared.worker as u64 + workers as u64 - first % workers as u64) % workers as u64;
     let end = shared.start + arrivals.duration();
+    // The schedule as moments, the clock requests are timed with; the timers take instants.
+    let start_at = Moment::from_instant(shared.start);
+    let end_at = start_at + arrivals.duration();
     let total = arrivals.count();
     let mut next = arrivals.time_of(i, &mut cursor);
     'schedule: while let Some(offset) = next {
-        let intended = shared.start + offset;
-        let mut now = Instant::now();
+        let intended = start_at + offset;
+        let mut now = Moment::now();
         if intended > now {
+            let wake = shared.start + offset;
             match timer.as_mut() {
                 Some(timer) => {
-                    if timer.sleep_until(intended).await.is_err() {
-                        sleep_until(intended.into()).await;
+                    if timer.sleep_until(wake).await.is_err() {
+                        sleep_until(wake.into()).await;
                     }
                 }
-                None => sleep_until(intended.into()).await,
+                None => sleep_until(wake.into()).await,
             }
-            now = Instant::now();
+            now = Moment::now();
         }
         // Every arrival due by now (or within the slack), oldest first.
         let mut started = 0;
         let horizon = now + slack;
         while let Some(offset) = next {
-            let intended = shared.start + offset;
+            let intended = start_at + offset;
             if intended > horizon || started == BATCH {
                 break;
             }
@@ -215,7 +219,7 @@ pub(super) async fn open<P: Protocol>(
                 // Its unique test data ran out: the scenario is over.
                 break 'schedule;
             }
-            if now >= end {
+            if now >= end_at {
                 // The scenario's time is up with arrivals still unstarted (the worker fell
                 // behind): they are dropped and counted, not run after the end.
                 let left = (total - i).div_ceil(workers as u64);
@@ -236,11 +240,10 @@ pub(super) async fn open<P: Protocol>(
                 shared.metrics.borrow_mut().record_dropped_iteration(s);
                 continue;
             }
-            let lag = now.saturating_duration_since(intended);
             shared
                 .metrics
                 .borrow_mut()
-                .record_schedule_lag(s, lag.as_micros() as u64);
+                .record_schedule_lag(s, now.micros_since(intended));
             pool.set_in_flight(shared, s, pool.in_flight.get() + 1);
             match idle {
                 Some(slot) => slot.hand(start),
@@ -292,7 +295,7 @@ async fn run_vu<P: Protocol>(
     s: usize,
     mut vu: Vu<P>,
     slot: Rc<Slot>,
-    mut first: Option<Instant>,
+    mut first: Option<Moment>,
 ) {
     let scenario = &shared.prepared.scenarios[s];
     loop {

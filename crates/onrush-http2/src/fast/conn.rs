@@ -7,6 +7,7 @@
 //! future is woken only when something arrived for it (its head, data, end, reset, window), or
 //! when the connection failed.
 
+use onrush_http::Moment;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -14,7 +15,6 @@ use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -83,7 +83,7 @@ pub(crate) struct Slot {
     pub status: u16,
     pub head_given: bool,
     pub head_bytes: u64,
-    pub first_byte_at: Option<Instant>,
+    pub first_byte_at: Option<Moment>,
     /// Decoded response fields: names and values back to back in `hbuf`; each entry is
     /// (name start, name end = value start, value end).
     pub hbuf: Vec<u8>,
@@ -157,7 +157,7 @@ pub(crate) struct State {
     block_end_stream: bool,
     expect_continuation: bool,
     /// When the current read batch arrived (taken lazily, once per batch, when a head completes).
-    read_at: Option<Instant>,
+    read_at: Option<Moment>,
     pub wire_read: u64,
     pub wire_written: u64,
     read_taken: u64,
@@ -816,7 +816,7 @@ impl State {
             }
             return Ok(());
         }
-        let at = *self.read_at.get_or_insert_with(Instant::now);
+        let at = *self.read_at.get_or_insert_with(Moment::now);
         let s = &mut self.slots[i];
         s.status = status;
         s.head_bytes = head_bytes;

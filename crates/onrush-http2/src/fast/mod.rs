@@ -32,6 +32,7 @@ mod hpack;
 mod hpack_dec;
 mod hpack_tables;
 
+use onrush_http::Moment;
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io::Read;
@@ -39,7 +40,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::rc::Rc;
 use std::task::Poll;
-use std::time::Instant;
 
 use http::uri::Scheme;
 use onrush_http::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Piece, Request};
@@ -410,7 +410,7 @@ impl H2Connection {
         let mut st = self.st.borrow_mut();
         let s = &st.slots[idx];
         let (status, head_bytes) = (s.status, s.head_bytes);
-        let first_byte_at = s.first_byte_at.unwrap_or_else(Instant::now);
+        let first_byte_at = s.first_byte_at.unwrap_or_else(Moment::now);
         let (bytes_in, bytes_out) = st.take_wire();
         drop(st);
         drop(stream);
@@ -420,7 +420,7 @@ impl H2Connection {
             body_bytes,
             keep_alive: true,
             first_byte_at,
-            done_at: Instant::now(),
+            done_at: Moment::now(),
             bytes_out,
             bytes_in,
         })

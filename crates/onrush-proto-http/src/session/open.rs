@@ -2,7 +2,7 @@
 //! the connect with its time recorded. A child of the session module, so it sees the
 //! session's fields.
 
-use std::time::Instant;
+use onrush_protocol::Moment;
 
 use onrush_http1 as http1;
 use onrush_plan::{CloseMode, HttpVersion};
@@ -26,7 +26,7 @@ impl HttpSession {
     pub(super) fn connect_options(
         &mut self,
         step: &HttpStep,
-        deadline: Instant,
+        deadline: Moment,
     ) -> http1::ConnectOptions {
         let plain_h1 = self.is_plain_h1(step);
         let local_addr = if self.source_addresses.is_empty() {
@@ -39,7 +39,7 @@ impl HttpSession {
             local_addr,
             linger_reset: self.close == CloseMode::Reset,
             throttle: self.throttle,
-            deadline: (!plain_h1).then(|| deadline.into()),
+            deadline: (!plain_h1).then(|| deadline.to_instant().into()),
             ..Default::default()
         }
     }
@@ -181,8 +181,8 @@ impl HttpSession {
     fn begin_connect(
         &mut self,
         step: &HttpStep,
-    ) -> (Instant, http1::ConnectOptions, Option<http1::Buffers>) {
-        let started = Instant::now();
+    ) -> (Moment, http1::ConnectOptions, Option<http1::Buffers>) {
+        let started = Moment::now();
         let options = self.connect_options(step, self.request_started + step.timeout);
         self.connecting = true;
         (started, options, self.spare_buffers.take())
@@ -192,7 +192,7 @@ impl HttpSession {
     fn opened(
         &mut self,
         result: Result<connect::Opened, FailureClass>,
-        started: Instant,
+        started: Moment,
         record: &mut RequestRecord,
         opened: &mut bool,
     ) -> Result<HttpConn, FailureClass> {
@@ -204,7 +204,7 @@ impl HttpSession {
                 duration_us: micros(took),
             });
         }
-        record.connect_us = Some(micros(started.elapsed()));
+        record.connect_us = Some(Moment::now().micros_since(started));
         *opened = true;
         Ok(conn)
     }
@@ -219,7 +219,7 @@ pub(super) enum PlainStart {
 /// A plain HTTP/1.1 connect whose TCP handshake is in progress: when it started, the connect,
 /// the buffers the connection will have.
 pub(super) struct PlainConnecting {
-    started: Instant,
+    started: Moment,
     connecting: http1::Connecting,
     buffers: Option<http1::Buffers>,
 }
