@@ -20,7 +20,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use onrush_http::Throttled;
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, Interest, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
@@ -111,13 +111,14 @@ impl PendingInput for TcpStream {
         matches!(ready.poll(&mut cx), Poll::Ready(Ok(r)) if r.is_read_closed())
     }
 
-    /// `try_write`: one `send` when tokio knows the socket writable (the steady state of a
-    /// kept-alive connection), skipping what `AsyncWrite::poll_write` adds per call (the
-    /// task's co-operative budget, the waker's registration) and the `WriteAll` future
-    /// (~150 user instructions per keep-alive request, callgrind).
+    /// One `send` when tokio knows the socket writable (the steady state of a kept-alive
+    /// connection), through `try_io` as `try_write`, skipping what `AsyncWrite::poll_write`
+    /// adds per call (the task's co-operative budget, the waker's registration) and the
+    /// `WriteAll` future (~150 user instructions per keep-alive request, callgrind). The
+    /// [`send`] is made here.
     #[inline]
     fn write_now(&mut self, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.try_write(buf) {
+        match self.try_io(Interest::WRITABLE, || send(&*self, buf)) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
             other => Poll::Ready(other),
         }
@@ -131,7 +132,7 @@ impl PendingInput for TcpStream {
     /// safe: the readiness it did not see stays as the driver reports it (EAGAIN here, and the
     /// usual write waits for the driver as it would have).
     fn write_unpolled(&mut self, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match socket2::SockRef::from(&*self).send(buf) {
+        match send(&*self, buf) {
             Err(e)
                 if matches!(
                     e.kind(),
@@ -143,6 +144,25 @@ impl PendingInput for TcpStream {
             other => Poll::Ready(other),
         }
     }
+}
+
+/// `send(2)` on a connected socket, made inline by rustix rather than through glibc: glibc's
+/// `send` is a thread-cancellation point, and the wrapper with the cancellation state it
+/// enables and disables around the call cost ~55 user instructions a request against ~10
+/// (callgrind: `send`, `__pthread_enable_asynccancel`, `__pthread_disable_asynccancel`;
+/// docs/benchmarks.md, session 9). onrush cancels no thread. `MSG_NOSIGNAL`, as std's own
+/// socket writes: a peer that has gone is an error, not a SIGPIPE.
+///
+/// (The reads stay tokio's `poll_read`: it clears the read readiness on a short read, which
+/// `try_io` around an inline `recv` can do only by turning the short read into a `WouldBlock`
+/// error, whose making, inspection and drop cost what the inline call saved.)
+#[inline]
+fn send(socket: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    Ok(rustix::net::send(
+        socket,
+        buf,
+        rustix::net::SendFlags::NOSIGNAL,
+    )?)
 }
 
 /// Through the cap (when its budget is spent, waiting bytes are seen at a later request).
@@ -217,6 +237,44 @@ mod tests {
         client.readable().await.unwrap();
         assert!(matches!(client.read_waiting(&mut buf), Poll::Ready(Ok(4))));
         assert_eq!(&buf[..4], b"late");
+    }
+
+    /// `write_now`'s inline `send`: the bytes arrive; a peer that has reset the connection is
+    /// an error (not a SIGPIPE), and the socket then stays usable for reading the end.
+    #[tokio::test]
+    async fn write_now_sends_and_reports_a_reset_peer() {
+        let (mut client, server) = loopback().await;
+        client.writable().await.unwrap();
+        assert!(matches!(client.write_now(b"hello"), Poll::Ready(Ok(5))));
+        let mut server = server.into_std().unwrap();
+        server.set_nonblocking(false).unwrap();
+        let mut buf = [0u8; 5];
+        std::io::Read::read_exact(&mut server, &mut buf).unwrap();
+        assert_eq!(&buf, b"hello");
+        // A close with unread bytes resets the connection.
+        std::io::Write::write_all(&mut server, b"x").unwrap();
+        socket2::SockRef::from(&server)
+            .set_linger(Some(std::time::Duration::ZERO))
+            .unwrap();
+        drop(server);
+        let mut error = None;
+        for _ in 0..100 {
+            match client.write_now(b"more") {
+                Poll::Ready(Err(e)) => {
+                    error = Some(e);
+                    break;
+                }
+                _ => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            }
+        }
+        let e = error.expect("a write to a reset peer fails");
+        assert!(
+            matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+            ),
+            "{e:?}"
+        );
     }
 
     /// A socket just connected: tokio's driver has not reported it writable yet, so

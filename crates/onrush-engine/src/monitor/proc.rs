@@ -317,8 +317,8 @@ fn split_fields(line: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// How /proc/net/tcp{,6} write `addr` as a remote address: the IP as native-endian 32-bit
 /// words in upper-case hex (`%08X`: 127.0.0.1 is `0100007F` on x86), a colon, the port as
-/// `%04X`. An IPv4 address is in tcp as itself and in tcp6 as v4-mapped (a dual-stack
-/// socket's), so it has both forms.
+/// `%04X`. An IPv4 address is in tcp as itself; in tcp6 it would be v4-mapped (another
+/// program's dual-stack socket), which is not counted, as in the sock_diag count.
 fn proc_forms(addr: &SocketAddr) -> Vec<Vec<u8>> {
     let words = |octets: &[u8]| -> String {
         octets
@@ -327,13 +327,11 @@ fn proc_forms(addr: &SocketAddr) -> Vec<Vec<u8>> {
             .collect()
     };
     let port = addr.port();
-    match addr.ip() {
-        IpAddr::V4(v4) => vec![
-            format!("{}:{port:04X}", words(&v4.octets())).into_bytes(),
-            format!("{}:{port:04X}", words(&v4.to_ipv6_mapped().octets())).into_bytes(),
-        ],
-        IpAddr::V6(v6) => vec![format!("{}:{port:04X}", words(&v6.octets())).into_bytes()],
-    }
+    let octets = match addr.ip() {
+        IpAddr::V4(v4) => v4.octets().to_vec(),
+        IpAddr::V6(v6) => v6.octets().to_vec(),
+    };
+    vec![format!("{}:{port:04X}", words(&octets)).into_bytes()]
 }
 
 #[cfg(test)]
@@ -419,7 +417,9 @@ mod tests {
         let v6 = "  sl  local rem st\n   0: 0000000000000000FFFF00000100007F:9C40 0000000000000000FFFF00000100007F:1F90 01 x\n";
         let mut counts = SocketCounts::default();
         count_sockets(v6.as_bytes(), &forms("127.0.0.1:8080"), &mut counts);
-        assert_eq!(counts.established, 1);
+        // A dual-stack socket's v4-mapped form: not onrush's (it reaches an IPv4 target
+        // through an IPv4 socket), and not asked of sock_diag either.
+        assert_eq!(counts.total, 0);
         let v6 = "  sl  local rem st\n   0: 00000000000000000000000001000000:9C40 00000000000000000000000001000000:1F90 06 x\n";
         let mut counts = SocketCounts::default();
         count_sockets(v6.as_bytes(), &forms("[::1]:8080"), &mut counts);
@@ -461,10 +461,7 @@ mod tests {
                 .map(|b| String::from_utf8(b).unwrap())
                 .collect()
         };
-        assert_eq!(
-            text(forms("127.0.0.1:8080")),
-            ["0100007F:1F90", "0000000000000000FFFF00000100007F:1F90"]
-        );
+        assert_eq!(text(forms("127.0.0.1:8080")), ["0100007F:1F90"]);
         assert_eq!(
             text(forms("[fd00::10]:443")),
             ["000000FD000000000000000010000000:01BB"]

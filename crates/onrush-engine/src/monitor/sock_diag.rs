@@ -87,18 +87,33 @@ impl SockDiag {
     }
 
     /// Counts, by state, the TCP sockets of this network namespace whose remote end is one of
-    /// `targets` (IPv4 targets also as v4-mapped IPv6, a dual-stack socket's form): what
-    /// [`super::proc::ProcFiles::sockets_towards`] counts from the /proc files.
+    /// `targets`, in the target's own address family (onrush reaches an IPv4 target through
+    /// an IPv4 socket): what [`super::proc::ProcFiles::sockets_towards`] counts from the /proc
+    /// files.
+    ///
+    /// One dump per port and family of the targets. Each walks every TCP socket of the
+    /// namespace, the target's TIME_WAITs included (~1.5 ms with ~30,000 of them), whatever
+    /// family it asks for: asking IPv6 as well for an IPv4 target, for another program's
+    /// dual-stack sockets to it, doubled the monitor's cost of a count, ~0.2% of a 3-second
+    /// test's CPU that opens a connection per request (docs/benchmarks.md, session 9).
     pub fn sockets_towards(&mut self, targets: &[SocketAddr]) -> io::Result<SocketCounts> {
         let mut counts = SocketCounts::default();
-        let mut ports: Vec<u16> = targets.iter().map(|t| t.port()).collect();
-        ports.sort_unstable();
-        ports.dedup();
-        for port in ports {
-            for family in [libc::AF_INET as u8, libc::AF_INET6 as u8] {
-                self.seq = self.seq.wrapping_add(1);
-                self.dump(&dump_request(family, port, self.seq), targets, &mut counts)?;
-            }
+        let mut asks: Vec<(u16, u8)> = targets
+            .iter()
+            .map(|t| {
+                let family = if t.is_ipv4() {
+                    libc::AF_INET
+                } else {
+                    libc::AF_INET6
+                };
+                (t.port(), family as u8)
+            })
+            .collect();
+        asks.sort_unstable();
+        asks.dedup();
+        for (port, family) in asks {
+            self.seq = self.seq.wrapping_add(1);
+            self.dump(&dump_request(family, port, self.seq), targets, &mut counts)?;
         }
         Ok(counts)
     }
