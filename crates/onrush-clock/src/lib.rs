@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
+/// The furthest [`Moment::to_instant`] goes: thirty years.
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 86_400);
+
 /// A reading of the monotonic clock, in nanoseconds since an origin of the clock's own (the
 /// machine's boot, on Linux). Only differences between readings mean anything.
 ///
@@ -57,10 +60,17 @@ impl Moment {
     }
 
     /// The same moment as an `Instant`, for a timer (see the crate's docs for its precision).
+    /// A moment more than thirty years after the process's first conversion (a saturated
+    /// addition) becomes that far, as tokio's own "far future", rather than overflow an
+    /// `Instant`.
     pub fn to_instant(self) -> Instant {
         let anchor = anchor();
         if self >= anchor.moment {
-            anchor.instant + self.saturating_duration_since(anchor.moment)
+            let after = self.saturating_duration_since(anchor.moment);
+            anchor
+                .instant
+                .checked_add(after.min(FAR_FUTURE))
+                .unwrap_or(anchor.instant)
         } else {
             let before = anchor.moment.saturating_duration_since(self);
             anchor.instant.checked_sub(before).unwrap_or(anchor.instant)
@@ -185,6 +195,8 @@ mod tests {
             Moment(u64::MAX - 1) + Duration::from_secs(1),
             Moment(u64::MAX)
         );
+        // Saturated, it still converts (to the far future) rather than overflow an `Instant`.
+        assert!(Moment(u64::MAX).to_instant() > Instant::now() + Duration::from_secs(86_400));
     }
 
     #[test]

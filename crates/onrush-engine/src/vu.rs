@@ -6,11 +6,9 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use onrush_protocol::Moment;
-
 use onrush_metrics::{FailureClass, RequestRecord, WorkerMetrics};
 use onrush_plan::{OnFailure, RenderContext, VarValue, Vars};
-use onrush_protocol::{micros, Exchange, Protocol, RequestStart, Session, StepSpec};
+use onrush_protocol::{micros, Exchange, Moment, Protocol, RequestStart, Session, StepSpec};
 
 use super::checks;
 use super::prepare::ScenarioRun;
