@@ -15,6 +15,7 @@
 //! let schema = onrush_thrift::load(&[idl]).unwrap();
 //! let add = schema.service("Calc").unwrap().function("add").unwrap();
 //! assert_eq!(add.args[1].name, "b");
+//! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
 mod idl;

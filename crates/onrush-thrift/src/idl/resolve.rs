@@ -453,11 +453,27 @@ mod tests {
         p
     }
 
-    fn temp(name: &str) -> PathBuf {
+    /// A directory of the test's own, removed when the test is done with it.
+    struct Temp(PathBuf);
+
+    impl std::ops::Deref for Temp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp(name: &str) -> Temp {
         let d = std::env::temp_dir().join(format!("onrush-thrift-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Temp(d)
     }
 
     #[test]
