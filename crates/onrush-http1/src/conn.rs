@@ -5,7 +5,6 @@
 //! bandwidth cap (onrush-http's transports) run beneath it; `TcpStream` is the default and
 //! what [`connect`] returns.
 
-use onrush_http::Moment;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::task::Poll;
@@ -17,7 +16,7 @@ use crate::decode::Decoder;
 use crate::idle::PendingInput;
 use crate::{connect_tcp, ConnectOptions, PreparedRequest};
 use crate::{BodySink, Error, ErrorKind, Request, Response, MAX_HEAD_BYTES};
-use onrush_http::{refuse_throttle, IoOp as Op};
+use onrush_http::{refuse_throttle, IoOp as Op, Moment};
 
 /// Read buffer size at first: a small response (a head of a few hundred bytes and a small body)
 /// arrives in one read. 1 KiB, not more, because a run may hold tens of thousands of

@@ -7,7 +7,6 @@
 //! headers as read and written, beneath TLS if any) since the previous response on that
 //! connection.
 
-use onrush_http::Moment;
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use bytes::Bytes;
 use h2::client::SendRequest;
 use http::header::{HeaderName, HeaderValue};
 use http::uri::{Authority, PathAndQuery, Scheme};
+use onrush_http::Moment;
 use onrush_http::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Request, RequestBody};
 use onrush_http::{Piece, Response};
 use tokio::io::{AsyncRead, AsyncWrite};

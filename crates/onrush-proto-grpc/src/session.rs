@@ -9,7 +9,6 @@
 //! servers that answer as messages arrive (echo, chat) and with those that answer at the
 //! end; what it cannot express is a reply that depends on an answer it has not read yet.
 
-use onrush_protocol::Moment;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -20,6 +19,7 @@ use onrush_http2::{H2Connection, H2Settings};
 use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::{ConnectionPool, Lease};
+use onrush_protocol::Moment;
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
 };

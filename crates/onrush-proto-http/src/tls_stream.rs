@@ -2,10 +2,10 @@
 //! Thrift): opened by onrush-http as HTTPS opens its own, its failure classified as HTTPS's,
 //! and its timings recorded in the step's exchange the same way.
 
-use onrush_protocol::Moment;
 use std::net::SocketAddr;
 
 use onrush_http::{ConnectOptions, HandshakeKind, TlsSession, TlsTcpStream};
+use onrush_protocol::Moment;
 use onrush_protocol::{micros, Exchange, FailureClass, Handshake};
 
 use crate::classify::classify;

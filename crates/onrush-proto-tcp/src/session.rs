@@ -3,13 +3,13 @@
 //! framing says it is complete (a delimiter, a length, a length prefix, the server's silence or
 //! its close).
 
-use onrush_protocol::Moment;
 use std::io::{ErrorKind, Read as _};
 use std::path::Path;
 
 use memchr::memmem;
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
+use onrush_protocol::Moment;
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
 };

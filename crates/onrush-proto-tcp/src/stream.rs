@@ -12,7 +12,6 @@
 //! `tls_client_certificate_required`, ...), also when the server says so only after the
 //! handshake (TLS 1.3 and a refused client certificate: the first read fails with the alert).
 
-use onrush_protocol::Moment;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -21,6 +20,7 @@ use std::task::{Context, Poll};
 
 use onrush_http::{ConnectOptions, IoOp, SessionMode, TlsClient, TlsSession};
 use onrush_plan::{ConnectionScope, Plan};
+use onrush_protocol::Moment;
 use onrush_protocol::{connect_failure, micros, Exchange, FailureClass, Warmed};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;

@@ -3,11 +3,10 @@
 //! each call encoded into a reused buffer, its reply read until the transport says it is whole
 //! (a frame's length, or — buffered — until the message decodes), then classified.
 
-use onrush_protocol::Moment;
-
 use onrush_http::{IoOp, TlsSession};
 use onrush_plan::{ConnectionScope, RenderContext, Template, Unset};
 use onrush_proto_tcp::stream::{open, stream_failure, Dial, Stream};
+use onrush_protocol::Moment;
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
 };

@@ -1,12 +1,12 @@
 //! One virtual user's UDP session: a connected socket per target, the payload rendered into a
 //! reused buffer, one datagram sent and (unless the step says `reply: none`) one received.
 
-use onrush_protocol::Moment;
 use std::cell::RefCell;
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use onrush_plan::{RenderContext, TcpPayload};
+use onrush_protocol::Moment;
 use onrush_protocol::{micros, Exchange, FailureClass, RequestStart, ResponseView, Session};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;

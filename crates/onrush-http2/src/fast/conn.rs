@@ -7,7 +7,6 @@
 //! future is woken only when something arrived for it (its head, data, end, reset, window), or
 //! when the connection failed.
 
-use onrush_http::Moment;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -16,6 +15,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use onrush_http::Moment;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::frame::{self, *};

@@ -32,7 +32,6 @@ mod hpack;
 mod hpack_dec;
 mod hpack_tables;
 
-use onrush_http::Moment;
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io::Read;
@@ -42,6 +41,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use http::uri::Scheme;
+use onrush_http::Moment;
 use onrush_http::{BodySink, ConnectOptions, Error, ErrorKind, Headers, Piece, Request};
 use onrush_http::{RequestBody, Response};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
