@@ -23,11 +23,10 @@ use tokio::time::{sleep_until, Sleep};
 /// One session's request timer.
 #[derive(Default)]
 pub(crate) struct RequestTimer {
-    /// Boxed so that a session stays small; allocated at its first request.
-    sleep: Option<Pin<Box<Sleep>>>,
-    /// The moment the timer is armed for (its tokio deadline is this moment as an `Instant`):
-    /// compared with each request's deadline as one integer, not as tokio's `Instant`.
-    armed: Option<Moment>,
+    /// The timer, boxed so that a session stays small (allocated at its first request), and
+    /// the moment it is armed for (its tokio deadline is this moment as an `Instant`): compared
+    /// with each request's deadline as one integer, not as tokio's `Instant`.
+    armed: Option<(Pin<Box<Sleep>>, Moment)>,
     /// The waker the armed timer will wake (it keeps the last one it was polled with until it
     /// fires or is moved): while it is the caller's, polling it again would only register the
     /// same waker again (a coop budget check and an atomic swap, ~130 instructions per request).
@@ -39,19 +38,21 @@ impl RequestTimer {
     /// Registers `cx`'s waker to be woken then, or earlier (spuriously) by a timer armed for an
     /// earlier request.
     pub(crate) fn poll_expired(&mut self, at: Moment, cx: &mut Context<'_>) -> Poll<()> {
-        let sleep = match (&mut self.sleep, self.armed) {
-            (Some(sleep), Some(armed)) if armed <= at => sleep,
-            (slot, _) => {
+        let (sleep, armed) = match &mut self.armed {
+            Some((sleep, armed)) if *armed <= at => (sleep, armed),
+            slot => {
                 // Not armed yet, or for a later deadline than this request's: moved to it.
-                self.armed = Some(at);
                 self.registered = None;
                 let deadline = at.to_instant().into();
-                if let Some(sleep) = slot.as_mut() {
-                    sleep.as_mut().reset(deadline);
-                } else {
-                    *slot = Some(Box::pin(sleep_until(deadline)));
+                match slot {
+                    Some((sleep, armed)) => {
+                        sleep.as_mut().reset(deadline);
+                        *armed = at;
+                    }
+                    None => *slot = Some((Box::pin(sleep_until(deadline)), at)),
                 }
-                slot.as_mut().expect("armed just above")
+                let (sleep, armed) = slot.as_mut().expect("armed just above");
+                (sleep, armed)
             }
         };
         if !sleep.is_elapsed()
@@ -68,12 +69,12 @@ impl RequestTimer {
                 return Poll::Pending;
             }
             self.registered = None;
-            if self.armed >= Some(at) {
+            if *armed >= at {
                 return Poll::Ready(());
             }
             // An earlier request's deadline: this request still has time.
             sleep.as_mut().reset(at.to_instant().into());
-            self.armed = Some(at);
+            *armed = at;
         }
     }
 }

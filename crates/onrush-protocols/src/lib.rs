@@ -117,55 +117,42 @@ pub struct Sessions {
     hooks: bool,
 }
 
+/// Calls `$method` on each of the VU's sessions made so far.
+macro_rules! each_session {
+    ($sessions:ident, $method:ident) => {
+        if let Some(s) = &mut $sessions.http {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.tcp {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.ws {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.udp {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.thrift {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.grpc {
+            s.$method();
+        }
+        if let Some(s) = &mut $sessions.exec {
+            s.$method();
+        }
+    };
+}
+
 impl Sessions {
     #[inline(never)]
     fn begin_iteration_of_each(&mut self) {
-        if let Some(s) = &mut self.http {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.tcp {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.ws {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.udp {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.thrift {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.grpc {
-            s.begin_iteration();
-        }
-        if let Some(s) = &mut self.exec {
-            s.begin_iteration();
-        }
+        each_session!(self, begin_iteration);
     }
 
     #[inline(never)]
     fn end_iteration_of_each(&mut self) {
-        if let Some(s) = &mut self.http {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.tcp {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.ws {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.udp {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.thrift {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.grpc {
-            s.end_iteration();
-        }
-        if let Some(s) = &mut self.exec {
-            s.end_iteration();
-        }
+        each_session!(self, end_iteration);
     }
 }
 

@@ -127,7 +127,7 @@ impl ProcFiles {
             }
         }
         let mut counts = SocketCounts::default();
-        let targets: Vec<Vec<u8>> = targets.iter().flat_map(proc_forms).collect();
+        let targets: Vec<Vec<u8>> = targets.iter().map(proc_form).collect();
         for file in self.tcp.iter_mut().flatten() {
             let _ = count_file_sockets(file, &mut self.chunk, &targets, &mut counts);
         }
@@ -249,7 +249,7 @@ pub struct SocketCounts {
 
 /// Parses /proc/net/tcp{,6} text: `sl local rem st ...`, addresses as hex `ADDR:PORT`.
 /// Counts the socket lines of `text` towards `targets`, each given as the file writes it
-/// ([`proc_forms`]); the header line (`sl local_address rem_address st ...`) matches none.
+/// ([`proc_form`]); the header line (`sl local_address rem_address st ...`) matches none.
 ///
 /// Bytes are compared, not parsed: the files list every socket of the namespace (tens of
 /// thousands in TIME_WAIT when a test opens a connection per request), and validating them as
@@ -319,19 +319,18 @@ fn split_fields(line: &[u8]) -> Option<(&[u8], &[u8])> {
 /// words in upper-case hex (`%08X`: 127.0.0.1 is `0100007F` on x86), a colon, the port as
 /// `%04X`. An IPv4 address is in tcp as itself; in tcp6 it would be v4-mapped (another
 /// program's dual-stack socket), which is not counted, as in the sock_diag count.
-fn proc_forms(addr: &SocketAddr) -> Vec<Vec<u8>> {
+fn proc_form(addr: &SocketAddr) -> Vec<u8> {
     let words = |octets: &[u8]| -> String {
         octets
             .chunks(4)
             .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
             .collect()
     };
-    let port = addr.port();
-    let octets = match addr.ip() {
-        IpAddr::V4(v4) => v4.octets().to_vec(),
-        IpAddr::V6(v6) => v6.octets().to_vec(),
+    let ip = match addr.ip() {
+        IpAddr::V4(v4) => words(&v4.octets()),
+        IpAddr::V6(v6) => words(&v6.octets()),
     };
-    vec![format!("{}:{port:04X}", words(&octets)).into_bytes()]
+    format!("{ip}:{:04X}", addr.port()).into_bytes()
 }
 
 #[cfg(test)]
@@ -450,7 +449,7 @@ mod tests {
     }
 
     fn forms(addr: &str) -> Vec<Vec<u8>> {
-        proc_forms(&addr.parse().unwrap())
+        vec![proc_form(&addr.parse().unwrap())]
     }
 
     #[test]
