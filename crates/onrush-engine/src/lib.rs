@@ -18,6 +18,7 @@
 //! ```
 
 pub(crate) mod checks;
+pub mod erased;
 pub mod finish;
 pub mod monitor;
 mod pacer;
@@ -31,6 +32,7 @@ mod status;
 mod vu;
 mod worker;
 
+pub use erased::{prepare_boxed, PrepareFn, PreparedRun};
 pub use finish::{finish, FinishError, FinishOptions, Finished};
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
 pub use run::{run, RunOptions, RunOutcome, Segment};

@@ -57,7 +57,7 @@ struct StepState {
     scenario: String,
     step: String,
     requests: u64,
-    failures_by_class: [u64; FailureClass::COUNT],
+    failures_by_class: [u64; FailureClass::CAPACITY],
     status_codes: BTreeMap<u16, u64>,
     bytes_in: u64,
     bytes_out: u64,
@@ -114,7 +114,7 @@ fn step_entry<'a>(
         scenario: scenario.to_string(),
         step: step.to_string(),
         requests: 0,
-        failures_by_class: [0; FailureClass::COUNT],
+        failures_by_class: [0; FailureClass::CAPACITY],
         status_codes: BTreeMap::new(),
         bytes_in: 0,
         bytes_out: 0,
@@ -263,7 +263,7 @@ impl Metrics {
             "Failed requests by failure class (classes that occurred).",
         );
         for (s, l) in steps.iter().zip(&step_labels) {
-            for c in FailureClass::ALL {
+            for c in FailureClass::all() {
                 let n = s.failures_by_class[c.index()];
                 if n > 0 {
                     let mut l = l.clone();

@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use crate::FailureClass;
 
 thread_local! {
-    static FIRST: RefCell<[Option<Box<str>>; FailureClass::COUNT]> =
-        const { RefCell::new([const { None }; FailureClass::COUNT]) };
+    static FIRST: RefCell<[Option<Box<str>>; FailureClass::CAPACITY]> =
+        const { RefCell::new([const { None }; FailureClass::CAPACITY]) };
 }
 
 /// Keeps `detail()` as this thread's example of `class`, unless it has one already (then
@@ -28,10 +28,9 @@ pub fn note(class: FailureClass, detail: impl FnOnce() -> String) {
 /// might serve).
 pub fn take() -> Vec<(FailureClass, String)> {
     FIRST.with_borrow_mut(|first| {
-        FailureClass::ALL
-            .iter()
+        FailureClass::all()
             .zip(first.iter_mut())
-            .filter_map(|(&class, slot)| slot.take().map(|d| (class, d.into_string())))
+            .filter_map(|(class, slot)| slot.take().map(|d| (class, d.into_string())))
             .collect()
     })
 }

@@ -111,11 +111,13 @@ pub(crate) fn step_line(
 
 /// A step line back to an interval, histograms decoded; the error names the field.
 pub(crate) fn step_interval(l: &StepLine, dec: &mut HistDecoder) -> Result<StepInterval, String> {
-    let mut by_class = [0u64; FailureClass::COUNT];
+    let mut by_class = [0u64; FailureClass::CAPACITY];
     for (name, &n) in &l.failures_by_class {
-        let c: FailureClass = name
-            .parse()
-            .map_err(|e| format!("failures_by_class: {e}"))?;
+        // A class this build does not know (a file of a build with more protocols) is
+        // registered by its name, so merge and report keep its counts.
+        let c = FailureClass::named_or_register(name).ok_or_else(|| {
+            format!("failures_by_class: {name:?} is not a failure class name, or too many are")
+        })?;
         by_class[c.index()] += n;
     }
     let mut status_codes = BTreeMap::new();

@@ -60,7 +60,7 @@ mod spool;
 mod summary;
 
 pub use collector::{Collector, IntervalView, RunInfo};
-pub use failure::{FailureClass, UnknownFailureClass};
+pub use failure::{FailureClass, RegisterError, UnknownFailureClass};
 pub use hist::{decode_hist, Hist, MsStats};
 pub use live_merge::{LiveMerge, WAIT_SECONDS};
 pub use merge::{merge, rebuild_summary, MergeError};

@@ -149,7 +149,7 @@ const STATUS_SLOTS: usize = 1000;
 struct WorkerStep {
     requests: u64,
     failures: u64,
-    by_class: [u64; FailureClass::COUNT],
+    by_class: [u64; FailureClass::CAPACITY],
     status: Box<[u64; STATUS_SLOTS]>,
     bytes_in: u64,
     bytes_out: u64,
@@ -172,7 +172,7 @@ impl WorkerStep {
         WorkerStep {
             requests: 0,
             failures: 0,
-            by_class: [0; FailureClass::COUNT],
+            by_class: [0; FailureClass::CAPACITY],
             status: Box::new([0; STATUS_SLOTS]),
             bytes_in: 0,
             bytes_out: 0,
@@ -212,7 +212,7 @@ impl WorkerStep {
         let counters = StepCounters {
             requests: std::mem::take(&mut self.requests),
             failures: std::mem::take(&mut self.failures),
-            failures_by_class: std::mem::replace(&mut self.by_class, [0; FailureClass::COUNT]),
+            failures_by_class: std::mem::replace(&mut self.by_class, [0; FailureClass::CAPACITY]),
             status_codes,
             bytes_in: std::mem::take(&mut self.bytes_in),
             bytes_out: std::mem::take(&mut self.bytes_out),

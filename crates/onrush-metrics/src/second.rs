@@ -44,7 +44,7 @@ pub struct StepSecond {
     pub requests: u64,
     pub failures: u64,
     /// Failures per class, indexed by [`FailureClass::index`].
-    pub failures_by_class: [u64; FailureClass::COUNT],
+    pub failures_by_class: [u64; FailureClass::CAPACITY],
     /// Exact status → count (requests without a response are not counted here).
     pub status_codes: BTreeMap<u16, u64>,
     pub bytes_in: u64,
@@ -64,9 +64,8 @@ pub struct StepSecond {
 impl StepSecond {
     /// The failure classes that occurred, with their counts, in class order.
     pub fn failure_classes(&self) -> impl Iterator<Item = (FailureClass, u64)> + '_ {
-        FailureClass::ALL
-            .iter()
-            .map(|&c| (c, self.failures_by_class[c.index()]))
+        FailureClass::all()
+            .map(|c| (c, self.failures_by_class[c.index()]))
             .filter(|&(_, n)| n > 0)
     }
 

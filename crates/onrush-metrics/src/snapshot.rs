@@ -11,7 +11,7 @@ use crate::hist::{merge_opt, Hist};
 pub(crate) struct StepCounters {
     pub requests: u64,
     pub failures: u64,
-    pub failures_by_class: [u64; FailureClass::COUNT],
+    pub failures_by_class: [u64; FailureClass::CAPACITY],
     /// Exact status → count; status 0 (no response) is not counted.
     pub status_codes: BTreeMap<u16, u64>,
     pub bytes_in: u64,
@@ -27,7 +27,7 @@ impl Default for StepCounters {
         StepCounters {
             requests: 0,
             failures: 0,
-            failures_by_class: [0; FailureClass::COUNT],
+            failures_by_class: [0; FailureClass::CAPACITY],
             status_codes: BTreeMap::new(),
             bytes_in: 0,
             bytes_out: 0,
@@ -55,8 +55,7 @@ impl StepCounters {
 
     /// Non-zero failure classes by name.
     pub fn failures_by_class_map(&self) -> BTreeMap<String, u64> {
-        FailureClass::ALL
-            .iter()
+        FailureClass::all()
             .filter(|c| self.failures_by_class[c.index()] > 0)
             .map(|c| (c.as_str().to_string(), self.failures_by_class[c.index()]))
             .collect()

@@ -68,7 +68,7 @@ impl PlanError {
         }
     }
 
-    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         let hint = hint.into();
         if !hint.is_empty() {
             self.inner.hint = Some(hint);

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 mod compile;
 mod error;
+pub mod grammar;
 pub mod grpc;
 mod profiles;
 mod schema;
@@ -41,7 +42,8 @@ mod yaml;
 pub const BUILTIN_HOST: &str = "builtin";
 
 pub use error::PlanError;
-pub use schema::json_schema;
+pub use grammar::{Grammars, StepGrammar};
+pub use schema::{json_schema, json_schema_with};
 pub use template::{RenderContext, Template, Unset, VarValue, Vars};
 pub use threshold::{
     CompareOp, LatencyFamily, LatencyStat, Threshold, ThresholdMetric, ThresholdScope, ValueKind,
@@ -59,10 +61,20 @@ pub fn load_with_profiles(
     profiles: &[String],
     overrides: &[(String, String)],
 ) -> Result<Plan, PlanError> {
+    load_with_grammars(path, profiles, overrides, Grammars::none())
+}
+
+/// Like [`load_with_profiles`], with the step grammars of protocols onrush-plan does not hold
+/// (a binary that adds its own protocol passes them).
+pub fn load_with_grammars(
+    path: &Path,
+    profiles: &[String],
+    overrides: &[(String, String)],
+    grammars: &Grammars,
+) -> Result<Plan, PlanError> {
     let (name, text, base_dir) = read_plan(path)?;
-    compile::compile(&name, &text, &base_dir, profiles, overrides, &|name| {
-        std::env::var(name).ok()
-    })
+    let env = |name: &str| std::env::var(name).ok();
+    compile::compile(&name, &text, &base_dir, profiles, overrides, &env, grammars)
 }
 
 /// Like [`load_str`], with `profiles` applied first (see [`load_with_profiles`]).
@@ -73,9 +85,36 @@ pub fn load_str_with_profiles(
     profiles: &[String],
     overrides: &[(String, String)],
 ) -> Result<Plan, PlanError> {
-    compile::compile(source_name, text, base_dir, profiles, overrides, &|name| {
-        std::env::var(name).ok()
-    })
+    load_str_with_grammars(
+        source_name,
+        text,
+        base_dir,
+        profiles,
+        overrides,
+        Grammars::none(),
+    )
+}
+
+/// Like [`load_str_with_profiles`], with the step grammars of protocols onrush-plan does not
+/// hold.
+pub fn load_str_with_grammars(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    profiles: &[String],
+    overrides: &[(String, String)],
+    grammars: &Grammars,
+) -> Result<Plan, PlanError> {
+    let env = |name: &str| std::env::var(name).ok();
+    compile::compile(
+        source_name,
+        text,
+        base_dir,
+        profiles,
+        overrides,
+        &env,
+        grammars,
+    )
 }
 
 /// The plan at `path` with `profiles` applied, as YAML (`onrush validate -P … --print`).
@@ -147,7 +186,15 @@ pub fn load_str_with_env(
     overrides: &[(String, String)],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, PlanError> {
-    compile::compile(source_name, text, base_dir, &[], overrides, env)
+    compile::compile(
+        source_name,
+        text,
+        base_dir,
+        &[],
+        overrides,
+        env,
+        Grammars::none(),
+    )
 }
 
 /// A compiled plan.
@@ -951,6 +998,8 @@ pub enum Step {
     Grpc(grpc::GrpcStep),
     /// `exec: [argv...]` or `shell: "..."`: a local command run as a step (onrush-proto-exec).
     Exec(ExecStep),
+    /// A step of a protocol onrush-plan does not hold, compiled by its [`StepGrammar`].
+    Custom(CustomStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
         min: Duration,
@@ -993,6 +1042,75 @@ pub enum Step {
     Random {
         branches: Vec<(u32, Vec<Step>)>,
     },
+}
+
+/// A step of a protocol whose grammar was passed in [`Grammars`]: what every request step has,
+/// compiled here, and the protocol's own part, compiled by its grammar.
+#[derive(Clone)]
+pub struct CustomStep {
+    /// The grammar's key (`redis`): which protocol compiles the step for the run.
+    pub protocol: &'static str,
+    /// Index into [`Scenario::metrics`].
+    pub metric: usize,
+    /// `timeout:`, when the step has one.
+    pub timeout: Option<Duration>,
+    pub extract: Vec<Extract>,
+    pub checks: Vec<Check>,
+    pub on_failure: OnFailure,
+    spec: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl CustomStep {
+    pub(crate) fn new(
+        protocol: &'static str,
+        metric: usize,
+        timeout: Option<Duration>,
+        outcome: (Vec<Extract>, Vec<Check>, OnFailure),
+        spec: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        let (extract, checks, on_failure) = outcome;
+        CustomStep {
+            protocol,
+            metric,
+            timeout,
+            extract,
+            checks,
+            on_failure,
+            spec: spec.into(),
+        }
+    }
+
+    /// The protocol's own compiled step, as its grammar made it (`None` for another type).
+    pub fn spec<T: 'static>(&self) -> Option<&T> {
+        self.spec.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for CustomStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomStep")
+            .field("protocol", &self.protocol)
+            .field("metric", &self.metric)
+            .field("timeout", &self.timeout)
+            .field("extract", &self.extract)
+            .field("checks", &self.checks)
+            .field("on_failure", &self.on_failure)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two custom steps are equal when they are the same compiled step of the same plan (the
+/// protocol's part has no equality of its own).
+impl PartialEq for CustomStep {
+    fn eq(&self, other: &Self) -> bool {
+        self.protocol == other.protocol
+            && self.metric == other.metric
+            && self.timeout == other.timeout
+            && self.extract == other.extract
+            && self.checks == other.checks
+            && self.on_failure == other.on_failure
+            && std::sync::Arc::ptr_eq(&self.spec, &other.spec)
+    }
 }
 
 /// A test on a runtime variable.

@@ -8,6 +8,41 @@ use serde_json::{json, Value};
 
 const TEMPLATE: &str = r"\$\{";
 
+/// JSON Schema of the plan file format with the steps of the protocols in `grammars` (each
+/// grammar's fragment, and the keys every request step has).
+pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
+    let mut schema = json_schema();
+    let common: serde_json::Map<String, Value> = crate::grammar::COMMON_KEYS
+        .iter()
+        .filter_map(|k| {
+            let prop = schema["definitions"]["udp"]["properties"].get(*k)?;
+            Some((k.to_string(), prop.clone()))
+        })
+        .collect();
+    for grammar in grammars.iter() {
+        let key = grammar.key();
+        let mut props = match grammar.schema() {
+            Value::Object(props) => props,
+            _ => serde_json::Map::new(),
+        };
+        for (k, v) in &common {
+            props.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        let definition = json!({
+            "type": "object",
+            "description": format!("A `{key}` step, e.g. `{}`", grammar.example()),
+            "additionalProperties": false,
+            "required": [key],
+            "properties": props
+        });
+        schema["definitions"][key] = definition;
+        if let Some(kinds) = schema["definitions"]["step"]["anyOf"].as_array_mut() {
+            kinds.push(json!({ "$ref": format!("#/definitions/{key}") }));
+        }
+    }
+    schema
+}
+
 /// JSON Schema of the plan file format (`onrush schema > onrush.schema.json`).
 pub fn json_schema() -> Value {
     let cipher_names: Vec<&str> = crate::TLS_CIPHER_SUITES.iter().map(|s| s.0).collect();

@@ -25,9 +25,11 @@ pub use onrush_clock::Moment;
 
 pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
 
+pub mod compose;
 mod io_class;
 mod targets;
 pub mod turn;
+pub use compose::With;
 pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};
@@ -242,6 +244,15 @@ pub trait Protocol: 'static {
     type Step: StepSpec + Send + Sync + 'static;
     type Worker: Clone + 'static;
     type Session: Session<Step = Self::Step> + 'static;
+
+    /// What the protocol adds to a binary before any plan is read: the grammar of its steps
+    /// when onrush-plan does not hold it (a protocol onrush does not ship), and its own
+    /// failure classes ([`FailureClass::register`]), so that `validate`, the summary and the
+    /// report know them. onrush's built-in protocols add nothing.
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        let _ = grammars;
+        Ok(())
+    }
 
     /// Prepares the protocol's part of `plan` before any step is compiled. `builtin` is the
     /// address of the built-in target server when the plan's target is `builtin`.

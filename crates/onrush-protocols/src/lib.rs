@@ -222,6 +222,13 @@ impl Protocol for Protocols {
     type Worker = Workers;
     type Session = Sessions;
 
+    /// onrush-plan holds the grammars of onrush's own steps: what they add is how loading a
+    /// plan fetches a gRPC server's descriptors by reflection (onrush-plan does no I/O).
+    fn register(_grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        install_plan_loaders();
+        Ok(())
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<PlanState> {
         Ok(PlanState {
             http: Arc::new(Http::prepare(plan, builtin)?),

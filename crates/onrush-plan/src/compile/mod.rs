@@ -15,6 +15,7 @@ use crate::units::{self, UnitError};
 use crate::yaml::{self, Kind, Node};
 use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
+mod custom;
 mod distributed;
 mod exec;
 mod flow;
@@ -40,6 +41,7 @@ mod ws;
 
 use thresholds::ScopeNames;
 
+pub(crate) use tcp::split_host_port;
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
@@ -76,8 +78,10 @@ pub(crate) fn compile(
     profiles: &[String],
     overrides: &[(String, String)],
     env: &dyn Fn(&str) -> Option<String>,
+    grammars: &crate::Grammars,
 ) -> Result<Plan, PlanError> {
     let mut cx = Ctx {
+        grammars,
         source,
         text,
         base_dir,
@@ -335,6 +339,8 @@ pub(crate) fn compile(
 }
 
 pub(crate) struct Ctx<'a> {
+    /// The step grammars of protocols onrush-plan does not hold (`Step::Custom`).
+    grammars: &'a crate::Grammars,
     source: &'a str,
     text: &'a str,
     base_dir: &'a Path,
@@ -384,6 +390,14 @@ impl<'n> Fields<'n> {
         } else {
             format!("{}.{key}", self.path)
         }
+    }
+    /// The mapping's node (for errors about the mapping as a whole).
+    pub fn node(&self) -> &'n Node {
+        self.node
+    }
+    /// The mapping's field path.
+    pub fn path(&self) -> &str {
+        &self.path
     }
     pub fn keys(&self) -> impl Iterator<Item = &'n str> {
         self.entries

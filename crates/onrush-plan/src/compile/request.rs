@@ -90,7 +90,7 @@ impl Ctx<'_> {
     }
 
     /// A file path relative to the plan's directory that must exist.
-    pub(super) fn plan_file(
+    pub(crate) fn plan_file(
         &self,
         node: &Node,
         field: &str,
@@ -141,6 +141,7 @@ impl Ctx<'_> {
         })?;
         let name = path.display().to_string();
         let sub = Ctx {
+            grammars: self.grammars,
             source: &name,
             text: &text,
             base_dir: self.base_dir,

@@ -162,6 +162,12 @@ impl Ctx<'_> {
                 .with_hint(hint));
         };
         let key_text = |k: &Node| k.as_scalar().map_or(String::new(), |s| s.text.clone());
+        if !self.grammars.is_empty() {
+            let keys: Vec<String> = entries.iter().map(|(k, _)| key_text(k)).collect();
+            if let Some(grammar) = self.custom_grammar(&keys) {
+                return self.custom(grammar, node, path, m);
+            }
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "tcp") {
             return self.tcp(node, path, m);
         }
@@ -227,6 +233,7 @@ impl Ctx<'_> {
                     .chain(FLOW_KEYS.iter())
                     .chain(["tcp", "udp", "ws", "thrift", "grpc", "exec", "shell"].iter())
                     .copied()
+                    .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();
                 return Err(self.unknown_key(k, &field, &key, &all));
             }

@@ -135,7 +135,7 @@ pub fn agent(args: AgentArgs) -> i32 {
         assignment.segment.agent as u64,
         assignment.segment.agents as u64,
     );
-    let mut plan = match onrush_plan::load(&assignment.plan, &assignment.overrides) {
+    let mut plan = match crate::linked::load_plan(&assignment.plan, &[], &assignment.overrides) {
         Ok(p) => p,
         Err(e) => {
             link.failed(&format!("cannot load the plan: {e}"));

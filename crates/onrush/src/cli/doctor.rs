@@ -25,7 +25,7 @@ pub struct DoctorArgs {
 pub fn run(args: DoctorArgs) -> i32 {
     let needs = match &args.plan {
         None => None,
-        Some(path) => match onrush_plan::load(path, &args.define) {
+        Some(path) => match crate::linked::load_plan(path, &[], &args.define) {
             Ok(plan) => Some(plan_needs(&plan, 0)),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -101,7 +101,7 @@ fn kube_tls(args: &RenderArgs) -> Result<KubeTls, String> {
 
 pub fn run(args: KubeArgs) -> i32 {
     let KubeCommand::Render(args) = args.command;
-    let plan = match onrush_plan::load(&args.plan, &args.define) {
+    let plan = match crate::linked::load_plan(&args.plan, &[], &args.define) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");

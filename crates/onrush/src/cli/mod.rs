@@ -179,15 +179,13 @@ pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => match args.distributed.agents {
-            Some(n) => {
-                match onrush_plan::load_with_profiles(&args.plan, &args.profile, &args.define) {
-                    Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        exit::USAGE
-                    }
+            Some(n) => match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
+                Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    exit::USAGE
                 }
-            }
+            },
             None if args.distributed.tls.is_set() || args.distributed.agent_tls.is_set() => {
                 eprintln!(
                     "error: the --tls-* and --agent-tls-* flags are for a distributed run: add \
@@ -200,7 +198,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Agent(args) => agent::agent(args),
         Command::Kube(args) => kube::run(args),
         Command::Validate(args) => {
-            match onrush_plan::load_with_profiles(&args.plan, &args.profile, &args.define) {
+            match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
                 Ok(plan) => {
                     if args.print {
                         match onrush_plan::effective_yaml(&args.plan, &args.profile) {
@@ -234,7 +232,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             }
         }
         Command::Schema => {
-            let schema = onrush_plan::json_schema();
+            let schema = onrush_plan::json_schema_with(crate::linked::grammars());
             println!(
                 "{}",
                 serde_json::to_string_pretty(&schema).expect("a JSON value serialises")

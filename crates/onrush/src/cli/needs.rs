@@ -70,7 +70,8 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
             | Step::Ws(_)
             | Step::Thrift(_)
             | Step::Grpc(_)
-            | Step::Exec(_) => requests += 1,
+            | Step::Exec(_)
+            | Step::Custom(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
@@ -116,6 +117,7 @@ fn reads_bodies(steps: &[Step]) -> bool {
         | Step::Thrift(_)
         | Step::Grpc(_)
         | Step::Exec(_)
+        | Step::Custom(_)
         | Step::Think { .. } => false,
         Step::Loop { steps, .. }
         | Step::While { steps, .. }

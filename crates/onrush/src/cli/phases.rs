@@ -7,7 +7,6 @@ use std::path::Path;
 
 use onrush_engine::{FinishOptions, RunOptions};
 use onrush_plan::{Plan, Scenario, VarValue};
-use onrush_protocols::Protocols;
 
 /// How a phase went.
 pub struct PhaseOutcome {
@@ -38,12 +37,12 @@ pub fn run_phase(
     phase_plan.setup = None;
     phase_plan.teardown = None;
     phase_plan.name = format!("{}-{name}", plan.name);
-    let mut prepared = match onrush_engine::prepare::<Protocols>(&phase_plan, builtin) {
+    let mut prepared = match crate::linked::prepare(&phase_plan, builtin) {
         Ok(p) => p,
         Err(e) => return failed(format!("{e:#}")),
     };
     prepared.seed_vars(seed);
-    prepared.scenarios[0].keep_vars = true;
+    prepared.keep_first_scenario_vars();
     let dir = out_dir.join(&name);
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
@@ -53,7 +52,7 @@ pub fn run_phase(
     }
     let mut options = RunOptions::quiet(1, &phase_plan.name);
     options.out_dir = Some(dir.clone());
-    let outcome = match onrush_engine::run(prepared, options) {
+    let outcome = match prepared.run(options) {
         Ok(o) => o,
         Err(e) => return failed(e.to_string()),
     };

@@ -8,7 +8,6 @@ use onrush_plan::{Plan, Target};
 
 use super::{exit, CommonRunArgs};
 use onrush_engine::{FinishOptions, Finished, RunOptions};
-use onrush_protocols::Protocols;
 
 pub fn run_plan_file(
     path: &Path,
@@ -16,7 +15,7 @@ pub fn run_plan_file(
     defines: &[(String, String)],
     common: &CommonRunArgs,
 ) -> i32 {
-    let plan = match onrush_plan::load_with_profiles(path, profiles, defines) {
+    let plan = match crate::linked::load_plan(path, profiles, defines) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
@@ -96,7 +95,7 @@ pub fn run_plan_as(
         Target::Url(_) => None,
     };
     let builtin = server.as_ref().map(|s| s.local_addr());
-    let mut prepared = match onrush_engine::prepare::<Protocols>(plan, builtin) {
+    let mut prepared = match crate::linked::prepare(plan, builtin) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {}: {e:#}", plan.source.display());
@@ -136,7 +135,7 @@ pub fn run_plan_as(
     let mut run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let (mut segment, mut start_at, mut join_at) = (None, None, std::time::Duration::ZERO);
     if let Some(agent) = agent {
-        match (agent.ready)(&prepared.targets) {
+        match (agent.ready)(prepared.targets()) {
             Ok(start) => {
                 start_at = Some(start.at);
                 run_info.start_unix_ms = start.run_start_unix_ms;
@@ -151,27 +150,24 @@ pub fn run_plan_as(
         exporters.push(agent.exporter);
     }
     let start_unix_ms = run_info.start_unix_ms;
-    let outcome = match onrush_engine::run(
-        prepared,
-        RunOptions {
-            threads,
-            quiet: common.quiet,
-            planned: planned_duration(plan),
-            run_info,
-            nofile_limit: nofile,
-            start_unix_ms,
-            abort_thresholds: thresholds
-                .iter()
-                .filter(|t| t.abort_on_fail)
-                .cloned()
-                .collect(),
-            exporters,
-            out_dir: Some(out_dir.clone()),
-            segment,
-            start_at,
-            join_at,
-        },
-    ) {
+    let outcome = match prepared.run(RunOptions {
+        threads,
+        quiet: common.quiet,
+        planned: planned_duration(plan),
+        run_info,
+        nofile_limit: nofile,
+        start_unix_ms,
+        abort_thresholds: thresholds
+            .iter()
+            .filter(|t| t.abort_on_fail)
+            .cloned()
+            .collect(),
+        exporters,
+        out_dir: Some(out_dir.clone()),
+        segment,
+        start_at,
+        join_at,
+    }) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("error: {e}: is the results directory writable? (--out DIR)");

@@ -1,0 +1,54 @@
+//! A step of a protocol onrush-plan does not hold → [`Step::Custom`]: the common keys here,
+//! the rest by the protocol's [`StepGrammar`](crate::StepGrammar).
+
+use super::steps::Build;
+use super::Ctx;
+use crate::error::PlanError;
+use crate::grammar::{Mapping, StepGrammar, COMMON_KEYS};
+use crate::yaml::Node;
+use crate::{CustomStep, Step};
+
+impl Ctx<'_> {
+    /// The grammar that `node`'s keys name, if a step of a registered protocol.
+    pub(super) fn custom_grammar(&self, keys: &[String]) -> Option<&dyn StepGrammar> {
+        keys.iter().find_map(|k| self.grammars.get(k))
+    }
+
+    pub(super) fn custom(
+        &self,
+        grammar: &dyn StepGrammar,
+        node: &Node,
+        path: &str,
+        m: &mut Build,
+    ) -> Result<Step, PlanError> {
+        let key = grammar.key();
+        let allowed: Vec<&str> = std::iter::once(key)
+            .chain(grammar.keys().iter().copied())
+            .chain(COMMON_KEYS)
+            .collect();
+        let f = self.map(node, path, &allowed)?;
+        let timeout = self.step_timeout(&f)?;
+        let name = match f.get("name") {
+            Some(n) => Some(self.string(n, &f.child("name"))?),
+            None => None,
+        };
+        let compiled = grammar
+            .compile(&Mapping::new(self, self.map(node, path, &allowed)?))
+            .map_err(|e| {
+                if e.hint().is_none() {
+                    e.with_hint(format!("e.g. `- {}`", grammar.example()))
+                } else {
+                    e
+                }
+            })?;
+        let metric = m.id(name.unwrap_or(compiled.name));
+        let outcome = self.step_outcome(&f, metric, m)?;
+        Ok(Step::Custom(CustomStep::new(
+            key,
+            metric,
+            timeout,
+            outcome,
+            compiled.spec,
+        )))
+    }
+}

@@ -1,0 +1,279 @@
+//! Step grammars of protocols that onrush-plan does not know: the plan side of the protocol seam.
+//!
+//! onrush-plan owns the plan document (targets, variables, load models, the flow of steps,
+//! extractors, checks, thresholds). A protocol crate that is not built into onrush owns its
+//! step: it implements [`StepGrammar`] (the key that starts its steps, its other keys, its
+//! JSON Schema and how a step compiles), and the binary that links it passes its grammar in
+//! the [`Grammars`] it loads plans with. Such a step becomes [`Step::Custom`](crate::Step):
+//! onrush-plan compiles what every request step has (`name`, `timeout`, `extract`, `check`,
+//! `on_failure`), the grammar the rest, into a value of its own type that its protocol finds
+//! again with [`CustomStep::spec`](crate::CustomStep::spec) when the engine prepares the run.
+//!
+//! Errors keep the plan's standard: a [`Value`]'s and a [`Mapping`]'s errors name the file,
+//! line, column and field, and unknown keys get "did you mean".
+
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::compile::{Ctx, Fields};
+use crate::error::PlanError;
+use crate::yaml::{Kind, Node};
+use crate::Template;
+
+/// The keys every request step may have, whatever its protocol: onrush-plan compiles them.
+pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
+
+/// The keys of onrush's own steps: a grammar may not take one as its key.
+pub(crate) const RESERVED_KEYS: [&str; 20] = [
+    "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
+    "group", "if", "once", "random", "tcp", "udp", "ws", "thrift", "grpc",
+];
+const RESERVED_MORE: [&str; 3] = ["exec", "shell", "script"];
+
+/// How one protocol's steps are written in a plan.
+pub trait StepGrammar: Send + Sync + 'static {
+    /// The key that makes a step this protocol's (`redis` for `- { redis: HOST:PORT, ... }`):
+    /// lower case, unique among the grammars and onrush's own step keys.
+    fn key(&self) -> &'static str;
+
+    /// The step's other keys (besides [`key`](Self::key) and [`COMMON_KEYS`]), for unknown-key
+    /// errors and their "did you mean".
+    fn keys(&self) -> &'static [&'static str];
+
+    /// One step written out, for hints: `{ redis: 127.0.0.1:6379, command: [GET, k] }`.
+    fn example(&self) -> &'static str;
+
+    /// JSON Schema `properties` of the step's own keys (the step's key included; the common
+    /// keys are added by onrush-plan), for `onrush schema`.
+    fn schema(&self) -> serde_json::Value;
+
+    /// Compiles one step (its keys already checked against [`keys`](Self::keys)).
+    fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError>;
+}
+
+/// What a grammar made of one step.
+pub struct CompiledStep {
+    /// The protocol's own compiled step, found again by [`CustomStep::spec`](crate::CustomStep::spec).
+    pub spec: Box<dyn Any + Send + Sync>,
+    /// The step's metric name when it has no `name:` (e.g. `redis GET`).
+    pub name: String,
+}
+
+/// The step grammars a plan is loaded with (none for onrush's built-in protocols, whose
+/// grammars onrush-plan still holds).
+#[derive(Clone, Default)]
+pub struct Grammars {
+    list: Vec<Arc<dyn StepGrammar>>,
+}
+
+impl Grammars {
+    /// No grammar beyond onrush's own steps.
+    pub fn none() -> &'static Grammars {
+        static NONE: Grammars = Grammars { list: Vec::new() };
+        &NONE
+    }
+
+    /// Adds `grammar`; refuses a key that is onrush's own or another grammar's.
+    pub fn add(&mut self, grammar: Arc<dyn StepGrammar>) -> Result<(), String> {
+        let key = grammar.key();
+        let well_formed = !key.is_empty()
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !well_formed {
+            return Err(format!(
+                "step key {key:?} is not lower case (a-z, 0-9, `_`): plans write it as a key"
+            ));
+        }
+        if RESERVED_KEYS.contains(&key) || RESERVED_MORE.contains(&key) {
+            return Err(format!("step key `{key}` is one of onrush's own step keys"));
+        }
+        if self.get(key).is_some() {
+            return Err(format!("two protocols take the step key `{key}`"));
+        }
+        self.list.push(grammar);
+        Ok(())
+    }
+
+    /// The grammar whose key is `key`.
+    pub fn get(&self, key: &str) -> Option<&dyn StepGrammar> {
+        self.list.iter().find(|g| g.key() == key).map(|g| &**g)
+    }
+
+    /// Every grammar, in the order added.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn StepGrammar> {
+        self.list.iter().map(|g| &**g)
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// A mapping of the plan (a step, or a mapping inside one), its keys checked.
+pub struct Mapping<'a> {
+    cx: &'a Ctx<'a>,
+    fields: Fields<'a>,
+}
+
+/// One value of the plan with its place in the file, for typed reading and precise errors.
+pub struct Value<'a> {
+    cx: &'a Ctx<'a>,
+    node: &'a Node,
+    path: String,
+}
+
+impl<'a> Mapping<'a> {
+    pub(crate) fn new(cx: &'a Ctx<'a>, fields: Fields<'a>) -> Self {
+        Mapping { cx, fields }
+    }
+
+    /// The value of `key`, if the mapping has it.
+    pub fn get(&self, key: &str) -> Option<Value<'a>> {
+        self.fields.get(key).map(|node| Value {
+            cx: self.cx,
+            node,
+            path: self.fields.child(key),
+        })
+    }
+
+    /// The value of `key`; an error at the mapping when it is missing or empty. `expected`
+    /// says what it holds (`HOST:PORT`).
+    pub fn required(&self, key: &str, expected: &str) -> Result<Value<'a>, PlanError> {
+        let node = self.cx.required(&self.fields, key, expected)?;
+        Ok(Value {
+            cx: self.cx,
+            node,
+            path: self.fields.child(key),
+        })
+    }
+
+    /// At most one of `keys` is present (`command` or `pipeline`): which, if any.
+    pub fn at_most_one(
+        &self,
+        keys: &[&'static str],
+        hint: &str,
+    ) -> Result<Option<&'static str>, PlanError> {
+        let present: Vec<&'static str> = keys
+            .iter()
+            .copied()
+            .filter(|k| self.fields.get(k).is_some())
+            .collect();
+        match present.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            [first, second, ..] => Err(self
+                .cx
+                .err(
+                    self.fields.key(second).expect("present"),
+                    &self.fields.child(second),
+                    format!("`{second}:` beside `{first}:`; expected one of them per step"),
+                )
+                .with_hint(hint)),
+        }
+    }
+
+    /// An error about the mapping as a whole (a key that must be there is not).
+    pub fn error(&self, message: impl Into<String>) -> PlanError {
+        self.cx.err(self.fields.node(), self.fields.path(), message)
+    }
+}
+
+impl<'a> Value<'a> {
+    /// The field path (`scenarios[0].steps[2].command[1]`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// An error at this value.
+    pub fn error(&self, message: impl Into<String>) -> PlanError {
+        self.cx.err(self.node, &self.path, message)
+    }
+
+    /// A text value with the plan's variables expanded; a per-request `${...}` is an error.
+    pub fn string(&self) -> Result<String, PlanError> {
+        self.cx.string(self.node, &self.path)
+    }
+
+    /// A per-request template (`k:${vu}`), rendered by the protocol for each request.
+    pub fn template(&self) -> Result<Template, PlanError> {
+        if !matches!(self.node.kind, Kind::Scalar(_)) {
+            return Err(self.error(format!(
+                "expected a text value, found {}",
+                self.node.describe()
+            )));
+        }
+        self.cx.template(self.node, &self.path)
+    }
+
+    /// A whole number in `min..=max`; `what` explains the value in the hint.
+    pub fn uint(&self, min: u64, max: u64, what: &str) -> Result<u64, PlanError> {
+        self.cx.uint(self.node, &self.path, min, max, what)
+    }
+
+    /// `true` or `false`.
+    pub fn boolean(&self) -> Result<bool, PlanError> {
+        let key = self
+            .path
+            .rsplit('.')
+            .next()
+            .unwrap_or(&self.path)
+            .to_string();
+        self.cx.boolean(self.node, &self.path, &key)
+    }
+
+    /// A duration (`500ms`, `2s`).
+    pub fn duration(&self) -> Result<Duration, PlanError> {
+        self.cx.duration(self.node, &self.path)
+    }
+
+    /// `HOST:PORT` (the host `builtin` allowed, with port 0 meaning the built-in server's).
+    pub fn host_port(&self, example: &str) -> Result<(String, u16), PlanError> {
+        let text = self.string()?;
+        crate::compile::split_host_port(text.trim()).ok_or_else(|| {
+            self.error(format!("expected HOST:PORT, found {text:?}"))
+                .with_hint(example)
+        })
+    }
+
+    /// A file named relative to the plan, which must exist; a distributed run sends it to
+    /// its agents.
+    pub fn file(&self, what: &str) -> Result<PathBuf, PlanError> {
+        self.cx.plan_file(self.node, &self.path, what)
+    }
+
+    /// The items of a list (`[SET, k, v]`), each a value of its own.
+    pub fn list(&self) -> Result<Vec<Value<'a>>, PlanError> {
+        match &self.node.kind {
+            Kind::Seq(items) => Ok(items
+                .iter()
+                .enumerate()
+                .map(|(i, node)| Value {
+                    cx: self.cx,
+                    node,
+                    path: format!("{}[{i}]", self.path),
+                })
+                .collect()),
+            _ => Err(self.error(format!("expected a list, found {}", self.node.describe()))),
+        }
+    }
+
+    /// A mapping whose keys are all in `allowed`.
+    pub fn mapping(&self, allowed: &[&str]) -> Result<Mapping<'a>, PlanError> {
+        let fields = self.cx.map(self.node, &self.path, allowed)?;
+        Ok(Mapping::new(self.cx, fields))
+    }
+
+    /// Whether the value is a list.
+    pub fn is_list(&self) -> bool {
+        matches!(self.node.kind, Kind::Seq(_))
+    }
+
+    /// Whether the value is a mapping.
+    pub fn is_mapping(&self) -> bool {
+        matches!(self.node.kind, Kind::Map(_))
+    }
+}
