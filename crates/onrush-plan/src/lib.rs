@@ -332,6 +332,9 @@ pub enum Target {
     /// `target: builtin`: the engine starts its built-in server on 127.0.0.1 with a free port.
     Builtin,
     Url(TargetUrl),
+    /// No `target:`: every step names its own server (`tcp:`, `grpc:`, a full URL, a
+    /// protocol's own key such as `redis:`); an HTTP step with a bare path is a plan error.
+    None,
 }
 
 /// `http://host:port[/base]`

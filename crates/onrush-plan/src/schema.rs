@@ -405,11 +405,11 @@ pub fn json_schema() -> Value {
         "description": "A load test plan for onrush: where to send requests (target), variables, HTTP settings and scenarios that run at the same time.",
         "type": "object",
         "additionalProperties": false,
-        "required": ["target", "scenarios"],
+        "required": ["scenarios"],
         "properties": {
             "target": {
                 "type": "string",
-                "description": "Base URL `http://host:port[/base]`, or `builtin` for the built-in server on 127.0.0.1",
+                "description": "Base URL `http://host:port[/base]`, or `builtin` for the built-in server on 127.0.0.1. Optional when every step names its own server (full URLs, tcp:, grpc:, a protocol's own key)",
                 "examples": ["http://127.0.0.1:8080", "builtin", "http://127.0.0.1:${PORT:-8080}"]
             },
             "vars": {

@@ -12,6 +12,8 @@ mod errors;
 mod exec;
 #[path = "good.rs"]
 mod good;
+#[path = "grammar.rs"]
+mod grammar;
 #[path = "port_wall.rs"]
 mod port_wall;
 #[path = "schema.rs"]

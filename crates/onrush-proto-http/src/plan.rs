@@ -53,6 +53,8 @@ impl HttpPlan {
                 targets.slot_for_addr("builtin".to_string(), addr, addr.to_string())
             }
             Target::Url(url) => targets.slot_for_url(url)?,
+            // Every HTTP step has a full URL (onrush-plan refuses a bare path): no default.
+            Target::None => usize::MAX,
         };
         let scenarios = plan
             .scenarios

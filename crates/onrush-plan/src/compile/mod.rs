@@ -82,6 +82,7 @@ pub(crate) fn compile(
 ) -> Result<Plan, PlanError> {
     let mut cx = Ctx {
         grammars,
+        no_target: false,
         source,
         text,
         base_dir,
@@ -125,20 +126,28 @@ pub(crate) fn compile(
     cx.vars = cx.resolve_vars(top.get("vars"), &settings)?;
     let secret_names = secrets::secret_names(&declared, &cx.vars);
 
-    let target_node = cx.required(
-        &top,
-        "target",
-        "`target: http://host:port` or `target: builtin`",
-    )?;
-    let target_text = cx.string(target_node, "target")?;
-    let target = if target_text.trim() == "builtin" {
-        Target::Builtin
-    } else {
-        Target::Url(url::parse_target(&cx, target_node, &target_text)?)
+    let target = match top.get("target") {
+        // A plan whose steps all name their own servers needs none.
+        None => Target::None,
+        Some(_) => {
+            let target_node = cx.required(
+                &top,
+                "target",
+                "`target: http://host:port` or `target: builtin`",
+            )?;
+            let target_text = cx.string(target_node, "target")?;
+            if target_text.trim() == "builtin" {
+                Target::Builtin
+            } else {
+                Target::Url(url::parse_target(&cx, target_node, &target_text)?)
+            }
+        }
     };
+    cx.no_target = matches!(target, Target::None);
     let target_ip: Option<IpAddr> = match &target {
         Target::Builtin => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         Target::Url(u) => u.host.parse().ok(),
+        Target::None => None,
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
     cx.thrift = cx.thrift_idl(top.get("thrift"))?;
@@ -170,7 +179,7 @@ pub(crate) fn compile(
     }
     let base_path = match &target {
         Target::Url(u) => u.base_path.clone(),
-        Target::Builtin => String::new(),
+        Target::Builtin | Target::None => String::new(),
     };
     // Setup first: what it extracts is a runtime variable of every scenario and of teardown.
     let setup = match top.get("setup") {
@@ -341,6 +350,8 @@ pub(crate) fn compile(
 pub(crate) struct Ctx<'a> {
     /// The step grammars of protocols onrush-plan does not hold (`Step::Custom`).
     grammars: &'a crate::Grammars,
+    /// The plan has no `target:`: an HTTP step must give a full URL.
+    no_target: bool,
     source: &'a str,
     text: &'a str,
     base_dir: &'a Path,

@@ -142,6 +142,7 @@ impl Ctx<'_> {
         let name = path.display().to_string();
         let sub = Ctx {
             grammars: self.grammars,
+            no_target: self.no_target,
             source: &name,
             text: &text,
             base_dir: self.base_dir,

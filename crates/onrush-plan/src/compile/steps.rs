@@ -594,6 +594,17 @@ impl Ctx<'_> {
                 rest.to_string()
             };
             parts[0] = Part::Lit(rest);
+        } else if self.no_target {
+            return Err(self
+                .err(
+                    node,
+                    field,
+                    format!(
+                        "{:?} is a path, and the plan has no `target:` to send it to; expected a full URL",
+                        raw.trim()
+                    ),
+                )
+                .with_hint("add `target: http://host:port` at the top of the plan, or write the step's URL in full: `get: http://host:port/path`"));
         } else if matches!(parts.first(), Some(Part::Var { .. } | Part::Func(_))) {
             // The path starts with a runtime variable (`get: "${next_page}"`): its value must
             // be a path; the target's base path still goes in front.

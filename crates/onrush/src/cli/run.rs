@@ -92,7 +92,7 @@ pub fn run_plan_as(
                 return exit::RUNTIME;
             }
         },
-        Target::Url(_) => None,
+        Target::Url(_) | Target::None => None,
     };
     let builtin = server.as_ref().map(|s| s.local_addr());
     let mut prepared = match crate::linked::prepare(plan, builtin) {
