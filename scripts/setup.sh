@@ -14,7 +14,7 @@ fi
 if command -v rustup >/dev/null 2>&1; then
   rustup component add rustfmt clippy >/dev/null 2>&1 || true
 fi
-for script in crates/*/tests/install-*.sh; do
+for script in crates/*/tests/install-*.sh examples/*/tests/install-*.sh; do
   [ -f "$script" ] && bash "$script"
 done
 cargo --version
