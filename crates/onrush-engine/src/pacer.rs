@@ -45,6 +45,7 @@ impl PreciseTimer {
             return Ok(());
         }
         // std's Instant is CLOCK_MONOTONIC on Linux; translate the deadline to that clock.
+        // SAFETY: timespec is plain integers, for which all-zero bytes are a valid value.
         let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
         // SAFETY: valid pointer to a local timespec.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };

@@ -19,6 +19,7 @@ pub struct Compiled(sxd_xpath::XPath);
 // `Context`/`Evaluation` passed in. Sharing it between threads is therefore sound; the trait
 // object just lacks the auto-trait bounds.
 unsafe impl Send for Compiled {}
+// SAFETY: as for `Send` above: immutable data, evaluated through `&self` with outside state.
 unsafe impl Sync for Compiled {}
 
 impl std::fmt::Debug for Compiled {

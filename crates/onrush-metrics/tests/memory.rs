@@ -17,6 +17,7 @@ thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
 }
 
+// SAFETY: every call is passed on to the system allocator unchanged; only counted.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
         LIVE.with(|l| l.set(l.get() + layout.size() as isize));

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::login::read_limited;
-use crate::routes::{self, Resp};
+use crate::respond::{self, Resp};
 
 /// Largest URL-encoded `/form` body (it is parsed whole); a larger one gets 413.
 pub const MAX_URLENCODED_FORM: usize = 1 << 20;
@@ -82,7 +82,7 @@ pub(crate) fn pairs_to_json(pairs: Vec<(String, String)>) -> Map<String, Value> 
 /// `/query`: the decoded query parameters as a JSON object (repeated keys as arrays).
 pub(crate) fn query(parts: &Parts) -> Resp {
     let pairs = decode_pairs(parts.uri.query().unwrap_or(""));
-    routes::json(&Value::Object(pairs_to_json(pairs)))
+    respond::json(&Value::Object(pairs_to_json(pairs)))
 }
 
 /// `POST /form` (any method): `{"fields": {..}, "files": [..]}` from a URL-encoded or
@@ -98,29 +98,29 @@ pub(crate) async fn form(parts: &Parts, body: Incoming) -> Resp {
     if lower.starts_with("application/x-www-form-urlencoded") {
         let (data, too_big) = match read_limited(body, MAX_URLENCODED_FORM).await {
             Ok(v) => v,
-            Err(msg) => return routes::bad_request(msg),
+            Err(msg) => return respond::bad_request(msg),
         };
         if too_big {
-            return routes::text(
+            return respond::text(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("URL-encoded form larger than {MAX_URLENCODED_FORM} bytes\n"),
             );
         }
         let fields = pairs_to_json(decode_pairs(&String::from_utf8_lossy(&data)));
-        return routes::json(&serde_json::json!({ "fields": fields, "files": [] }));
+        return respond::json(&serde_json::json!({ "fields": fields, "files": [] }));
     }
     if lower.starts_with("multipart/form-data") {
         let boundary = match multer::parse_boundary(&content_type) {
             Ok(b) => b,
             Err(e) => {
-                routes::drain(body).await;
-                return routes::bad_request(format!("bad multipart content type: {e}\n"));
+                respond::drain(body).await;
+                return respond::bad_request(format!("bad multipart content type: {e}\n"));
             }
         };
         return multipart(body, boundary).await;
     }
-    routes::drain(body).await;
-    routes::text(
+    respond::drain(body).await;
+    respond::text(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         format!(
             "/form takes application/x-www-form-urlencoded or multipart/form-data, not {:?}\n",
@@ -141,7 +141,7 @@ async fn multipart(body: Incoming, boundary: String) -> Resp {
         };
         // RFC 7578 4.2: every part has `Content-Disposition: form-data; name="..."`.
         let Some(name) = field.name().map(str::to_owned) else {
-            return routes::bad_request(format!(
+            return respond::bad_request(format!(
                 "bad multipart body: part {} has no Content-Disposition: form-data; name=...\n",
                 field.index()
             ));
@@ -167,7 +167,7 @@ async fn multipart(body: Incoming, boundary: String) -> Resp {
                     "filename": file_name,
                     "content_type": part_type,
                     "length": length,
-                    "sha256": routes::hex(&hasher.finalize()),
+                    "sha256": respond::hex(&hasher.finalize()),
                 }));
             }
             None => {
@@ -178,7 +178,7 @@ async fn multipart(body: Incoming, boundary: String) -> Resp {
                             if text.len() + chunk.len() > MAX_TEXT_FIELD {
                                 drop(field);
                                 drop(mp);
-                                return routes::text(
+                                return respond::text(
                                     StatusCode::PAYLOAD_TOO_LARGE,
                                     format!(
                                         "multipart text field {name:?} larger than \
@@ -196,11 +196,11 @@ async fn multipart(body: Incoming, boundary: String) -> Resp {
             }
         }
     }
-    routes::json(&serde_json::json!({ "fields": pairs_to_json(fields), "files": files }))
+    respond::json(&serde_json::json!({ "fields": pairs_to_json(fields), "files": files }))
 }
 
 fn bad_multipart(e: multer::Error) -> Resp {
-    routes::bad_request(format!("bad multipart body: {e}\n"))
+    respond::bad_request(format!("bad multipart body: {e}\n"))
 }
 
 /// The request body as a stream of data frames, at most one per poll (see the module docs).

@@ -43,6 +43,7 @@ mod forms;
 mod grpc;
 mod listen;
 mod login;
+mod respond;
 mod routes;
 pub mod samples;
 mod scenario;

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::body::ResponseBody;
 use crate::forms::decode_pairs;
-use crate::routes::{self, Conn, Resp};
+use crate::respond::{self, Conn, Resp};
 use crate::samples;
 use crate::stats::LoginEvent;
 
@@ -82,7 +82,7 @@ impl Keys {
     /// A new session id for `user`.
     pub(crate) fn issue_session(&self, user: &str) -> String {
         let n = self.sessions.fetch_add(1, Relaxed) + 1;
-        let user_hex = routes::hex(user.as_bytes());
+        let user_hex = respond::hex(user.as_bytes());
         let n = n.to_string();
         let mac = self.mac(&[b"session", n.as_bytes(), user.as_bytes()]);
         format!("sess-{n}-{user_hex}-{mac}")
@@ -115,7 +115,7 @@ impl Keys {
             msg.extend_from_slice(&(p.len() as u32).to_be_bytes());
             msg.extend_from_slice(p);
         }
-        routes::hex(&hmac_sha256(&self.key, &msg)[..MAC_LEN])
+        respond::hex(&hmac_sha256(&self.key, &msg)[..MAC_LEN])
     }
 }
 
@@ -189,16 +189,16 @@ fn random_key() -> [u8; 32] {
 /// `/login` with any method but POST: a fresh token in an HTML page (default), JSON
 /// (`?format=json`) or XML (`?format=xml`).
 pub(crate) fn login_page(query: Option<&str>, conn: &Conn) -> Resp {
-    let format = routes::query_param(query, "format").unwrap_or("html");
+    let format = respond::query_param(query, "format").unwrap_or("html");
     if !matches!(format, "html" | "json" | "xml") {
-        return routes::bad_request(format!(
+        return respond::bad_request(format!(
             "bad /login format {format:?}: expected html, json or xml\n"
         ));
     }
     let token = conn.shared.keys.issue_token();
     conn.count(LoginEvent::TokenIssued);
     match format {
-        "json" => routes::json(&serde_json::json!({
+        "json" => respond::json(&serde_json::json!({
             "token": token,
             "expires_in": 3600,
             "user": {
@@ -207,12 +207,12 @@ pub(crate) fn login_page(query: Option<&str>, conn: &Conn) -> Resp {
                 "login": LOGIN_DEFAULT_USER,
             },
         })),
-        "xml" => routes::ok(
-            routes::XML,
+        "xml" => respond::ok(
+            respond::XML,
             ResponseBody::bytes(Bytes::from(samples::login_xml(&token))),
         ),
-        _ => routes::ok(
-            routes::HTML,
+        _ => respond::ok(
+            respond::HTML,
             ResponseBody::bytes(Bytes::from(samples::login_html(&token))),
         ),
     }
@@ -245,10 +245,10 @@ impl Via {
 pub(crate) async fn login_post(parts: &Parts, body: Incoming, conn: &Conn) -> Resp {
     let (data, too_big) = match read_limited(body, MAX_LOGIN_BODY).await {
         Ok(v) => v,
-        Err(msg) => return routes::bad_request(msg),
+        Err(msg) => return respond::bad_request(msg),
     };
     if too_big {
-        return routes::text(
+        return respond::text(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("POST /login body larger than {MAX_LOGIN_BODY} bytes\n"),
         );
@@ -313,7 +313,7 @@ fn verify(
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| LOGIN_DEFAULT_USER.to_owned());
     if user.len() > MAX_USER_LEN {
-        return routes::bad_request(format!(
+        return respond::bad_request(format!(
             "user name of {} bytes: at most {MAX_USER_LEN} accepted\n",
             user.len()
         ));
@@ -342,7 +342,7 @@ fn verify(
     }
     conn.count(LoginEvent::TokenOk);
     let session = conn.shared.keys.issue_session(&user);
-    let mut resp = routes::json(&serde_json::json!({
+    let mut resp = respond::json(&serde_json::json!({
         "ok": true,
         "user": user,
         "via": via.name(),
@@ -368,7 +368,7 @@ pub(crate) fn account(parts: &Parts, conn: &Conn) -> Resp {
     match conn.shared.keys.check_session(id) {
         Ok(user) => {
             conn.count(LoginEvent::SessionOk);
-            routes::json(&serde_json::json!({ "user": user, "session": id }))
+            respond::json(&serde_json::json!({ "user": user, "session": id }))
         }
         Err(reason) => {
             conn.count(LoginEvent::SessionBad);
@@ -390,7 +390,7 @@ fn refuse(reason: &str) -> Resp {
 }
 
 fn reject(status: StatusCode, reason: &str) -> Resp {
-    let mut resp = routes::json(&serde_json::json!({ "ok": false, "reason": reason }));
+    let mut resp = respond::json(&serde_json::json!({ "ok": false, "reason": reason }));
     *resp.status_mut() = status;
     resp
 }
@@ -425,7 +425,7 @@ mod tests {
     fn hmac_matches_rfc_4231_case_2() {
         let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
         assert_eq!(
-            routes::hex(&mac),
+            respond::hex(&mac),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
     }
@@ -469,7 +469,7 @@ mod tests {
         let keys = Keys::new();
         let s = keys.issue_session("ada lovelace-é");
         assert_eq!(keys.check_session(&s).as_deref(), Ok("ada lovelace-é"));
-        let forged = s.replacen(&routes::hex(b"ada"), &routes::hex(b"bob"), 1);
+        let forged = s.replacen(&respond::hex(b"ada"), &respond::hex(b"bob"), 1);
         assert!(keys.check_session(&forged).is_err());
         assert!(Keys::new().check_session(&s).is_err());
         assert!(keys.check_session("sess-1-zz-00").is_err());

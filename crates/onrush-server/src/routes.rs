@@ -4,26 +4,24 @@
 //! endpoint does not need are read and discarded so the connection stays usable for keep-alive.
 //! Bad input gets a 400 with a sentence saying what was expected, never a panic.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Incoming};
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CONTENT_LENGTH};
 use hyper::{Method, Request, Response, StatusCode, Version};
 use sha2::{Digest, Sha256};
 
 use crate::body::{Encoding, ResponseBody};
-use crate::stats::{ConnCounter, LoginEvent, Shared};
-use crate::tls::TlsInfo;
+use crate::respond::{
+    bad_request, drain, header_map, hex, json, ok, query_param, text, Conn, Resp, HTML, JSON, TEXT,
+    XML,
+};
+use crate::stats::Shared;
 use crate::{forms, grpc, login, samples, scenario};
 
-pub(crate) const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
-pub(crate) const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
-pub(crate) const XML: HeaderValue = HeaderValue::from_static("application/xml");
 const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
 
 const HELLO: &[u8] = b"Hello from onrush\n";
@@ -31,14 +29,6 @@ const HELLO: &[u8] = b"Hello from onrush\n";
 /// Defaults of `/stall`: a 300 ms pause every second.
 const STALL_EVERY_MS: u64 = 1000;
 const STALL_FOR_MS: u64 = 300;
-
-/// What a connection's service needs: the server's shared state, the connection's counter and,
-/// over TLS, what its handshake negotiated (for `/tls`).
-pub(crate) struct Conn {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) counter: ConnCounter,
-    pub(crate) tls: Option<TlsInfo>,
-}
 
 /// One HTTP/2 stream in flight on its connection (for `h2_max_concurrent_streams`). It travels
 /// with the response body ([`H2Body`]), which hyper drops when the body is finished or the
@@ -78,15 +68,6 @@ impl Body for H2Body {
         self.body.size_hint()
     }
 }
-
-impl Conn {
-    /// Counts a login event in this connection's shard.
-    pub(crate) fn count(&self, event: LoginEvent) {
-        self.shared.count_login(self.counter.shard(), event);
-    }
-}
-
-pub(crate) type Resp = Response<ResponseBody>;
 
 /// Routes one HTTP/1.1 request; `/stats` is answered without being counted (see
 /// [`crate::Stats`]). Requests on an HTTP/1.1 connection come one at a time, so counting on the
@@ -356,22 +337,6 @@ async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
     json(&doc)
 }
 
-/// The request headers by lower-case name, repeated ones joined with `", "`.
-pub(crate) fn header_map(parts: &hyper::http::request::Parts) -> BTreeMap<&str, String> {
-    let mut headers: BTreeMap<&str, String> = BTreeMap::new();
-    for (name, value) in &parts.headers {
-        let value = String::from_utf8_lossy(value.as_bytes());
-        headers
-            .entry(name.as_str())
-            .and_modify(|v| {
-                v.push_str(", ");
-                v.push_str(&value);
-            })
-            .or_insert_with(|| value.into_owned());
-    }
-    headers
-}
-
 /// `/upload`: consumes the body (Content-Length or chunked) and reports its length and hash.
 async fn upload(body: Incoming) -> Resp {
     match consume(body).await {
@@ -436,14 +401,6 @@ async fn consume(mut body: Incoming) -> Result<(u64, String), String> {
     Ok((length, hex(&hasher.finalize())))
 }
 
-/// Discards a request body the endpoint does not need, so hyper can reuse the connection.
-pub(crate) async fn drain(mut body: Incoming) {
-    if body.is_end_stream() {
-        return;
-    }
-    while let Some(Ok(_)) = body.frame().await {}
-}
-
 /// A HEAD response: the GET response's headers (with its length when known), no content.
 fn head_only(resp: Resp) -> Resp {
     let (mut parts, body) = resp.into_parts();
@@ -455,64 +412,9 @@ fn head_only(resp: Resp) -> Resp {
     Response::from_parts(parts, ResponseBody::empty())
 }
 
-pub(crate) fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
-    query?.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then_some(v)
-    })
-}
-
-pub(crate) fn ok(content_type: HeaderValue, body: ResponseBody) -> Resp {
-    let mut resp = Response::new(body);
-    resp.headers_mut().insert(CONTENT_TYPE, content_type);
-    resp
-}
-
-pub(crate) fn text(status: StatusCode, msg: String) -> Resp {
-    let mut resp = ok(TEXT, ResponseBody::bytes(Bytes::from(msg)));
-    *resp.status_mut() = status;
-    resp
-}
-
-pub(crate) fn bad_request(msg: String) -> Resp {
-    text(StatusCode::BAD_REQUEST, msg)
-}
-
-pub(crate) fn json(doc: &serde_json::Value) -> Resp {
-    let mut out = serde_json::to_vec(doc).unwrap_or_default();
-    out.push(b'\n');
-    ok(JSON, ResponseBody::bytes(Bytes::from(out)))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn query_params() {
-        assert_eq!(query_param(Some("a=1&chunked=1"), "chunked"), Some("1"));
-        assert_eq!(query_param(Some("chunked"), "chunked"), Some(""));
-        assert_eq!(query_param(Some("every=5"), "for"), None);
-        assert_eq!(query_param(None, "for"), None);
-    }
-
-    #[test]
-    fn hex_of_sha256_of_nothing() {
-        assert_eq!(
-            hex(&Sha256::digest(b"")),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-    }
 
     #[test]
     fn status_validation() {

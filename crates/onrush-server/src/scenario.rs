@@ -13,7 +13,7 @@ use hyper::StatusCode;
 
 use crate::body::{Encoding, ResponseBody};
 use crate::forms::{decode_pairs, percent_decode};
-use crate::routes::{self, Resp};
+use crate::respond::{self, Resp};
 use crate::samples;
 
 /// Realm of the `WWW-Authenticate` challenges of `/basic-auth` and `/bearer`.
@@ -23,15 +23,15 @@ pub const AUTH_REALM: &str = "onrush";
 /// the `Location` is an absolute URL built from the `Host` header (and keeps `?absolute=1`).
 pub(crate) fn redirect(n: &str, parts: &Parts) -> Resp {
     let Ok(n) = n.parse::<u64>() else {
-        return routes::bad_request(format!(
+        return respond::bad_request(format!(
             "bad count {n:?} in /redirect/N: expected a non-negative integer\n"
         ));
     };
     if n == 0 {
-        return routes::text(StatusCode::OK, "done\n".to_owned());
+        return respond::text(StatusCode::OK, "done\n".to_owned());
     }
-    let absolute =
-        routes::query_param(parts.uri.query(), "absolute").is_some_and(|v| v == "1" || v == "true");
+    let absolute = respond::query_param(parts.uri.query(), "absolute")
+        .is_some_and(|v| v == "1" || v == "true");
     let location = if absolute {
         let host = parts
             .headers
@@ -56,7 +56,7 @@ pub(crate) fn redirect_to(parts: &Parts) -> Resp {
             .map(|(_, v)| v.as_str())
     };
     let Some(url) = get("url").filter(|u| !u.is_empty()) else {
-        return routes::bad_request("/redirect-to needs ?url=TARGET[&status=CODE]\n".to_owned());
+        return respond::bad_request("/redirect-to needs ?url=TARGET[&status=CODE]\n".to_owned());
     };
     let status = match get("status").unwrap_or("302") {
         "301" => StatusCode::MOVED_PERMANENTLY,
@@ -65,7 +65,7 @@ pub(crate) fn redirect_to(parts: &Parts) -> Resp {
         "307" => StatusCode::TEMPORARY_REDIRECT,
         "308" => StatusCode::PERMANENT_REDIRECT,
         other => {
-            return routes::bad_request(format!(
+            return respond::bad_request(format!(
                 "bad /redirect-to status {other:?}: expected 301, 302, 303, 307 or 308\n"
             ))
         }
@@ -75,11 +75,11 @@ pub(crate) fn redirect_to(parts: &Parts) -> Resp {
 
 fn redirect_response(status: StatusCode, location: &str) -> Resp {
     let Ok(value) = HeaderValue::from_str(location) else {
-        return routes::bad_request(format!(
+        return respond::bad_request(format!(
             "redirect target {location:?} cannot be a Location header\n"
         ));
     };
-    let mut resp = routes::text(status, format!("redirecting to {location}\n"));
+    let mut resp = respond::text(status, format!("redirecting to {location}\n"));
     resp.headers_mut().insert(LOCATION, value);
     resp
 }
@@ -113,7 +113,7 @@ pub(crate) fn cookies(parts: &Parts) -> Resp {
     for (name, value) in request_cookies(parts) {
         map.entry(name).or_insert(serde_json::Value::String(value));
     }
-    routes::json(&serde_json::Value::Object(map))
+    respond::json(&serde_json::Value::Object(map))
 }
 
 /// `/cookies/set?name=value&...`: one `Set-Cookie: name=value; Path=/` per pair; the body is
@@ -121,16 +121,16 @@ pub(crate) fn cookies(parts: &Parts) -> Resp {
 pub(crate) fn cookies_set(parts: &Parts) -> Resp {
     let pairs = decode_pairs(parts.uri.query().unwrap_or(""));
     if pairs.is_empty() {
-        return routes::bad_request("/cookies/set needs ?name=value[&name=value...]\n".to_owned());
+        return respond::bad_request("/cookies/set needs ?name=value[&name=value...]\n".to_owned());
     }
     let mut headers = Vec::with_capacity(pairs.len());
     let mut map = serde_json::Map::new();
     for (name, value) in pairs {
         if !is_token(&name) {
-            return routes::bad_request(format!("bad cookie name {name:?}: expected a token\n"));
+            return respond::bad_request(format!("bad cookie name {name:?}: expected a token\n"));
         }
         if !value.bytes().all(is_cookie_octet) {
-            return routes::bad_request(format!(
+            return respond::bad_request(format!(
                 "bad value {value:?} for cookie {name}: no spaces, quotes, commas, semicolons \
                  or backslashes\n"
             ));
@@ -138,7 +138,7 @@ pub(crate) fn cookies_set(parts: &Parts) -> Resp {
         headers.push(format!("{name}={value}; Path=/"));
         map.insert(name, serde_json::Value::String(value));
     }
-    let mut resp = routes::json(&serde_json::Value::Object(map));
+    let mut resp = respond::json(&serde_json::Value::Object(map));
     for h in headers {
         if let Ok(v) = HeaderValue::from_str(&h) {
             resp.headers_mut().append(SET_COOKIE, v);
@@ -155,12 +155,12 @@ pub(crate) fn cookies_delete(parts: &Parts) -> Resp {
         .map(|(k, _)| k)
         .collect();
     if names.is_empty() {
-        return routes::bad_request("/cookies/delete needs ?name[&name...]\n".to_owned());
+        return respond::bad_request("/cookies/delete needs ?name[&name...]\n".to_owned());
     }
     if let Some(bad) = names.iter().find(|n| !is_token(n)) {
-        return routes::bad_request(format!("bad cookie name {bad:?}: expected a token\n"));
+        return respond::bad_request(format!("bad cookie name {bad:?}: expected a token\n"));
     }
-    let mut resp = routes::json(&serde_json::json!({ "deleted": names }));
+    let mut resp = respond::json(&serde_json::json!({ "deleted": names }));
     for name in &names {
         if let Ok(v) = HeaderValue::from_str(&format!("{name}=; Max-Age=0; Path=/")) {
             resp.headers_mut().append(SET_COOKIE, v);
@@ -188,7 +188,7 @@ pub(crate) fn basic_auth(arg: &str, parts: &Parts) -> Resp {
         .split_once('/')
         .filter(|(u, p)| !u.is_empty() && !p.contains('/'))
     else {
-        return routes::bad_request("/basic-auth needs /basic-auth/USER/PASS\n".to_owned());
+        return respond::bad_request("/basic-auth needs /basic-auth/USER/PASS\n".to_owned());
     };
     let (user, pass) = (percent_decode(user, false), percent_decode(pass, false));
     let sent = parts
@@ -205,7 +205,7 @@ pub(crate) fn basic_auth(arg: &str, parts: &Parts) -> Resp {
     let reason = match sent {
         None => "missing or malformed Authorization: Basic header",
         Some(creds) if creds == format!("{user}:{pass}").as_bytes() => {
-            return routes::json(&serde_json::json!({ "authenticated": true, "user": user }));
+            return respond::json(&serde_json::json!({ "authenticated": true, "user": user }));
         }
         Some(_) => "wrong user name or password",
     };
@@ -216,13 +216,13 @@ pub(crate) fn basic_auth(arg: &str, parts: &Parts) -> Resp {
 /// empty), else 401 with a `Bearer` challenge.
 pub(crate) fn bearer_auth(parts: &Parts) -> Resp {
     match crate::login::bearer(parts) {
-        Some(token) => routes::json(&serde_json::json!({ "authenticated": true, "token": token })),
+        Some(token) => respond::json(&serde_json::json!({ "authenticated": true, "token": token })),
         None => unauthorized("Bearer", "missing Authorization: Bearer header"),
     }
 }
 
 fn unauthorized(scheme: &str, reason: &str) -> Resp {
-    let mut resp = routes::json(&serde_json::json!({ "authenticated": false, "reason": reason }));
+    let mut resp = respond::json(&serde_json::json!({ "authenticated": false, "reason": reason }));
     *resp.status_mut() = StatusCode::UNAUTHORIZED;
     if let Ok(v) = HeaderValue::from_str(&format!("{scheme} realm=\"{AUTH_REALM}\"")) {
         resp.headers_mut().insert(WWW_AUTHENTICATE, v);
@@ -233,7 +233,7 @@ fn unauthorized(scheme: &str, reason: &str) -> Resp {
 /// `/headers`: the request headers as a JSON object, lower-case names, repeated ones joined
 /// with `", "`.
 pub(crate) fn headers(parts: &Parts) -> Resp {
-    routes::json(&serde_json::to_value(routes::header_map(parts)).unwrap_or_default())
+    respond::json(&serde_json::to_value(respond::header_map(parts)).unwrap_or_default())
 }
 
 /// `/gzip`, `/deflate`, `/brotli`: the `/json` document compressed (compressed once per server
@@ -248,7 +248,7 @@ pub(crate) fn compressed_json(encoding: Encoding) -> Resp {
     let data = DONE[index]
         .get_or_init(|| Bytes::from(encoding.compress(samples::JSON.as_bytes())))
         .clone();
-    let mut resp = routes::ok(routes::JSON, ResponseBody::bytes(data));
+    let mut resp = respond::ok(respond::JSON, ResponseBody::bytes(data));
     resp.headers_mut()
         .insert(hyper::header::CONTENT_ENCODING, encoding.header());
     resp

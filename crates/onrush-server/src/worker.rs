@@ -33,7 +33,8 @@ use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
 use crate::echo::{self, Framing};
-use crate::routes::{self, Conn};
+use crate::respond::Conn;
+use crate::routes;
 use crate::sniff::{self, Wire};
 use crate::stats::{ConnCounter, Shared};
 use crate::thrift::{self, Calculator, Transport};

@@ -227,6 +227,7 @@ mod tests {
         std::sync::atomic::AtomicUsize::new(0);
 
     fn kept(class: usize) -> usize {
+        // SAFETY: the cache is this thread's, and nothing else borrows it during this read.
         CACHE.with(|c| unsafe { (*c.stacks.get())[class].len })
     }
 
@@ -264,6 +265,7 @@ mod tests {
                 .collect();
             for p in blocks {
                 assert!(!p.is_null());
+                // SAFETY: allocated above with this layout, freed once.
                 unsafe { a.dealloc(p, layout) };
             }
             kept(class(layout))

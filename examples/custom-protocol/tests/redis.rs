@@ -98,6 +98,35 @@ fn run(args: &[&str]) -> Output {
         .expect("onrush-redis runs")
 }
 
+/// Writes `yaml` as `dir/name.yaml`, runs it with `extra` flags into `dir/name/`; returns the
+/// output and the results directory.
+fn run_plan(dir: &Path, name: &str, yaml: &str, extra: &[&str]) -> (Output, PathBuf) {
+    let plan = dir.join(format!("{name}.yaml"));
+    std::fs::write(&plan, yaml).unwrap();
+    let out = dir.join(name);
+    let mut args = vec![
+        "run",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    (run(&args), out)
+}
+
+/// onrush's own binary, beside this one when the workspace was built into the same target
+/// directory (onrush's CI does): it must read results written by a build with more protocols.
+fn plain_onrush() -> Option<PathBuf> {
+    let dir = std::env::current_exe()
+        .ok()?
+        .parent()?
+        .parent()?
+        .to_path_buf();
+    let bin = dir.join("onrush");
+    bin.is_file().then_some(bin)
+}
+
 fn summary(out: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
 }
@@ -135,9 +164,7 @@ fn the_example_plan_runs_and_the_server_counts_every_command() {
     // Every check passed: GET read back exactly what SET wrote for that VU and iteration.
     let checks = s["checks"].as_array().expect("checks");
     assert!(
-        checks
-            .iter()
-            .all(|c| c["fails"] == 0 && c["passes"] == 200),
+        checks.iter().all(|c| c["fails"] == 0 && c["passes"] == 200),
         "{checks:#?}"
     );
     // 4 VUs, a connection each.
@@ -149,25 +176,14 @@ fn the_example_plan_runs_and_the_server_counts_every_command() {
 #[test]
 fn error_replies_are_counted_by_their_own_classes_and_the_run_goes_on() {
     let redis = Redis::start(&[]);
-    let out = temp("errors");
-    let plan = out.join("errors.yaml");
-    std::fs::write(
-        &plan,
-        format!(
-            "scenarios:\n  - name: s\n    load: {{ vus: 2, iterations: 10 }}\n    steps:\n      - {{ redis: {a}, command: [SET, \"s:${{vu}}\", x] }}\n      - {{ redis: {a}, command: [LPUSH, \"s:${{vu}}\", y] }}\n      - {{ redis: {a}, command: [NOSUCHCOMMAND] }}\n      - {{ redis: {a}, command: [GET, \"s:${{vu}}\"], check: [ {{ jsonpath: \"$\", equals: x }} ] }}\n",
-            a = redis.addr()
-        ),
-    )
-    .unwrap();
-    let o = run(&[
-        "run",
-        plan.to_str().unwrap(),
-        "--out",
-        out.join("r").to_str().unwrap(),
-        "-q",
-    ]);
+    let dir = temp("errors");
+    let yaml = format!(
+        "scenarios:\n  - name: s\n    load: {{ vus: 2, iterations: 10 }}\n    steps:\n      - {{ redis: {a}, command: [SET, \"s:${{vu}}\", x] }}\n      - {{ redis: {a}, command: [LPUSH, \"s:${{vu}}\", y] }}\n      - {{ redis: {a}, command: [NOSUCHCOMMAND] }}\n      - {{ redis: {a}, command: [GET, \"s:${{vu}}\"], check: [ {{ jsonpath: \"$\", equals: x }} ] }}\n",
+        a = redis.addr()
+    );
+    let (o, out) = run_plan(&dir, "errors", &yaml, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = summary(&out.join("r"));
+    let s = summary(&out);
     let classes = &s["totals"]["failures_by_class"];
     assert_eq!(classes["redis_wrongtype"], 20, "{s:#}");
     assert_eq!(classes["redis_error"], 20, "{s:#}");
@@ -176,78 +192,164 @@ fn error_replies_are_counted_by_their_own_classes_and_the_run_goes_on() {
     // on the VUs' two connections.
     assert_eq!(redis.calls(None, "get"), 20);
     assert_eq!(s["scenarios"][0]["connections_opened"], 2, "{s:#}");
-    // The first message of each class is kept for the user.
-    let text = std::fs::read_to_string(out.join("r/summary.json")).unwrap();
+    // The first message of each class is kept for the user, and the summary prints the hint.
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(text.contains("WRONGTYPE Operation against a key"), "{text}");
-    // `onrush report` of the plain onrush binary is not needed: this binary's `report` reads
-    // the files back (the classes by name) and writes the page.
-    let o = run(&[
-        "report",
-        out.join("r").to_str().unwrap(),
-        "--out",
-        out.join("r.html").to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let html = std::fs::read_to_string(out.join("r.html")).unwrap();
-    assert!(html.contains("redis_wrongtype"));
+    // onrush's own binary, which knows no Redis, merges and reports these results with their
+    // classes (registered by name as it reads them).
+    match plain_onrush() {
+        Some(onrush) => {
+            let merged = dir.join("merged");
+            let o = Command::new(&onrush)
+                .args(["merge", out.to_str().unwrap(), "--out", merged.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let m = summary(&merged);
+            assert_eq!(m["totals"]["failures_by_class"], s["totals"]["failures_by_class"]);
+            let html = dir.join("plain.html");
+            let o = Command::new(&onrush)
+                .args(["report", out.to_str().unwrap(), "--out", html.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert!(std::fs::read_to_string(html).unwrap().contains("redis_wrongtype"));
+        }
+        None => eprintln!("onrush's own binary is not beside this one: build the workspace into the same target directory to check that it reads these results"),
+    }
 }
 
 #[test]
-fn auth_resp3_and_a_shared_pool() {
+fn auth_resp3_and_a_database() {
     let redis = Redis::start(&["--requirepass", "s3cret"]);
-    let out = temp("auth");
-    let plan = out.join("auth.yaml");
-    std::fs::write(
-        &plan,
-        format!(
-            "vars: {{ password: s3cret }}\nscenarios:\n  - name: s\n    load: {{ vus: 8, iterations: 40 }}\n    steps:\n      - redis: {a}\n        auth: {{ password: \"${{password}}\" }}\n        resp: 3\n        database: 3\n        connections: shared\n        command: [HSET, \"h:${{vu}}\", f, \"${{vu}}\"]\n      - redis: {a}\n        auth: {{ password: \"${{password}}\" }}\n        resp: 3\n        database: 3\n        connections: shared\n        command: [HGETALL, \"h:${{vu}}\"]\n        check: [ {{ jsonpath: \"$.f\", equals: \"${{vu}}\" }} ]\n",
-            a = redis.addr()
-        ),
-    )
-    .unwrap();
-    let o = run(&[
-        "run",
-        plan.to_str().unwrap(),
-        "--out",
-        out.join("ok").to_str().unwrap(),
-        "-q",
-        "-t",
-        "1",
-    ]);
+    let dir = temp("auth");
+    let yaml = format!(
+        "vars: {{ password: s3cret }}\nscenarios:\n  - name: s\n    load: {{ vus: 8, iterations: 40 }}\n    steps:\n      - redis: {a}\n        auth: {{ password: \"${{password}}\" }}\n        resp: 3\n        database: 3\n        command: [HSET, \"h:${{vu}}\", f, \"${{vu}}\"]\n      - redis: {a}\n        auth: {{ password: \"${{password}}\" }}\n        resp: 3\n        database: 3\n        command: [HGETALL, \"h:${{vu}}\"]\n        check: [ {{ jsonpath: \"$.f\", equals: \"${{vu}}\" }} ]\n",
+        a = redis.addr()
+    );
+    let (o, out) = run_plan(&dir, "ok", &yaml, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = summary(&out.join("ok"));
+    let s = summary(&out);
     assert_eq!(s["totals"]["failures"], 0, "{s:#}");
-    // 8 VUs of 40 iterations each.
+    // 8 VUs of 40 iterations each; RESP3's map reply is a JSON object (`$.f` above).
     assert_eq!(redis.calls(Some("s3cret"), "hgetall"), 320);
-    // RESP3's map reply became a JSON object ($.f above); HELLO carried AUTH.
-    let hello = redis.calls(Some("s3cret"), "hello");
-    // The pool serves 8 VUs with no think time from one worker: at most one connection per
-    // VU, and every connection said HELLO once.
-    let opened = s["scenarios"][0]["connections_opened"].as_u64().unwrap();
-    assert!((1..=8).contains(&opened), "{opened}");
-    assert_eq!(hello, opened);
+    // Both steps share each VU's connection (same server, same settings): one HELLO (with
+    // AUTH in it) per connection, 8 in all.
+    assert_eq!(s["scenarios"][0]["connections_opened"], 8, "{s:#}");
+    assert_eq!(redis.calls(Some("s3cret"), "hello"), 8);
     // The keys went to database 3.
     let keys = redis.query(Some("s3cret"), &["INFO", "keyspace"]);
     assert!(keys.contains("db3:keys=8"), "{keys}");
 
-    // A wrong password fails every request as redis_auth.
-    let o = run(&[
-        "run",
-        plan.to_str().unwrap(),
-        "-D",
-        "password=wrong",
-        "--out",
-        out.join("bad").to_str().unwrap(),
-        "-q",
-    ]);
+    // A wrong password fails every request as redis_auth, and the run says none succeeded.
+    let (o, out) = run_plan(&dir, "bad", &yaml, &["-D", "password=wrong"]);
     assert_eq!(
         o.status.code(),
         Some(4),
-        "no request succeeded: {}",
+        "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let s = summary(&out.join("bad"));
+    let s = summary(&out);
     assert_eq!(s["totals"]["failures_by_class"]["redis_auth"], 640, "{s:#}");
+}
+
+#[test]
+fn a_shared_pool_serves_vus_that_think_with_fewer_connections() {
+    let redis = Redis::start(&[]);
+    let dir = temp("pool");
+    let plan = |scope: &str| {
+        format!(
+            "scenarios:\n  - name: s\n    load: {{ vus: 8, iterations: 20, ramp_up: 1s }}\n    steps:\n      - {{ redis: {a}, connections: {scope}, command: [INCR, \"n:${{vu}}\"] }}\n      - {{ think: 20ms }}\n",
+            a = redis.addr()
+        )
+    };
+    let (o, out) = run_plan(&dir, "shared", &plan("shared"), &["-t", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out);
+    assert_eq!(s["totals"]["failures"], 0, "{s:#}");
+    assert_eq!(redis.calls(None, "incr"), 160);
+    // A request holds a connection for well under a millisecond and a VU thinks 20 ms: a few
+    // pooled connections serve all eight VUs.
+    let shared = s["scenarios"][0]["connections_opened"].as_u64().unwrap();
+    assert!((1..=4).contains(&shared), "{shared} connections for 8 VUs");
+    let (o, out) = run_plan(&dir, "per_vu", &plan("per_vu"), &["-t", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(summary(&out)["scenarios"][0]["connections_opened"], 8);
+}
+
+#[test]
+fn tls_with_the_scenarios_ca_and_handshakes_counted() {
+    let dir = temp("tls");
+    // A CA and a server certificate for 127.0.0.1 and localhost, made with openssl.
+    let sh = format!(
+        "cd {d} && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=test-ca 2>/dev/null \
+         && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null \
+         && printf 'subjectAltName=DNS:localhost,IP:127.0.0.1' > ext.cnf \
+         && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext.cnf 2>/dev/null",
+        d = dir.display()
+    );
+    assert!(
+        Command::new("sh")
+            .args(["-c", &sh])
+            .status()
+            .unwrap()
+            .success(),
+        "openssl"
+    );
+    let file = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut server = Command::new("redis-server")
+        .args([
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .args([
+            "--tls-cert-file",
+            &file("server.pem"),
+            "--tls-key-file",
+            &file("server.key"),
+        ])
+        .args([
+            "--tls-ca-cert-file",
+            &file("ca.pem"),
+            "--tls-auth-clients",
+            "no",
+        ])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let yaml = format!(
+        "scenarios:\n  - name: s\n    load: {{ vus: 3, iterations: 10 }}\n    http: {{ tls: {{ ca_file: {ca} }} }}\n    steps:\n      - {{ redis: \"tls://localhost:{port}\", command: [SET, \"t:${{vu}}\", secure] }}\n      - {{ redis: \"tls://localhost:{port}\", command: [GET, \"t:${{vu}}\"], check: [ {{ jsonpath: \"$\", equals: secure }} ] }}\n",
+        ca = file("ca.pem")
+    );
+    let (o, out) = run_plan(&dir, "ok", &yaml, &[]);
+    let plain = run_plan(&dir, "plain", &yaml.replace("tls://", ""), &[]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out);
+    assert_eq!(s["totals"]["requests"], 60, "{s:#}");
+    assert_eq!(s["totals"]["failures"], 0, "{s:#}");
+    // One TLS connection per VU, its handshake counted as HTTPS's are.
+    assert_eq!(s["scenarios"][0]["connections_opened"], 3, "{s:#}");
+    assert_eq!(s["totals"]["handshakes"]["full"], 3, "{s:#}");
+    // Plain RESP to the TLS port: the server resets the connection; counted, never a hang.
+    let s = summary(&plain.1);
+    assert_eq!(s["totals"]["failures_by_class"]["reset"], 60, "{s:#}");
 }
 
 #[test]

@@ -344,6 +344,7 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
+            // SAFETY: gettid takes no argument and cannot fail.
             tx.send(unsafe { libc::gettid() }).unwrap();
             let mut x = 0u64;
             while thread_cpu() < std::time::Duration::from_millis(200) {
@@ -372,6 +373,7 @@ mod tests {
 
     /// The calling thread's CPU time.
     fn thread_cpu() -> std::time::Duration {
+        // SAFETY: timespec is plain integers, for which all-zero bytes are a valid value.
         let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
         // SAFETY: valid pointer to a local timespec.
         unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };

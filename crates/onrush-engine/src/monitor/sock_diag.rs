@@ -125,6 +125,8 @@ impl SockDiag {
         targets: &[SocketAddr],
         counts: &mut SocketCounts,
     ) -> io::Result<()> {
+        // SAFETY: sockaddr_nl is plain integers, for which all-zero bytes are a valid value (the
+        // kernel's own address: pid 0, no groups).
         let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
         kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
         // SAFETY: request and the address are valid for their lengths.
