@@ -20,7 +20,6 @@
 mod capture;
 mod classify;
 mod connect;
-mod deadline;
 mod plan;
 mod pool;
 mod redirect;

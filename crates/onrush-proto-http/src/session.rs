@@ -14,13 +14,13 @@ use onrush_http2::H2Settings;
 use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
 use onrush_protocol::turn;
 use onrush_protocol::{
-    Exchange, FailureClass, Moment, RequestRecord, RequestStart, ResponseView, Session, Warmed,
+    within, Exchange, FailureClass, Moment, RequestRecord, RequestStart, RequestTimer,
+    ResponseView, Session, Warmed,
 };
 
 use crate::capture::Capture;
 use crate::classify::{classify, status_failure};
 use crate::connect::{self, HttpConn};
-use crate::deadline::{within, RequestTimer};
 use crate::plan::ScenarioHttp;
 use crate::pool::ConnectionPool;
 use crate::redirect::is_redirect;

@@ -28,11 +28,13 @@ pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecor
 pub mod compose;
 mod io_class;
 mod targets;
+pub mod timer;
 pub mod turn;
 pub use compose::With;
 pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};
+pub use timer::{within, RequestTimer};
 
 /// When a request starts, as the engine hands it to [`Session::execute`].
 #[derive(Debug, Clone, Copy)]

@@ -8,6 +8,11 @@ no pipelining) for --rounds rounds on SET and GET of a fixed key and 3-byte valu
 system, the client process's own rusage) and the medians' ratio.
 
     python3 bench/redis.py [--bin target/release/onrush-redis] [--requests 200000] [--rounds 5]
+                           [--instructions]
+
+--instructions adds user-space instructions per command, whole process, of both clients under
+valgrind (cachegrind, no cache simulation): the difference between a run of 20,000 and one of
+60,000 commands, divided by 40,000 (start-up and shutdown cancel out).
 """
 import argparse
 import os
@@ -38,12 +43,32 @@ def cpu_of(argv):
     return usage.ru_utime + usage.ru_stime
 
 
+def write_plan(tmp, command, cmd, port, clients, per_vu):
+    path = os.path.join(tmp, f"{command}-{clients * per_vu}.yaml")
+    with open(path, "w") as f:
+        f.write(f"scenarios:\n  - name: bench\n    load: {{ vus: {clients}, iterations: {per_vu} }}\n"
+                f"    steps:\n      - {{ redis: 127.0.0.1:{port}, command: {cmd} }}\n")
+    return path
+
+
+def instructions(argv):
+    """User-space instructions of the whole process under cachegrind."""
+    out = subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] + argv,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True).stderr
+    for line in out.splitlines():
+        if "I" in line and "refs:" in line:
+            return int(line.split("refs:")[1].strip().replace(",", ""))
+    sys.exit(f"no instruction count from valgrind: {out[-2000:]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "..", "..", "target", "release", "onrush-redis"))
     ap.add_argument("--requests", type=int, default=200_000)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--instructions", action="store_true")
     args = ap.parse_args()
     port = free_port()
     server = subprocess.Popen(
@@ -79,6 +104,19 @@ def main():
                                              "-t", command.lower(), "-n", str(n), "-c", str(args.clients),
                                              "--threads", "1", "-q"]) / n * 1e6)
                 results[command] = (onrush, reference)
+                if args.instructions:
+                    counts = {}
+                    for name, make in [
+                        ("onrush-redis", lambda k: (write_plan(tmp, command, cmd, port, args.clients, k // args.clients),
+                                                    [args.bin, "run", os.path.join(tmp, f"{command}-{k}.yaml"), "-t", "1", "-q",
+                                                     "--no-preflight", "--out", os.path.join(tmp, "out")])[1]),
+                        ("redis-benchmark", lambda k: ["redis-benchmark", "-p", str(port), "-t", command.lower(),
+                                                       "-n", str(k), "-c", str(args.clients), "--threads", "1", "-q"]),
+                    ]:
+                        counts[name] = (instructions(make(60_000)) - instructions(make(20_000))) / 40_000
+                    print(f"{command}: instructions per command: onrush-redis {counts['onrush-redis']:,.0f}, "
+                          f"redis-benchmark {counts['redis-benchmark']:,.0f}: "
+                          f"{counts['onrush-redis'] / counts['redis-benchmark']:.2f}x")
                 ratio = statistics.median(onrush) / statistics.median(reference)
                 print(f"{command}: onrush-redis {statistics.median(onrush):.2f} us/command "
                       f"(rounds {', '.join(f'{x:.2f}' for x in onrush)}), redis-benchmark "

@@ -1,4 +1,5 @@
-//! A request's timeout without a timer operation per request.
+//! A request's timeout without a timer operation per request: for any protocol's session
+//! (onrush-proto-http's first, a protocol built outside onrush too).
 //!
 //! `tokio::time::timeout` around each request inserts a timer entry into tokio's wheel and
 //! removes it again, and moves the request's future into its own (~1,000 user instructions
@@ -17,12 +18,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use onrush_protocol::Moment;
+use crate::Moment;
 use tokio::time::{sleep_until, Sleep};
 
 /// One session's request timer.
 #[derive(Default)]
-pub(crate) struct RequestTimer {
+pub struct RequestTimer {
     /// The timer, boxed so that a session stays small (allocated at its first request), and
     /// the moment it is armed for (its tokio deadline is this moment as an `Instant`): compared
     /// with each request's deadline as one integer, not as tokio's `Instant`.
@@ -37,7 +38,7 @@ impl RequestTimer {
     /// Ready once `at` has passed (to tokio's timer precision, as `tokio::time::timeout`).
     /// Registers `cx`'s waker to be woken then, or earlier (spuriously) by a timer armed for an
     /// earlier request.
-    pub(crate) fn poll_expired(&mut self, at: Moment, cx: &mut Context<'_>) -> Poll<()> {
+    pub fn poll_expired(&mut self, at: Moment, cx: &mut Context<'_>) -> Poll<()> {
         let (sleep, armed) = match &mut self.armed {
             Some((sleep, armed)) if *armed <= at => (sleep, armed),
             slot => {
@@ -83,7 +84,7 @@ impl RequestTimer {
 /// first, so one that is ready is never timed out, as with `tokio::time::timeout`; it is
 /// borrowed pinned, not moved. A `poll_fn` returned as it is, not awaited in an `async fn` of
 /// its own: a layer less on every request.
-pub(crate) fn within<'a, F: Future>(
+pub fn within<'a, F: Future>(
     timer: &'a mut RequestTimer,
     at: Moment,
     mut fut: Pin<&'a mut F>,
