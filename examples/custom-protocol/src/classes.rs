@@ -1,5 +1,5 @@
 //! Redis's own failure classes, registered by name when the binary starts: results files,
-//! thresholds (`failures{class=redis_wrongtype}`), the summary and the report name them.
+//! the summary, the report and the exporters name them.
 
 use std::sync::OnceLock;
 
