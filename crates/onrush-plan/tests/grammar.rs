@@ -111,7 +111,8 @@ fn errors_in_a_registered_step_name_the_file_line_and_field() {
         &[],
     )
     .unwrap_err();
-    assert!(e.to_string().contains("unknown key `kv`"), "{e}");
+    assert!(e.to_string().contains("unknown step `kv`"), "{e}");
+    assert!(e.to_string().contains("docs/extending.md"), "{e}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::url::split_url;
 use super::{to_template, Ctx, Fields, Part};
-use crate::error::{one_of, PlanError};
+use crate::error::{did_you_mean, one_of, PlanError};
 use crate::units::{self, show_duration};
 use crate::yaml::{Kind, Node};
 use std::time::Duration;
@@ -235,6 +235,16 @@ impl Ctx<'_> {
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();
+                let first = entries
+                    .first()
+                    .is_some_and(|(first, _)| std::ptr::eq(first, k));
+                if first && did_you_mean(&key, all.iter().copied()).is_none() {
+                    // The step's first key names no step kind this build knows and is no typo
+                    // of one: most likely a protocol of a binary built with it.
+                    return Err(self
+                        .err(k, &field, format!("unknown step `{key}`; expected a step key: {}", one_of(&all)))
+                        .with_hint(format!("a request step starts with its protocol's key (`get:`, `tcp:`, `grpc:` ...); `{key}:` is no step of this build of onrush: a protocol onrush does not ship runs in a binary built with it (docs/extending.md)")));
+                }
                 return Err(self.unknown_key(k, &field, &key, &all));
             }
         }
