@@ -131,6 +131,11 @@ impl<'a> Mapping<'a> {
         Mapping { cx, fields }
     }
 
+    /// The checked entries, for onrush-plan's own compilers of the common keys.
+    pub(crate) fn fields(&self) -> &Fields<'a> {
+        &self.fields
+    }
+
     /// The value of `key`, if the mapping has it.
     pub fn get(&self, key: &str) -> Option<Value<'a>> {
         self.fields.get(key).map(|node| Value {
@@ -237,6 +242,14 @@ impl<'a> Value<'a> {
             self.error(format!("expected HOST:PORT, found {text:?}"))
                 .with_hint(example)
         })
+    }
+
+    /// `HOST:PORT`, `tcp://HOST:PORT` or `tls://HOST:PORT`, as `tcp:` and `thrift:` steps take
+    /// their server: the host, the port, and whether TLS runs over the connection.
+    pub fn stream_target(&self, example: &str) -> Result<(String, u16, bool), PlanError> {
+        let text = self.string()?;
+        crate::compile::stream_target(&text)
+            .map_err(|message| self.error(message).with_hint(example))
     }
 
     /// A file named relative to the plan, which must exist; a distributed run sends it to

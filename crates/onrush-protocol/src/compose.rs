@@ -90,8 +90,9 @@ impl<B: StepSpec, A: StepSpec> StepSpec for WithStep<B, A> {
     }
 }
 
-/// A protocol's state while steps are compiled (nothing else holds it yet).
-fn unique<T>(state: &mut Arc<T>) -> &mut T {
+/// A protocol's state while steps are compiled: each protocol's state is in an `Arc` (so that
+/// a VU's lazily made session can hold it), and nothing else holds it yet.
+pub fn unique<T>(state: &mut Arc<T>) -> &mut T {
     Arc::get_mut(state).expect("protocol state is not shared while the plan is compiled")
 }
 

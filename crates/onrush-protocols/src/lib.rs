@@ -22,6 +22,7 @@ use onrush_proto_tcp::Tcp;
 use onrush_proto_thrift::Thrift;
 use onrush_proto_udp::Udp;
 use onrush_proto_ws::Ws;
+use onrush_protocol::compose::unique;
 use onrush_protocol::{Exchange, Protocol, RequestStart, ResponseView, Session, StepSpec, Warmed};
 
 mod sizes;
@@ -49,11 +50,6 @@ pub struct PlanState {
     thrift: Arc<<Thrift as Protocol>::Plan>,
     grpc: Arc<<Grpc as Protocol>::Plan>,
     exec: Arc<<Exec as Protocol>::Plan>,
-}
-
-/// A protocol's state while steps are compiled (nothing else holds it yet).
-fn unique<T>(state: &mut Arc<T>) -> &mut T {
-    Arc::get_mut(state).expect("protocol state is not shared while the plan is compiled")
 }
 
 /// A compiled step of any protocol.

@@ -92,20 +92,9 @@ impl StepGrammar for RedisGrammar {
     }
 
     fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError> {
-        let target = step.required("redis", "HOST:PORT of the Redis server")?;
-        let text = target.string()?;
-        let (tls, address) = match text.trim().strip_prefix("tls://") {
-            Some(rest) => (true, rest.to_string()),
-            None => (false, text.trim().to_string()),
-        };
-        if address.contains("://") {
-            return Err(target
-                .error(format!(
-                    "expected HOST:PORT or tls://HOST:PORT, found {text:?}"
-                ))
-                .with_hint("e.g. `redis: 127.0.0.1:6379`"));
-        }
-        let (host, port) = split_address(&target, &address)?;
+        let (host, port, tls) = step
+            .required("redis", "HOST:PORT of the Redis server")?
+            .stream_target("e.g. `redis: 127.0.0.1:6379`, or `redis: tls://HOST:PORT` for TLS")?;
         let which = step.at_most_one(
             &["command", "pipeline"],
             "a step sends one `command:` or a `pipeline:` of several",
@@ -184,25 +173,6 @@ impl StepGrammar for RedisGrammar {
             name,
         })
     }
-}
-
-/// `HOST:PORT` of the address written after an optional `tls://`.
-fn split_address(target: &Value<'_>, address: &str) -> Result<(String, u16), PlanError> {
-    let (host, port) = address.rsplit_once(':').ok_or_else(|| {
-        target
-            .error(format!("expected HOST:PORT, found {address:?}"))
-            .with_hint("e.g. `redis: 127.0.0.1:6379`")
-    })?;
-    let port: u16 = port.parse().ok().filter(|p| *p > 0).ok_or_else(|| {
-        target
-            .error(format!("{port:?} is not a port number (1-65535)"))
-            .with_hint("e.g. `redis: 127.0.0.1:6379`")
-    })?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(target.error("the host is empty; expected HOST:PORT"));
-    }
-    Ok((host.to_string(), port))
 }
 
 /// One command: a non-empty list of arguments, each a template.

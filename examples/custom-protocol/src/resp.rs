@@ -67,28 +67,28 @@ pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
 ///
 /// The array header uses `args.len()`, so the iterator must report its length truthfully.
 pub fn encode_command_iter<'a, I: ExactSizeIterator<Item = &'a [u8]>>(out: &mut Vec<u8>, args: I) {
-    push_header(out, b'*', args.len());
+    push_array(out, args.len());
     for arg in args {
-        push_header(out, b'$', arg.len());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
+        push_bulk(out, arg);
     }
 }
 
+/// Appends the header of an array of `n` elements (`*N\r\n`): a command's first line.
+pub fn push_array(out: &mut Vec<u8>, n: usize) {
+    push_header(out, b'*', n);
+}
+
+/// Appends one bulk string (`$LEN\r\nBYTES\r\n`): a command's argument.
+pub fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {
+    push_header(out, b'$', bytes.len());
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+}
+
 /// Writes `<tag><n>\r\n` without going through `fmt`, which is slow for this.
-fn push_header(out: &mut Vec<u8>, tag: u8, mut n: usize) {
-    let mut digits = [0u8; 20]; // usize::MAX has 20 decimal digits
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+fn push_header(out: &mut Vec<u8>, tag: u8, n: usize) {
     out.push(tag);
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     out.extend_from_slice(b"\r\n");
 }
 

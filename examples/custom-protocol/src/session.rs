@@ -98,19 +98,12 @@ impl RedisSession {
     fn render(&mut self, step: &RedisStep, ctx: &RenderContext<'_>) -> Result<(), usize> {
         self.out.clear();
         for command in &step.commands {
-            self.out.push(b'*');
-            self.out
-                .extend_from_slice(itoa::Buffer::new().format(command.len()).as_bytes());
-            self.out.extend_from_slice(b"\r\n");
+            resp::push_array(&mut self.out, command.len());
             for arg in command {
+                // Rendered apart first: a bulk string's length comes before its bytes.
                 self.arg.clear();
                 arg.render(ctx, &mut self.arg).map_err(|unset| unset.slot)?;
-                self.out.push(b'$');
-                self.out
-                    .extend_from_slice(itoa::Buffer::new().format(self.arg.len()).as_bytes());
-                self.out.extend_from_slice(b"\r\n");
-                self.out.extend_from_slice(&self.arg);
-                self.out.extend_from_slice(b"\r\n");
+                resp::push_bulk(&mut self.out, &self.arg);
             }
         }
         Ok(())

@@ -26,23 +26,22 @@ impl Ctx<'_> {
             .chain(grammar.keys().iter().copied())
             .chain(COMMON_KEYS)
             .collect();
-        let f = self.map(node, path, &allowed)?;
-        let timeout = self.step_timeout(&f)?;
+        let step = Mapping::new(self, self.map(node, path, &allowed)?);
+        let f = step.fields();
+        let timeout = self.step_timeout(f)?;
         let name = match f.get("name") {
             Some(n) => Some(self.string(n, &f.child("name"))?),
             None => None,
         };
-        let compiled = grammar
-            .compile(&Mapping::new(self, self.map(node, path, &allowed)?))
-            .map_err(|e| {
-                if e.hint().is_none() {
-                    e.with_hint(format!("e.g. `- {}`", grammar.example()))
-                } else {
-                    e
-                }
-            })?;
+        let compiled = grammar.compile(&step).map_err(|e| {
+            if e.hint().is_none() {
+                e.with_hint(format!("e.g. `- {}`", grammar.example()))
+            } else {
+                e
+            }
+        })?;
         let metric = m.id(name.unwrap_or(compiled.name));
-        let outcome = self.step_outcome(&f, metric, m)?;
+        let outcome = self.step_outcome(f, metric, m)?;
         Ok(Step::Custom(CustomStep::new(
             key,
             metric,

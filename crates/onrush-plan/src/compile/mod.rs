@@ -41,7 +41,7 @@ mod ws;
 
 use thresholds::ScopeNames;
 
-pub(crate) use tcp::split_host_port;
+pub(crate) use tcp::{split_host_port, stream_target};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.

@@ -320,7 +320,7 @@ impl Ctx<'_> {
 /// `HOST:PORT`, `tcp://HOST:PORT` or `tls://HOST:PORT` (a trailing `/` allowed after a
 /// scheme): the host, the port, and whether TLS runs over the connection. The error is the
 /// plan error's message (the caller adds the example).
-pub(super) fn stream_target(text: &str) -> Result<(String, u16, bool), String> {
+pub(crate) fn stream_target(text: &str) -> Result<(String, u16, bool), String> {
     let trimmed = text.trim();
     let (tls, rest) = match trimmed.split_once("://") {
         None => (false, trimmed),
