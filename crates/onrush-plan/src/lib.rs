@@ -31,7 +31,8 @@ pub mod grpc;
 mod profiles;
 mod schema;
 mod schema_thrift;
-mod template;
+// The `${...}` language, a crate of its own (onrush-template); `crate::template` keeps its paths.
+use onrush_template as template;
 mod threshold;
 mod units;
 mod yaml;

@@ -12,8 +12,8 @@ mod funcs;
 mod parse;
 mod vars;
 
-pub(crate) use funcs::{Func, GlobalCounter, Transform};
-pub(crate) use parse::{is_name, split, Arg, Piece};
+pub use funcs::{Func, GlobalCounter, Transform};
+pub use parse::{is_name, split, Arg, Piece};
 pub use vars::{VarValue, Vars};
 
 /// Per-request values a [`Template`] can refer to.
@@ -51,12 +51,12 @@ impl<'a> RenderContext<'a> {
 /// A template referred to a runtime variable that has no value (and no default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unset {
-    /// The variable's slot ([`crate::Scenario::vars`] names it).
+    /// The variable's slot (`onrush_plan::Scenario::vars` names it).
     pub slot: usize,
 }
 
 /// Names of the built-in per-request values.
-pub(crate) const BUILTINS: [&str; 2] = ["vu", "iteration"];
+pub const BUILTINS: [&str; 2] = ["vu", "iteration"];
 
 #[derive(Clone, PartialEq, Eq)]
 enum Seg {
@@ -215,7 +215,7 @@ impl fmt::Debug for Template {
 
 /// Builds a [`Template`] from literal parts and slots.
 #[derive(Default)]
-pub(crate) struct Builder {
+pub struct Builder {
     bytes: Vec<u8>,
     segs: Vec<Seg>,
 }

@@ -6,7 +6,7 @@
 
 /// One piece of a template's source text. Offsets are byte offsets into the whole text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Piece {
+pub enum Piece {
     Lit(String),
     Ref {
         name: String,
@@ -26,7 +26,7 @@ pub(crate) enum Piece {
 
 /// A function argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Arg {
+pub enum Arg {
     /// An integer or decimal number as written.
     Num(String),
     /// A quoted string: its pieces (it is a template itself).
@@ -37,14 +37,14 @@ pub(crate) enum Arg {
 
 /// A template syntax problem at a byte offset of the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PieceError {
+pub struct PieceError {
     pub offset: usize,
     pub message: String,
     pub hint: &'static str,
 }
 
 /// Splits `text` into pieces.
-pub(crate) fn split(text: &str) -> Result<Vec<Piece>, PieceError> {
+pub fn split(text: &str) -> Result<Vec<Piece>, PieceError> {
     let mut p = Parser { text, pos: 0 };
     let pieces = p.pieces(None, 0)?;
     Ok(pieces)
@@ -274,7 +274,7 @@ impl Parser<'_> {
 }
 
 /// A variable name: a letter or `_`, then letters, digits, `_`.
-pub(crate) fn is_name(s: &str) -> bool {
+pub fn is_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -16,7 +16,7 @@ pub enum VarValue {
     Many(Vec<Vec<u8>>),
 }
 
-/// A VU's runtime variables (indexed by slot, see [`crate::Scenario::vars`]), its per-VU
+/// A VU's runtime variables (indexed by slot, see `onrush_plan::Scenario::vars`), its per-VU
 /// counters and its random source.
 #[derive(Debug)]
 pub struct Vars {
@@ -60,7 +60,7 @@ impl Vars {
     }
 
     /// The next number of a per-VU counter (1, 2, 3, ...).
-    pub(crate) fn next_counter(&self, index: usize) -> u64 {
+    pub fn next_counter(&self, index: usize) -> u64 {
         let c = &self.counters[index];
         c.set(c.get() + 1);
         c.get()

@@ -11,7 +11,7 @@ use super::{RenderContext, Template, Unset};
 
 /// A function call compiled at plan load.
 #[derive(Clone, PartialEq, Eq)]
-pub(crate) enum Func {
+pub enum Func {
     /// `random_int(min, max)`: uniform in `[min, max]`.
     RandomInt {
         min: i64,
@@ -46,7 +46,7 @@ pub(crate) enum Func {
 
 /// A counter shared by all threads (one relaxed atomic add per use).
 #[derive(Clone, Default)]
-pub(crate) struct GlobalCounter(pub Arc<AtomicU64>);
+pub struct GlobalCounter(pub Arc<AtomicU64>);
 
 impl PartialEq for GlobalCounter {
     fn eq(&self, other: &Self) -> bool {
@@ -57,7 +57,7 @@ impl Eq for GlobalCounter {}
 
 /// What [`Func::Apply`] does to its argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Transform {
+pub enum Transform {
     Base64,
     Base64Url,
     UrlEncode,
@@ -69,7 +69,7 @@ pub(crate) enum Transform {
 }
 
 impl Transform {
-    pub(crate) fn by_name(name: &str) -> Option<Transform> {
+    pub fn by_name(name: &str) -> Option<Transform> {
         Some(match name {
             "base64" => Transform::Base64,
             "base64url" => Transform::Base64Url,
@@ -97,7 +97,7 @@ impl Transform {
     }
 
     /// Appends the transformed `input` to `out`.
-    pub(crate) fn apply(self, input: &[u8], out: &mut Vec<u8>) {
+    pub fn apply(self, input: &[u8], out: &mut Vec<u8>) {
         use sha2::Digest;
         match self {
             Transform::Base64 => {
@@ -134,7 +134,7 @@ impl<E: Engine> EncodeBytes for E {
 }
 
 /// RFC 3986 percent-encoding of everything but unreserved characters.
-pub(crate) fn url_encode(input: &[u8], out: &mut Vec<u8>) {
+pub fn url_encode(input: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in input {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -155,11 +155,11 @@ fn hex(bytes: &[u8], out: &mut Vec<u8>) {
 impl Func {
     /// True for functions whose result depends only on their arguments (folded at load when the
     /// arguments are constant).
-    pub(crate) fn is_pure(&self) -> bool {
+    pub fn is_pure(&self) -> bool {
         matches!(self, Func::Apply { .. })
     }
 
-    pub(crate) fn render(&self, ctx: &RenderContext, out: &mut Vec<u8>) -> Result<(), Unset> {
+    pub fn render(&self, ctx: &RenderContext, out: &mut Vec<u8>) -> Result<(), Unset> {
         let vars = ctx.vars();
         match self {
             Func::RandomInt { min, max } => {
