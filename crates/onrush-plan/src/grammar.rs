@@ -26,9 +26,9 @@ use crate::Template;
 pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
-pub(crate) const RESERVED_KEYS: [&str; 20] = [
+pub(crate) const RESERVED_KEYS: [&str; 19] = [
     "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
-    "group", "if", "once", "random", "tcp", "udp", "ws", "thrift", "grpc",
+    "group", "if", "once", "random", "tcp", "ws", "thrift", "grpc",
 ];
 const RESERVED_MORE: [&str; 3] = ["exec", "shell", "script"];
 
@@ -49,8 +49,31 @@ pub trait StepGrammar: Send + Sync + 'static {
     /// keys are added by onrush-plan), for `onrush schema`.
     fn schema(&self) -> serde_json::Value;
 
+    /// What the step's JSON Schema definition has beside its `properties`: a `description`,
+    /// rules between keys (`not`, `anyOf`, ...). Merged over the generated definition.
+    fn schema_rules(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Other keys that start a step of this protocol (`shell` beside `exec`).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Compiles one step (its keys already checked against [`keys`](Self::keys)).
     fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError>;
+}
+
+/// JSON Schema `properties` of the keys [`Mapping::payload`] reads (`send`, `send_hex` and,
+/// with `file`, `send_file`), for a grammar's [`StepGrammar::schema`].
+pub fn payload_schema(file: bool) -> serde_json::Map<String, serde_json::Value> {
+    let mut props = serde_json::Map::new();
+    props.insert("send".into(), serde_json::json!({ "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" }));
+    props.insert("send_hex".into(), serde_json::json!({ "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] }));
+    if file {
+        props.insert("send_file".into(), serde_json::json!({ "type": "string", "description": "A file sent as it is, streamed from disk at each request (relative to the plan)", "examples": ["payload.bin"] }));
+    }
+    props
 }
 
 /// What a grammar made of one step.
@@ -90,8 +113,10 @@ impl Grammars {
         if RESERVED_KEYS.contains(&key) || RESERVED_MORE.contains(&key) {
             return Err(format!("step key `{key}` is one of onrush's own step keys"));
         }
-        if self.get(key).is_some() {
-            return Err(format!("two protocols take the step key `{key}`"));
+        for key in std::iter::once(key).chain(grammar.aliases().iter().copied()) {
+            if self.get(key).is_some() {
+                return Err(format!("two protocols take the step key `{key}`"));
+            }
         }
         self.list.push(grammar);
         Ok(())
@@ -99,7 +124,10 @@ impl Grammars {
 
     /// The grammar whose key is `key`.
     pub fn get(&self, key: &str) -> Option<&dyn StepGrammar> {
-        self.list.iter().find(|g| g.key() == key).map(|g| &**g)
+        self.list
+            .iter()
+            .find(|g| g.key() == key || g.aliases().contains(&key))
+            .map(|g| &**g)
     }
 
     /// Every grammar, in the order added.
@@ -179,6 +207,12 @@ impl<'a> Mapping<'a> {
                 )
                 .with_hint(hint)),
         }
+    }
+
+    /// What a stream or datagram step sends: `send:` (a text template), `send_hex:` (bytes)
+    /// or, when `file` allows it, `send_file:` (a file streamed); at most one of them.
+    pub fn payload(&self, file: bool) -> Result<Option<crate::TcpPayload>, PlanError> {
+        self.cx.payload(&self.fields, file)
     }
 
     /// An error about the mapping as a whole (a key that must be there is not).

@@ -118,6 +118,37 @@ pub fn load_str_with_grammars(
     )
 }
 
+/// Everything a plan text is compiled with beside itself (see [`load_str_with_options`]).
+pub struct LoadOptions<'a> {
+    /// The plan's `profiles:` applied in order first (`-P smoke,tls`).
+    pub profiles: &'a [String],
+    /// `-D name=value` pairs, applied after the profiles.
+    pub overrides: &'a [(String, String)],
+    /// Where `${env:NAME}` and `${NAME}` of the environment are read.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The step grammars of the protocols the plan may use.
+    pub grammars: &'a Grammars,
+}
+
+/// Compiles plan `text` (named `source_name` in messages, its files relative to `base_dir`)
+/// with every option spelled out: the form the other `load_*` functions are shorthands of.
+pub fn load_str_with_options(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    options: &LoadOptions<'_>,
+) -> Result<Plan, PlanError> {
+    compile::compile(
+        source_name,
+        text,
+        base_dir,
+        options.profiles,
+        options.overrides,
+        options.env,
+        options.grammars,
+    )
+}
+
 /// The plan at `path` with `profiles` applied, as YAML (`onrush validate -P … --print`).
 pub fn effective_yaml(path: &Path, profiles: &[String]) -> Result<String, PlanError> {
     let (name, text, _) = read_plan(path)?;
@@ -994,8 +1025,6 @@ pub enum Step {
     Tcp(TcpStep),
     /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
     Ws(WsStep),
-    /// `udp: HOST:PORT`: a datagram sent, one (optionally) received (onrush-proto-udp).
-    Udp(UdpStep),
     /// `thrift: HOST:PORT`: an Apache Thrift call (onrush-proto-thrift).
     Thrift(ThriftStep),
     /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
@@ -1206,29 +1235,6 @@ pub struct WsStep {
     pub metric: usize,
     pub action: WsAction,
     /// Overrides `http.timeout` (the default timeout of every step).
-    pub timeout: Option<Duration>,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
-}
-
-/// `- { udp: HOST:PORT, send: ... }`: one datagram sent and, unless `reply: none`, one datagram
-/// waited for (up to the timeout; none is a `no_reply` failure) with the extractors and checks
-/// of any step (the reply datagram is the body).
-#[derive(Debug, Clone, PartialEq)]
-pub struct UdpStep {
-    /// Index into [`Scenario::metrics`].
-    pub metric: usize,
-    /// `host:port` as written (resolved by the protocol when the run is prepared).
-    pub host: String,
-    pub port: u16,
-    /// The datagram's payload (`send:` or `send_hex:`; never a file); None sends an empty one.
-    pub send: Option<TcpPayload>,
-    /// False for `reply: none`.
-    pub wait_reply: bool,
-    /// The longest reply datagram accepted (`max_reply`, default and at most 65527 bytes).
-    pub max_reply: usize,
-    /// Overrides `http.timeout`: how long the reply is waited for.
     pub timeout: Option<Duration>,
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,

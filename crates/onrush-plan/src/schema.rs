@@ -12,13 +12,18 @@ const TEMPLATE: &str = r"\$\{";
 /// grammar's fragment, and the keys every request step has).
 pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
     let mut schema = json_schema();
-    let common: serde_json::Map<String, Value> = crate::grammar::COMMON_KEYS
+    // The keys every request step has, as the HTTP request step describes them.
+    let mut common: serde_json::Map<String, Value> = crate::grammar::COMMON_KEYS
         .iter()
         .filter_map(|k| {
-            let prop = schema["definitions"]["udp"]["properties"].get(*k)?;
+            let prop = schema["definitions"]["request"]["properties"].get(*k)?;
             Some((k.to_string(), prop.clone()))
         })
         .collect();
+    common.insert(
+        "name".into(),
+        json!({ "type": "string", "description": "Metric name (default: the protocol's own, e.g. `udp HOST:PORT`)" }),
+    );
     for grammar in grammars.iter() {
         let key = grammar.key();
         let mut props = match grammar.schema() {
@@ -28,13 +33,18 @@ pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
         for (k, v) in &common {
             props.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        let definition = json!({
+        let mut definition = json!({
             "type": "object",
             "description": format!("A `{key}` step, e.g. `{}`", grammar.example()),
             "additionalProperties": false,
             "required": [key],
             "properties": props
         });
+        if let Value::Object(rules) = grammar.schema_rules() {
+            for (k, v) in rules {
+                definition[k] = v;
+            }
+        }
         schema["definitions"][key] = definition;
         if let Some(kinds) = schema["definitions"]["step"]["anyOf"].as_array_mut() {
             kinds.push(json!({ "$ref": format!("#/definitions/{key}") }));
@@ -283,18 +293,6 @@ pub fn json_schema() -> Value {
             tcp_exclusive.push(json!({ "required": [a, b] }));
         }
     }
-    let udp_props = json!({
-        "udp": { "type": "string", "description": "HOST:PORT a datagram is sent to (resolved once)", "examples": ["127.0.0.1:5353"] },
-        "name": { "type": "string", "description": "Metric name. Default: `udp HOST:PORT`" },
-        "send": tcp_props["send"].clone(),
-        "send_hex": tcp_props["send_hex"].clone(),
-        "reply": { "const": "none", "description": "`none`: wait for no reply (the request completes when the datagram is sent); without it one datagram is waited for up to `timeout` (none: `no_reply`)" },
-        "max_reply": { "type": ["integer", "string"], "description": "The longest reply datagram accepted, bytes (default and at most 65527)" },
-        "timeout": tcp_props["timeout"].clone(),
-        "extract": tcp_props["extract"].clone(),
-        "check": tcp_props["check"].clone(),
-        "on_failure": tcp_props["on_failure"].clone(),
-    });
     let grpc_props = json!({
         "grpc": { "type": "string", "description": "HOST:PORT (or grpc://HOST:PORT) of a gRPC server over h2c; grpcs://HOST:PORT for TLS with `http.tls` (resolved once)", "examples": ["127.0.0.1:50051", "grpcs://localhost:443"] },
         "name": { "type": "string", "description": "Metric name. Default: `grpc package.Service/Method`" },
@@ -709,17 +707,8 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/once" },
                     { "$ref": "#/definitions/random" },
                     { "$ref": "#/definitions/tcp" },
-                    { "$ref": "#/definitions/udp" },
                     { "$ref": "#/definitions/ws" }
                 ]
-            },
-            "udp": {
-                "type": "object",
-                "description": "A UDP exchange: send one datagram (`send` or `send_hex`) to `udp` and, unless `reply: none`, wait up to `timeout` for one datagram in reply; the reply is the body for extractors and checks",
-                "additionalProperties": false,
-                "required": ["udp"],
-                "properties": udp_props,
-                "not": { "required": ["send", "send_hex"] }
             },
             "tcp": {
                 "type": "object",

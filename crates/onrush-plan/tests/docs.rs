@@ -6,12 +6,16 @@ use onrush_plan::{Plan, PlanError};
 
 /// Loads with an environment in which every name is defined.
 fn load_any_env(text: &str) -> Result<Plan, PlanError> {
-    onrush_plan::load_str_with_env(
+    onrush_plan::load_str_with_options(
         "plan.yaml",
         text,
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
-        &[],
-        &|_| Some("x".to_string()),
+        &onrush_plan::LoadOptions {
+            profiles: &[],
+            overrides: &[],
+            env: &|_| Some("x".to_string()),
+            grammars: common::grammars(),
+        },
     )
 }
 

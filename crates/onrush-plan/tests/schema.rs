@@ -1,10 +1,10 @@
 //! The JSON Schema for editors.
-use onrush_plan::json_schema;
+use crate::common;
 use serde_json::{json, Value};
 
 #[test]
 fn schema_is_valid_json_and_describes_every_key() {
-    let schema = json_schema();
+    let schema = common::schema();
     let text = serde_json::to_string_pretty(&schema).unwrap();
     let back: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(back, schema);
@@ -236,7 +236,7 @@ fn schema_is_valid_json_and_describes_every_key() {
 #[test]
 fn threshold_pattern_accepts_the_documented_forms() {
     // The schema's pattern is what editors check; it must agree with the parser on the usual forms.
-    let schema = json_schema();
+    let schema = common::schema();
     let pattern = schema
         .pointer("/definitions/threshold_expression/pattern")
         .and_then(|p| p.as_str())
@@ -308,7 +308,7 @@ fn all_properties(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
 
 #[test]
 fn new_keys_are_described() {
-    let schema = json_schema();
+    let schema = common::schema();
     let keys = |ptr: &str| sorted_keys(schema.pointer(ptr).unwrap_or_else(|| panic!("no {ptr}")));
 
     // Every property of every object has a description (its own, or its `$ref` target's).
@@ -469,12 +469,13 @@ fn new_keys_are_described() {
             "#/definitions/random",
             // a request of another protocol (onrush-proto-tcp)
             "#/definitions/tcp",
-            "#/definitions/udp",
             "#/definitions/ws",
             "#/definitions/grpc_call",
             // a local command (onrush-proto-exec)
             "#/definitions/exec",
-            "#/definitions/thrift"
+            "#/definitions/thrift",
+            // the steps of protocols that hold their own grammar, in the order registered
+            "#/definitions/udp"
         ]
     );
     // ws: one shape per action, each with its own keys.
@@ -545,7 +546,7 @@ fn new_keys_are_described() {
 
 #[test]
 fn patterns_compile_and_accept_their_examples() {
-    let schema = json_schema();
+    let schema = common::schema();
     fn walk(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
         match v {
             Value::Object(m) => {
@@ -738,7 +739,7 @@ fn every_key_of_the_examples_is_in_the_schema() {
     // property somewhere in the schema, except names the plan chooses itself (variables, header
     // names, form and query fields, multipart parts, extracted variables).
     const CHOSEN: [&str; 6] = ["vars", "headers", "form", "query", "multipart", "extract"];
-    let schema = json_schema();
+    let schema = common::schema();
     let mut all = Vec::new();
     all_properties(&schema, "", &mut all);
     let known: std::collections::BTreeSet<&str> = all.iter().map(|(_, k)| k.as_str()).collect();

@@ -18,6 +18,9 @@ use std::net::SocketAddr;
 
 use onrush_plan::Plan;
 
+mod grammar;
+
+pub use grammar::{UdpGrammar, UdpSpec};
 pub use plan::{UdpPlan, UdpStep};
 pub use session::UdpSession;
 
@@ -31,6 +34,10 @@ impl onrush_protocol::Protocol for Udp {
     type Worker = ();
     type Session = UdpSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add(std::sync::Arc::new(UdpGrammar))
+    }
+
     fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<UdpPlan> {
         Ok(UdpPlan::new(plan))
     }
@@ -42,7 +49,10 @@ impl onrush_protocol::Protocol for Udp {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<UdpStep>> {
         match step {
-            onrush_plan::Step::Udp(udp) => state.compile(plan, scenario, udp).map(Some),
+            onrush_plan::Step::Custom(step) => match step.spec::<UdpSpec>() {
+                Some(spec) => state.compile(plan, scenario, step, spec).map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     }

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use onrush_plan::{Check, Extract, OnFailure, Plan};
+use onrush_plan::{Check, CustomStep, Extract, OnFailure, Plan};
 use onrush_protocol::{StepSpec, Targets};
 
 /// The UDP part of a prepared plan, shared read-only by all workers.
@@ -15,9 +15,14 @@ pub struct UdpPlan {
     timeouts: Vec<Duration>,
 }
 
+use crate::UdpSpec;
+
 /// A UDP step ready to run.
 pub struct UdpStep {
-    pub plan: onrush_plan::UdpStep,
+    /// What the grammar read.
+    pub plan: UdpSpec,
+    /// What every request step has (metric, extractors, checks).
+    pub common: CustomStep,
     /// Index of the target in the session's sockets.
     pub(crate) slot: usize,
     pub(crate) addr: SocketAddr,
@@ -40,13 +45,15 @@ impl UdpPlan {
         &mut self,
         _plan: &Plan,
         scenario: usize,
-        step: &onrush_plan::UdpStep,
+        step: &CustomStep,
+        spec: &UdpSpec,
     ) -> anyhow::Result<UdpStep> {
-        let target = self.targets.resolve("udp", &step.host, step.port)?;
+        let target = self.targets.resolve("udp", &spec.host, spec.port)?;
         Ok(UdpStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
             addr: target.addr,
-            plan: step.clone(),
+            plan: spec.clone(),
+            common: step.clone(),
             slot: target.slot,
             label: target.label.into_bytes(),
         })
@@ -65,18 +72,18 @@ impl UdpPlan {
 
 impl StepSpec for UdpStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

@@ -35,6 +35,17 @@ pub fn install_plan_loaders() {
     onrush_plan::grpc::set_reflection_fetch(onrush_proto_grpc::reflection::fetch);
 }
 
+/// The step grammars of every built-in protocol: what a plan that uses them is loaded with
+/// (`onrush_plan::load_with_grammars`) outside the `onrush` binary, e.g. in tests.
+pub fn grammars() -> &'static onrush_plan::Grammars {
+    static GRAMMARS: std::sync::OnceLock<onrush_plan::Grammars> = std::sync::OnceLock::new();
+    GRAMMARS.get_or_init(|| {
+        let mut grammars = onrush_plan::Grammars::default();
+        <Protocols as Protocol>::register(&mut grammars).expect("built-in grammars");
+        grammars
+    })
+}
+
 /// Every protocol of this build.
 pub struct Protocols;
 
@@ -220,9 +231,15 @@ impl Protocol for Protocols {
 
     /// onrush-plan holds the grammars of onrush's own steps: what they add is how loading a
     /// plan fetches a gRPC server's descriptors by reflection (onrush-plan does no I/O).
-    fn register(_grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
         install_plan_loaders();
-        Ok(())
+        Http::register(grammars)?;
+        Tcp::register(grammars)?;
+        Udp::register(grammars)?;
+        Ws::register(grammars)?;
+        Thrift::register(grammars)?;
+        Grpc::register(grammars)?;
+        Exec::register(grammars)
     }
 
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<PlanState> {

@@ -23,6 +23,7 @@ impl Ctx<'_> {
     ) -> Result<Step, PlanError> {
         let key = grammar.key();
         let allowed: Vec<&str> = std::iter::once(key)
+            .chain(grammar.aliases().iter().copied())
             .chain(grammar.keys().iter().copied())
             .chain(COMMON_KEYS)
             .collect();

@@ -34,7 +34,6 @@ mod thresholds;
 mod thrift;
 mod thrift_args;
 mod tls;
-mod udp;
 mod url;
 mod vars;
 mod ws;

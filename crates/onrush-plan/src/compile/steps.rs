@@ -174,9 +174,6 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "ws") {
             return self.ws(node, path, m);
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "udp") {
-            return self.udp(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "thrift") {
             return self.thrift(node, path, m);
         }
@@ -231,7 +228,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "udp", "ws", "thrift", "grpc", "exec", "shell"].iter())
+                    .chain(["tcp", "ws", "thrift", "grpc", "exec", "shell"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();

@@ -81,7 +81,7 @@ impl Ctx<'_> {
 
     /// `send:` (a text template), `send_hex:` (bytes) or, when `file` allows it,
     /// `send_file:` (a file streamed at each request), at most one. Shared with UDP steps.
-    pub(super) fn payload(&self, f: &Fields, file: bool) -> Result<Option<TcpPayload>, PlanError> {
+    pub(crate) fn payload(&self, f: &Fields, file: bool) -> Result<Option<TcpPayload>, PlanError> {
         let (keys, hint): (&[&str], _) = if file {
             (
                 &["send", "send_hex", "send_file"],
@@ -266,35 +266,6 @@ const REPLY_KEYS: [&str; 6] = [
 ];
 
 impl Ctx<'_> {
-    /// The `HOST:PORT` of a datagram step's `key` (`udp`), and its metric name: `name:`, or
-    /// `KEY HOST:PORT`.
-    pub(super) fn endpoint(
-        &self,
-        f: &Fields,
-        key: &str,
-        example: &str,
-    ) -> Result<(String, u16, String), PlanError> {
-        let node = f.get(key).expect("present");
-        let field = f.child(key);
-        let addr = self.string(node, &field)?;
-        let (host, port) = split_host_port(&addr).ok_or_else(|| {
-            let err = self.err(node, &field, format!("expected HOST:PORT, found {addr:?}"));
-            if addr.contains("://") {
-                err.with_hint(format!(
-                    "write the address without a scheme (UDP has no TLS: DTLS is not \
-                     supported); {example}"
-                ))
-            } else {
-                err.with_hint(example)
-            }
-        })?;
-        let name = match f.get("name") {
-            Some(n) => self.string(n, &f.child("name"))?,
-            None => format!("{key} {addr}"),
-        };
-        Ok((host, port, name))
-    }
-
     /// The target of a stream step's `key` (`tcp`, `thrift`): `HOST:PORT` or `tcp://HOST:PORT`
     /// (plain TCP), `tls://HOST:PORT` (TLS with the scenario's `http.tls`); and the default
     /// metric name, `KEY TARGET` as written, or `name:`.

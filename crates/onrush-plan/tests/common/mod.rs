@@ -44,13 +44,28 @@ pub fn load_env(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    onrush_plan::load_str_with_env(
+    onrush_plan::load_str_with_options(
         "plan.yaml",
         text,
         Path::new(env!("CARGO_MANIFEST_DIR")),
-        &overrides,
-        &move |name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+        &onrush_plan::LoadOptions {
+            profiles: &[],
+            overrides: &overrides,
+            env: &move |name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+            grammars: grammars(),
+        },
     )
+}
+
+/// The step grammars of onrush's built-in protocols (each protocol crate holds its own): the
+/// plans here are loaded as the `onrush` binary loads them.
+pub fn grammars() -> &'static onrush_plan::Grammars {
+    onrush_protocols::grammars()
+}
+
+/// The plan schema as `onrush schema` prints it (with the built-in protocols' steps).
+pub fn schema() -> serde_json::Value {
+    onrush_plan::json_schema_with(grammars())
 }
 
 /// A plan with one scenario around the given `load:` and `steps:` YAML (flow style, one line each).

@@ -66,7 +66,6 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
         match step {
             Step::Request(_)
             | Step::Tcp(_)
-            | Step::Udp(_)
             | Step::Ws(_)
             | Step::Thrift(_)
             | Step::Grpc(_)
@@ -112,7 +111,6 @@ fn reads_bodies(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Request(r) => r.needs_body(),
         Step::Tcp(_)
-        | Step::Udp(_)
         | Step::Ws(_)
         | Step::Thrift(_)
         | Step::Grpc(_)
