@@ -80,7 +80,7 @@ fn every_corpus_plan_imports_and_loads() {
             };
             std::fs::write(&path, content).unwrap();
         }
-        if let Err(e) = onrush_plan::load_str("plan.yaml", &import.yaml, &dir, &[]) {
+        if let Err(e) = crate::load_plan(&import.yaml, &dir, &[]) {
             failures.push(format!(
                 "{}: the plan does not load: {e}\n{}",
                 file.display(),

@@ -82,7 +82,7 @@ fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
         };
         std::fs::write(dir.join(&d.default_path), content).unwrap();
     }
-    if let Err(e) = onrush_plan::load_str("plan.yaml", &out.yaml, &dir, overrides) {
+    if let Err(e) = crate::load_plan(&out.yaml, &dir, overrides) {
         panic!("the plan does not load: {e}\n{}", out.yaml);
     }
     let _ = std::fs::remove_dir_all(&dir);

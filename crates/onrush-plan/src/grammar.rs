@@ -30,7 +30,7 @@ pub(crate) const RESERVED_KEYS: [&str; 19] = [
     "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
     "group", "if", "once", "random", "tcp", "ws", "thrift", "grpc",
 ];
-const RESERVED_MORE: [&str; 3] = ["exec", "shell", "script"];
+const RESERVED_MORE: [&str; 1] = ["script"];
 
 /// How one protocol's steps are written in a plan.
 pub trait StepGrammar: Send + Sync + 'static {
@@ -184,29 +184,16 @@ impl<'a> Mapping<'a> {
         })
     }
 
-    /// At most one of `keys` is present (`command` or `pipeline`): which, if any.
+    /// At most one of `keys` is present (`command` or `pipeline`): which, if any. Two of them
+    /// are an error: "`a` and `b` are both given; expected one {per}" (`per`: "command per
+    /// step"), with `hint`.
     pub fn at_most_one(
         &self,
         keys: &[&'static str],
+        per: &str,
         hint: &str,
     ) -> Result<Option<&'static str>, PlanError> {
-        let present: Vec<&'static str> = keys
-            .iter()
-            .copied()
-            .filter(|k| self.fields.get(k).is_some())
-            .collect();
-        match present.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(one)),
-            [first, second, ..] => Err(self
-                .cx
-                .err(
-                    self.fields.key(second).expect("present"),
-                    &self.fields.child(second),
-                    format!("`{second}:` beside `{first}:`; expected one of them per step"),
-                )
-                .with_hint(hint)),
-        }
+        self.cx.at_most_one(&self.fields, keys, per, hint)
     }
 
     /// What a stream or datagram step sends: `send:` (a text template), `send_hex:` (bytes)
@@ -290,6 +277,93 @@ impl<'a> Value<'a> {
     /// its agents.
     pub fn file(&self, what: &str) -> Result<PathBuf, PlanError> {
         self.cx.plan_file(self.node, &self.path, what)
+    }
+
+    /// A directory named relative to the plan, which must exist (an exec step's `cwd:`).
+    pub fn directory(&self, what: &str) -> Result<PathBuf, PlanError> {
+        let rel = self.string()?;
+        let dir = self.cx.base_dir().join(rel.trim());
+        if !dir.is_dir() {
+            return Err(self
+                .error(format!(
+                    "{} is not a directory; expected {what}",
+                    dir.display()
+                ))
+                .with_hint(format!(
+                    "paths are relative to the plan file's directory ({})",
+                    self.cx.base_dir().display()
+                )));
+        }
+        Ok(dir)
+    }
+
+    /// A size in bytes (`1MiB`, `64k`, `1500`).
+    pub fn bytes(&self) -> Result<u64, PlanError> {
+        let text = self.string()?;
+        crate::units::parse_bytes(&text).map_err(|e| self.error(e.message).with_hint(e.hint))
+    }
+
+    /// The value's text as written in the file (before variables are substituted), for
+    /// default names and emptiness checks; `None` for a list, a mapping or null.
+    pub fn written(&self) -> Option<&'a str> {
+        if self.node.is_null() {
+            return None;
+        }
+        self.node.as_scalar().map(|s| s.text.as_str())
+    }
+
+    /// A list's items, or this one value standing for a one-item list (`expect_exit: 0` or
+    /// `[0, 1]`); `what` names the items in the error.
+    pub fn one_or_many(&self, what: &str, hint: &str) -> Result<Vec<Value<'a>>, PlanError> {
+        Ok(self
+            .cx
+            .one_or_many(self.node, &self.path, what, hint)?
+            .into_iter()
+            .map(|(node, path)| Value {
+                cx: self.cx,
+                node,
+                path,
+            })
+            .collect())
+    }
+
+    /// The entries of a mapping whose keys are the user's own (`env: { LANG: C }`): each key
+    /// (its text is [`written`](Self::written)) and its value, both with the entry's path.
+    pub fn entries(&self) -> Result<Vec<(Value<'a>, Value<'a>)>, PlanError> {
+        match &self.node.kind {
+            Kind::Map(entries) => Ok(entries
+                .iter()
+                .map(|(k, v)| {
+                    let name = k.as_scalar().map_or("", |s| s.text.as_str());
+                    let path = format!("{}.{name}", self.path);
+                    let key = Value {
+                        cx: self.cx,
+                        node: k,
+                        path: path.clone(),
+                    };
+                    let value = Value {
+                        cx: self.cx,
+                        node: v,
+                        path,
+                    };
+                    (key, value)
+                })
+                .collect()),
+            _ => Err(self.error(format!(
+                "expected a mapping, found {}",
+                self.node.describe()
+            ))),
+        }
+    }
+
+    /// What the value is, for messages: "a list", "a mapping", "null", "the text \"x\"".
+    pub fn describe(&self) -> String {
+        self.node.describe()
+    }
+
+    /// Whether the value is null or absent-valued (`key:` with nothing after it).
+    pub fn is_null(&self) -> bool {
+        self.node.is_null()
     }
 
     /// The items of a list (`[SET, k, v]`), each a value of its own.

@@ -1029,8 +1029,6 @@ pub enum Step {
     Thrift(ThriftStep),
     /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
     Grpc(grpc::GrpcStep),
-    /// `exec: [argv...]` or `shell: "..."`: a local command run as a step (onrush-proto-exec).
-    Exec(ExecStep),
     /// A step of a protocol onrush-plan does not hold, compiled by its [`StepGrammar`].
     Custom(CustomStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
@@ -1270,33 +1268,6 @@ pub struct ThriftStep {
     pub max_message: usize,
     /// Overrides `http.timeout` (the default timeout of every step).
     pub timeout: Option<Duration>,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
-}
-
-/// `- { exec: [PROGRAM, ARG...] }` or `- { shell: "COMMAND" }`: a local command run as a step,
-/// timed like a request; its exit code is the status, its stdout the body (up to
-/// `max_output`), its stderr the `stderr` header, for extractors and checks.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExecStep {
-    /// Index into [`Scenario::metrics`].
-    pub metric: usize,
-    pub command: ExecCommand,
-    /// `env:`: variables added to the environment onrush was started with.
-    pub env: Vec<(String, Template)>,
-    /// `cwd:`, resolved against the plan's directory; None: onrush's working directory.
-    pub cwd: Option<PathBuf>,
-    /// `stdin:`: written to the command's standard input (then closed); None: no input.
-    pub stdin: Option<Template>,
-    /// Overrides `http.timeout`: after it the command's process group is killed (`timeout`).
-    pub timeout: Option<Duration>,
-    /// Exit codes that count as success (`expect_exit`, default `[0]`); any other is
-    /// `unexpected_status`.
-    pub expect_exit: Vec<i32>,
-    /// The most bytes of stdout, and of stderr, kept (`max_output`, default 1 MiB); the rest
-    /// is read, counted and dropped.
-    pub max_output: usize,
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,

@@ -40,9 +40,16 @@ pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
             "required": [key],
             "properties": props
         });
-        if let Value::Object(rules) = grammar.schema_rules() {
+        if let (Value::Object(rules), Value::Object(definition)) =
+            (grammar.schema_rules(), &mut definition)
+        {
             for (k, v) in rules {
-                definition[k] = v;
+                // A rule set to null removes the generated one (`required` of a step with aliases).
+                if v.is_null() {
+                    definition.remove(&k);
+                } else {
+                    definition.insert(k, v);
+                }
             }
         }
         schema["definitions"][key] = definition;
@@ -303,20 +310,6 @@ pub fn json_schema() -> Value {
         "timeout": tcp_props["timeout"].clone(),
         "compression": { "enum": ["gzip", "none", "identity"], "description": "`gzip`: request messages are gzip-compressed (grpc-encoding) and the server may compress its own. Default: none" },
         "max_message": { "type": ["integer", "string"], "description": "The largest response message accepted, bytes (default 4194304; larger is `resource_exhausted`)" },
-        "extract": tcp_props["extract"].clone(),
-        "check": tcp_props["check"].clone(),
-        "on_failure": tcp_props["on_failure"].clone(),
-    });
-    let exec_props = json!({
-        "exec": { "type": "array", "minItems": 1, "items": { "type": "string" }, "description": "The program and its arguments, each a template, never split by a shell", "examples": [["wget", "-q", "-O", "page-${vu}.html", "http://127.0.0.1:8080/"]] },
-        "shell": { "type": "string", "description": "A command line run as `sh -c LINE` (prefer `exec:` for values that come from variables: the shell would interpret them)" },
-        "name": { "type": "string", "description": "Metric name. Default: `exec PROGRAM` or `shell WORD`" },
-        "env": { "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] }, "description": "Environment variables added to onrush's (values are templates)" },
-        "cwd": { "type": "string", "description": "Working directory, relative to the plan file (default: onrush's)" },
-        "stdin": { "type": "string", "description": "Written to the command's standard input, then closed (a template); without it stdin is empty" },
-        "timeout": { "$ref": "#/definitions/duration", "description": "After this the command's process group is killed and the step is a `timeout` (default: http.timeout)" },
-        "expect_exit": { "type": ["integer", "array"], "items": { "type": "integer" }, "description": "Exit codes that are success (default 0); any other is `unexpected_status`. The exit code is the step's status (128+N when killed by signal N)" },
-        "max_output": { "type": ["integer", "string"], "description": "The most bytes of stdout (the body) and of stderr (the `stderr` header) kept, each (default 1MiB, at most 64MiB); the rest is read, counted and dropped" },
         "extract": tcp_props["extract"].clone(),
         "check": tcp_props["check"].clone(),
         "on_failure": tcp_props["on_failure"].clone(),
@@ -761,16 +754,6 @@ pub fn json_schema() -> Value {
             "on_failure": { "$ref": "#/definitions/on_failure", "description": "Default of the steps' `on_failure` (setup: stop_vu, so that a failed step ends it; teardown: continue)" }
         }
     }));
-    defs.insert("exec".into(), json!({
-        "type": "object",
-        "description": "A local command run as a step: `exec: [PROGRAM, ARGS...]` or `shell: LINE`; stdout is the body, stderr the `stderr` header, the exit code the status",
-        "additionalProperties": false,
-        "properties": exec_props,
-        "oneOf": [{ "required": ["exec"] }, { "required": ["shell"] }]
-    }));
-    if let Some(kinds) = defs["step"]["anyOf"].as_array_mut() {
-        kinds.push(json!({ "$ref": "#/definitions/exec" }));
-    }
     defs.insert("loop".into(), json!({
         "type": "object",
         "description": "Repeat steps: exactly one of `count`, `while` (+ `max`) or `foreach` (+ `as`), and `steps`",

@@ -8,8 +8,6 @@ mod common;
 mod docs;
 #[path = "errors.rs"]
 mod errors;
-#[path = "exec.rs"]
-mod exec;
 #[path = "good.rs"]
 mod good;
 #[path = "grammar.rs"]

@@ -19,6 +19,7 @@
 //! - `capture.rs` reads a pipe keeping at most a limit and counting the rest.
 
 mod capture;
+mod grammar;
 mod plan;
 mod session;
 
@@ -26,6 +27,7 @@ use std::net::SocketAddr;
 
 use onrush_plan::Plan;
 
+pub use grammar::{ExecGrammar, ExecSpec};
 pub use plan::{ExecPlan, ExecStep};
 pub use session::ExecSession;
 
@@ -39,6 +41,10 @@ impl onrush_protocol::Protocol for Exec {
     type Worker = ();
     type Session = ExecSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add(std::sync::Arc::new(ExecGrammar))
+    }
+
     fn prepare(plan: &Plan, _builtin: Option<SocketAddr>) -> anyhow::Result<ExecPlan> {
         Ok(ExecPlan::new(plan))
     }
@@ -50,7 +56,9 @@ impl onrush_protocol::Protocol for Exec {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<ExecStep>> {
         match step {
-            onrush_plan::Step::Exec(exec) => Ok(Some(state.compile(scenario, exec))),
+            onrush_plan::Step::Custom(step) => Ok(step
+                .spec::<ExecSpec>()
+                .map(|spec| state.compile(scenario, step, spec))),
             _ => Ok(None),
         }
     }

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use onrush_plan::{Check, ExecCommand, Extract, OnFailure, Plan};
+use onrush_plan::{Check, CustomStep, ExecCommand, Extract, OnFailure, Plan};
+
+use crate::ExecSpec;
 use onrush_protocol::StepSpec;
 
 /// The exec part of a prepared plan: per scenario, the default timeout of a step.
@@ -13,7 +15,10 @@ pub struct ExecPlan {
 
 /// An exec step ready to run.
 pub struct ExecStep {
-    pub plan: onrush_plan::ExecStep,
+    /// What the grammar read.
+    pub plan: ExecSpec,
+    /// What every request step has (metric, extractors, checks).
+    pub common: CustomStep,
     /// After this the command's process group is killed.
     pub(crate) timeout: Duration,
     /// The program (or `sh`), shown to `url` extractors and in failure messages.
@@ -27,8 +32,8 @@ impl ExecPlan {
         }
     }
 
-    pub fn compile(&mut self, scenario: usize, step: &onrush_plan::ExecStep) -> ExecStep {
-        let label = match &step.command {
+    pub fn compile(&mut self, scenario: usize, step: &CustomStep, spec: &ExecSpec) -> ExecStep {
+        let label = match &spec.command {
             ExecCommand::Shell(_) => b"sh".to_vec(),
             ExecCommand::Argv(argv) => argv
                 .first()
@@ -42,7 +47,8 @@ impl ExecPlan {
                     .copied()
                     .unwrap_or(Duration::from_secs(60))
             }),
-            plan: step.clone(),
+            plan: spec.clone(),
+            common: step.clone(),
             label,
         }
     }
@@ -50,18 +56,18 @@ impl ExecPlan {
 
 impl StepSpec for ExecStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

@@ -67,6 +67,17 @@ pub(crate) fn load_plan(
     onrush_plan::load_with_grammars(path, profiles, overrides, grammars())
 }
 
+/// Compiles plan `text` (named `source_name`, its files relative to `base_dir`) with this
+/// binary's step grammars.
+pub(crate) fn load_plan_str(
+    source_name: &str,
+    text: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+) -> Result<Plan, PlanError> {
+    onrush_plan::load_str_with_grammars(source_name, text, base_dir, &[], overrides, grammars())
+}
+
 /// Prepares `plan` for a run with this binary's protocols.
 pub(crate) fn prepare(
     plan: &Plan,

@@ -97,6 +97,7 @@ impl StepGrammar for RedisGrammar {
             .stream_target("e.g. `redis: 127.0.0.1:6379`, or `redis: tls://HOST:PORT` for TLS")?;
         let which = step.at_most_one(
             &["command", "pipeline"],
+            "command or pipeline per step",
             "a step sends one `command:` or a `pipeline:` of several",
         )?;
         let (commands, pipeline) = match which {

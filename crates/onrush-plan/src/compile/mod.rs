@@ -17,7 +17,6 @@ use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
 mod custom;
 mod distributed;
-mod exec;
 mod flow;
 mod funcs;
 mod grpc;

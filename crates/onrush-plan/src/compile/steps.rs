@@ -180,12 +180,6 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "grpc") {
             return self.grpc(node, path, m);
         }
-        if entries
-            .iter()
-            .any(|(k, _)| matches!(key_text(k).as_str(), "exec" | "shell"))
-        {
-            return self.exec(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -228,7 +222,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "ws", "thrift", "grpc", "exec", "shell"].iter())
+                    .chain(["tcp", "ws", "thrift", "grpc"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();

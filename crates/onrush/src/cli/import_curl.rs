@@ -120,7 +120,7 @@ fn append(plan: &Path, import: &onrush_import::curl::CurlImport, scenario: Optio
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if let Err(e) = onrush_plan::load_str(&plan.display().to_string(), &new, &base, &[]) {
+    if let Err(e) = crate::linked::load_plan_str(&plan.display().to_string(), &new, &base, &[]) {
         eprintln!("error: the plan with the step appended does not load, left unchanged:\n{e}");
         return exit::USAGE;
     }

@@ -69,7 +69,6 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
             | Step::Ws(_)
             | Step::Thrift(_)
             | Step::Grpc(_)
-            | Step::Exec(_)
             | Step::Custom(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
@@ -114,7 +113,6 @@ fn reads_bodies(steps: &[Step]) -> bool {
         | Step::Ws(_)
         | Step::Thrift(_)
         | Step::Grpc(_)
-        | Step::Exec(_)
         | Step::Custom(_)
         | Step::Think { .. } => false,
         Step::Loop { steps, .. }

@@ -70,7 +70,7 @@ pub fn run(args: QuickArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let plan = match onrush_plan::load_str("quick", &text, std::path::Path::new("."), &[]) {
+    let plan = match crate::linked::load_plan_str("quick", &text, std::path::Path::new("."), &[]) {
         Ok(p) => p,
         Err(e) => {
             // The plan was generated from the flags: name the flag, not the generated text.

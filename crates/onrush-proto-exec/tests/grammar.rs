@@ -1,15 +1,57 @@
 //! `exec:` / `shell:` steps: what they compile to, and bad ones as errors naming the line,
 //! the field and the fix.
-use crate::common;
+use std::sync::Arc;
 
-use common::{err, load, scenario};
-use onrush_plan::{ExecCommand, ExecStep, Step};
+use onrush_plan::{ExecCommand, Grammars, Plan, PlanError, Step};
+use onrush_proto_exec::{ExecGrammar, ExecSpec};
 
-fn exec_step(steps: &str) -> ExecStep {
+/// A plan with one scenario around the given `load:` and `steps:` (flow style, one line each).
+fn scenario(load: &str, steps: &str) -> String {
+    format!("target: http://127.0.0.1:8080\nscenarios:\n  - name: s\n    load: {load}\n    steps: {steps}\n")
+}
+
+/// Loads with the exec grammar (the plan's folder: this crate's).
+fn load(text: &str) -> Result<Plan, PlanError> {
+    let mut grammars = Grammars::default();
+    grammars.add(Arc::new(ExecGrammar)).unwrap();
+    onrush_plan::load_str_with_grammars(
+        "plan.yaml",
+        text,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[],
+        &[],
+        &grammars,
+    )
+}
+
+fn err(text: &str) -> PlanError {
+    match load(text) {
+        Ok(p) => panic!("expected an error, got {p:#?}\n--- plan:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// The exec step's own part, with the step's timeout beside it.
+struct Compiled {
+    spec: ExecSpec,
+    timeout: Option<std::time::Duration>,
+}
+
+impl std::ops::Deref for Compiled {
+    type Target = ExecSpec;
+    fn deref(&self) -> &ExecSpec {
+        &self.spec
+    }
+}
+
+fn exec_step(steps: &str) -> Compiled {
     let plan =
         load(&scenario("{ vus: 1, iterations: 1 }", steps)).unwrap_or_else(|e| panic!("{e}"));
     match &plan.scenarios[0].steps[0] {
-        Step::Exec(e) => e.clone(),
+        Step::Custom(step) => Compiled {
+            spec: step.spec::<ExecSpec>().expect("an exec step").clone(),
+            timeout: step.timeout,
+        },
         other => panic!("not an exec step: {other:?}"),
     }
 }
@@ -30,7 +72,7 @@ fn argv_and_shell_steps_compile() {
         r#"[{ exec: [wget, -q, "u${vu}"], env: { A: "x${vu}" }, stdin: "in", timeout: 2s, expect_exit: [0, 4], max_output: 2KiB }]"#,
     );
     let ExecCommand::Argv(argv) = &e.command else {
-        panic!("{e:?}")
+        panic!("{:?}", e.spec)
     };
     assert_eq!(argv.len(), 3);
     assert!(argv[2].uses_vu());
