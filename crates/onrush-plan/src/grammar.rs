@@ -26,9 +26,9 @@ use crate::Template;
 pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
-pub(crate) const RESERVED_KEYS: [&str; 19] = [
+pub(crate) const RESERVED_KEYS: [&str; 18] = [
     "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
-    "group", "if", "once", "random", "tcp", "ws", "thrift", "grpc",
+    "group", "if", "once", "random", "ws", "thrift", "grpc",
 ];
 const RESERVED_MORE: [&str; 1] = ["script"];
 
@@ -96,6 +96,15 @@ impl Grammars {
     pub fn none() -> &'static Grammars {
         static NONE: Grammars = Grammars { list: Vec::new() };
         &NONE
+    }
+
+    /// Only `grammar` (a protocol's own tests load plans with it).
+    pub fn only(grammar: impl StepGrammar) -> Grammars {
+        let mut grammars = Grammars::default();
+        grammars
+            .add(Arc::new(grammar))
+            .expect("a well-formed grammar");
+        grammars
     }
 
     /// Adds `grammar`; refuses a key that is onrush's own or another grammar's.

@@ -31,6 +31,7 @@ pub mod grpc;
 mod profiles;
 mod schema;
 mod schema_thrift;
+pub mod testing;
 // The `${...}` language, a crate of its own (onrush-template); `crate::template` keeps its paths.
 use onrush_template as template;
 mod threshold;
@@ -1021,8 +1022,6 @@ pub struct RateStage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Request(RequestStep),
-    /// `tcp: HOST:PORT`: a raw TCP request/reply (onrush-proto-tcp).
-    Tcp(TcpStep),
     /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
     Ws(WsStep),
     /// `thrift: HOST:PORT`: an Apache Thrift call (onrush-proto-thrift).
@@ -1199,32 +1198,6 @@ impl RequestStep {
     }
 }
 
-/// `- { tcp: HOST:PORT, send: ..., until: ... }`: one raw TCP exchange — bytes sent, a reply
-/// read up to a delimiter or a byte count — with the extractors and checks of any step (the
-/// reply is the body).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TcpStep {
-    /// Index into [`Scenario::metrics`].
-    pub metric: usize,
-    /// `host:port` as written (resolved by the protocol when the run is prepared).
-    pub host: String,
-    pub port: u16,
-    /// `tls://HOST:PORT`: TLS over the connection, with the scenario's `http.tls`.
-    pub tls: bool,
-    /// What is sent (`send:` text template, `send_hex:` bytes or `send_file:`); None sends
-    /// nothing.
-    pub send: Option<TcpPayload>,
-    /// How the reply ends.
-    pub reply: TcpReply,
-    /// The longest reply kept and waited for (`max_reply`, default 64 KiB).
-    pub max_reply: usize,
-    /// Overrides `http.timeout` (the default timeout of every step).
-    pub timeout: Option<Duration>,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
-}
-
 /// `- { ws: ACTION, ... }`: one action on the VU's WebSocket (onrush-proto-ws), with the
 /// extractors and checks of any step (the last message received is the body).
 #[derive(Debug, Clone, PartialEq)]
@@ -1356,65 +1329,6 @@ pub enum TcpPayload {
     /// `send_file: PATH` (relative to the plan, checked when it loads): the file's bytes,
     /// streamed from disk in chunks at each request, never held whole in memory.
     File(PathBuf),
-}
-
-/// How a TCP step knows its reply is complete.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TcpReply {
-    /// `until: DELIMITER`: bytes up to and including the delimiter.
-    Until(Vec<u8>),
-    /// `read: N`: exactly N bytes.
-    Bytes(usize),
-    /// `length_prefix: ...`: a length field, then that many bytes; the reply (the body) is the
-    /// message after the prefix.
-    LengthPrefix(LengthPrefix),
-    /// `idle: 200ms`: the reply starts with the first byte and ends when the server has been
-    /// silent this long.
-    Idle(Duration),
-    /// `until_close: true`: everything until the server closes the connection.
-    UntilClose,
-    /// `reply: none` (or no framing key): nothing is read; the request completes when the bytes
-    /// are written (fire and forget).
-    None,
-}
-
-/// `length_prefix: { bytes: 4, endian: big, includes_prefix: false }` (or `length_prefix: 4`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LengthPrefix {
-    /// Size of the length field: 1, 2, 4 or 8.
-    pub bytes: u8,
-    pub little_endian: bool,
-    /// The announced length counts the prefix itself (else only the message after it).
-    pub includes_prefix: bool,
-}
-
-impl LengthPrefix {
-    /// The whole frame's length (prefix included) announced by the prefix at the start of
-    /// `buffer`: None while the prefix is incomplete, `Err(())` when the announced length is
-    /// shorter than the prefix it includes. Saturates instead of overflowing: an 8-byte prefix
-    /// may announce any length, and the caller compares it with `max_reply`.
-    #[allow(clippy::result_unit_err)]
-    pub fn frame_len(&self, buffer: &[u8]) -> Option<Result<u64, ()>> {
-        let n = self.bytes as usize;
-        let field = buffer.get(..n)?;
-        let mut raw = [0u8; 8];
-        let announced = if self.little_endian {
-            raw[..n].copy_from_slice(field);
-            u64::from_le_bytes(raw)
-        } else {
-            raw[8 - n..].copy_from_slice(field);
-            u64::from_be_bytes(raw)
-        };
-        Some(if self.includes_prefix {
-            if announced < n as u64 {
-                Err(())
-            } else {
-                Ok(announced)
-            }
-        } else {
-            Ok(announced.saturating_add(n as u64))
-        })
-    }
 }
 
 /// `on_failure`: what a VU does after a failed request or check.

@@ -248,58 +248,6 @@ pub fn json_schema() -> Value {
             ]
         }),
     );
-    let tcp_props = json!({
-        "tcp": { "type": "string", "description": "HOST:PORT (or tcp://HOST:PORT) of a raw TCP exchange; tls://HOST:PORT runs it over TLS with `http.tls` (resolved once)", "examples": ["127.0.0.1:7000", "tls://localhost:7443"] },
-        "name": { "type": "string", "description": "Metric name. Default: `tcp ` and the target as written" },
-        "send": { "type": ["string", "number", "boolean"], "description": "Text sent (templates allowed)" },
-        "send_hex": { "type": "string", "description": "Bytes sent, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
-        "send_file": { "type": "string", "description": "A file sent as it is, streamed from disk at each request (relative to the plan)", "examples": ["payload.bin"] },
-        "until": { "type": "string", "minLength": 1, "description": "The reply ends with this delimiter (included)" },
-        "read": { "type": ["integer", "string"], "description": "The reply is exactly this many bytes" },
-        "length_prefix": {
-            "description": "The reply is a length field, then that many bytes (the body is the message after it): the field's size (1, 2, 4 or 8; big endian, not counting itself), or `{ bytes, endian, includes_prefix }`",
-            "anyOf": [
-                { "enum": [1, 2, 4, 8, "1", "2", "4", "8"] },
-                {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["bytes"],
-                    "properties": {
-                        "bytes": { "enum": [1, 2, 4, 8, "1", "2", "4", "8"], "description": "Size of the length field" },
-                        "endian": { "enum": ["big", "little"], "description": "Byte order of the length field (default big)" },
-                        "includes_prefix": { "type": ["boolean", "string"], "description": "The length counts the field itself (default false)" }
-                    }
-                }
-            ]
-        },
-        "idle": { "$ref": "#/definitions/duration", "description": "The reply ends when the server has been silent this long (after its first byte)" },
-        "until_close": { "const": true, "description": "The reply is everything until the server closes the connection" },
-        "reply": { "const": "none", "description": "`none`: read no reply; the request completes when its bytes are written (fire and forget)" },
-        "max_reply": { "type": ["integer", "string"], "description": "The longest reply kept and waited for, bytes (default 65536)" },
-        "timeout": request_props["timeout"].clone(),
-        "extract": request_props["extract"].clone(),
-        "check": request_props["check"].clone(),
-        "on_failure": request_props["on_failure"].clone(),
-    });
-    // At most one payload key and one way to end the reply: every pair of them is excluded.
-    let framings = [
-        "until",
-        "read",
-        "length_prefix",
-        "idle",
-        "until_close",
-        "reply",
-    ];
-    let mut tcp_exclusive = vec![
-        json!({ "required": ["send", "send_hex"] }),
-        json!({ "required": ["send", "send_file"] }),
-        json!({ "required": ["send_hex", "send_file"] }),
-    ];
-    for (i, a) in framings.iter().enumerate() {
-        for b in &framings[i + 1..] {
-            tcp_exclusive.push(json!({ "required": [a, b] }));
-        }
-    }
     let grpc_props = json!({
         "grpc": { "type": "string", "description": "HOST:PORT (or grpc://HOST:PORT) of a gRPC server over h2c; grpcs://HOST:PORT for TLS with `http.tls` (resolved once)", "examples": ["127.0.0.1:50051", "grpcs://localhost:443"] },
         "name": { "type": "string", "description": "Metric name. Default: `grpc package.Service/Method`" },
@@ -307,12 +255,12 @@ pub fn json_schema() -> Value {
         "message": { "type": "object", "description": "The request message in its JSON form (field names as in the .proto, or their lowerCamelCase JSON names; enums by name, bytes in base64); values may hold `${...}` templates. Default: an empty message" },
         "messages": { "type": "array", "items": { "type": "object" }, "description": "A client-streaming or bidirectional method: the request messages, sent in order before the stream is half-closed" },
         "metadata": { "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] }, "description": "Request metadata (lower-case names, templated values); `grpc-*`, `content-type`, `te` are onrush's" },
-        "timeout": tcp_props["timeout"].clone(),
+        "timeout": request_props["timeout"].clone(),
         "compression": { "enum": ["gzip", "none", "identity"], "description": "`gzip`: request messages are gzip-compressed (grpc-encoding) and the server may compress its own. Default: none" },
         "max_message": { "type": ["integer", "string"], "description": "The largest response message accepted, bytes (default 4194304; larger is `resource_exhausted`)" },
-        "extract": tcp_props["extract"].clone(),
-        "check": tcp_props["check"].clone(),
-        "on_failure": tcp_props["on_failure"].clone(),
+        "extract": request_props["extract"].clone(),
+        "check": request_props["check"].clone(),
+        "on_failure": request_props["on_failure"].clone(),
     });
     let grpc_section = json!({
         "type": "object",
@@ -699,17 +647,8 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/if" },
                     { "$ref": "#/definitions/once" },
                     { "$ref": "#/definitions/random" },
-                    { "$ref": "#/definitions/tcp" },
                     { "$ref": "#/definitions/ws" }
                 ]
-            },
-            "tcp": {
-                "type": "object",
-                "description": "A raw TCP exchange: connect to `tcp` (over TLS for `tls://HOST:PORT`), send `send` or `send_hex`, read a reply up to `until` or of `read` bytes; the reply is the body for extractors and checks",
-                "additionalProperties": false,
-                "required": ["tcp"],
-                "properties": tcp_props,
-                "not": { "anyOf": tcp_exclusive }
             },
             "ws": ws_schema(&request_props),
             "request": {

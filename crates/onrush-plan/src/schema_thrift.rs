@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 pub(crate) fn add(schema: &mut Value) {
     // Keys every request step shares, as the TCP step's schema has them.
-    let tcp_props = schema["definitions"]["tcp"]["properties"].clone();
+    let common = schema["definitions"]["request"]["properties"].clone();
     schema["properties"]["thrift"] = json!({
         "type": "object",
         "description": "Apache Thrift: the IDL files the plan's `thrift:` steps call, read when the plan loads",
@@ -40,10 +40,10 @@ pub(crate) fn add(schema: &mut Value) {
             "multiplexed": { "type": ["boolean", "string"], "description": "true: the message is named `Service:method` (a TMultiplexedProcessor); a string: the name the service is registered under" },
             "args": { "type": "object", "description": "The arguments by name, typed against the IDL when the plan loads: numbers, strings, enum names, lists, maps and structs as YAML/JSON; `${...}` in any scalar is rendered per call" },
             "max_message": { "type": ["integer", "string"], "description": "The longest reply accepted, bytes (default 16 MiB): longer is bad_response" },
-            "timeout": tcp_props["timeout"].clone(),
-            "extract": tcp_props["extract"].clone(),
-            "check": tcp_props["check"].clone(),
-            "on_failure": tcp_props["on_failure"].clone(),
+            "timeout": common["timeout"].clone(),
+            "extract": common["extract"].clone(),
+            "check": common["check"].clone(),
+            "on_failure": common["on_failure"].clone(),
         }
     }));
     if let Some(steps) = defs.get_mut("step").and_then(|s| s["anyOf"].as_array_mut()) {

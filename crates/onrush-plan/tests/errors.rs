@@ -698,8 +698,8 @@ fn graceful_stop_without_a_duration() {
 fn a_plan_without_target_needs_full_urls_in_its_http_steps() {
     // Steps that name their own servers need no `target:`.
     let text = "scenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - { tcp: 127.0.0.1:9, send: x, until: \"\\n\" }\n      - { get: \"http://127.0.0.1:8080/health\" }\n";
-    let plan = onrush_plan::load_str("plan.yaml", text, std::path::Path::new("."), &[])
-        .expect("a plan without target whose steps name their servers loads");
+    let plan =
+        common::load(text).expect("a plan without target whose steps name their servers loads");
     assert_eq!(plan.target, onrush_plan::Target::None);
     // A bare path has nowhere to go: the error is at the step, with both fixes.
     check(

@@ -137,9 +137,15 @@ fn grammars_refuse_onrush_keys_and_duplicates() {
     }
     let mut g = grammars();
     assert!(g
-        .add(Arc::new(Named("tcp")))
+        .add(Arc::new(Named("get")))
         .unwrap_err()
         .contains("onrush's own"));
+    // A built-in protocol's key is its grammar's: a second protocol cannot take it.
+    let mut built_in = crate::common::grammars().clone();
+    assert!(built_in
+        .add(Arc::new(Named("tcp")))
+        .unwrap_err()
+        .contains("two protocols"));
     assert!(g
         .add(Arc::new(Named("kv")))
         .unwrap_err()

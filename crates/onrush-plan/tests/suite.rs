@@ -16,8 +16,6 @@ mod grammar;
 mod port_wall;
 #[path = "schema.rs"]
 mod schema;
-#[path = "tcp.rs"]
-mod tcp;
 #[path = "template.rs"]
 mod template;
 #[path = "thresholds.rs"]

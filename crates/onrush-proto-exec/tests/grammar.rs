@@ -1,34 +1,18 @@
 //! `exec:` / `shell:` steps: what they compile to, and bad ones as errors naming the line,
 //! the field and the fix.
-use std::sync::Arc;
+use std::path::Path;
 
+use onrush_plan::testing::{assert_step_error, load_steps};
 use onrush_plan::{ExecCommand, Grammars, Plan, PlanError, Step};
 use onrush_proto_exec::{ExecGrammar, ExecSpec};
 
-/// A plan with one scenario around the given `load:` and `steps:` (flow style, one line each).
-fn scenario(load: &str, steps: &str) -> String {
-    format!("target: http://127.0.0.1:8080\nscenarios:\n  - name: s\n    load: {load}\n    steps: {steps}\n")
+/// Loads the steps with the exec grammar (the plan's folder: this crate's).
+fn load(steps: &str) -> Result<Plan, PlanError> {
+    load_steps(&Grammars::only(ExecGrammar), here(), steps)
 }
 
-/// Loads with the exec grammar (the plan's folder: this crate's).
-fn load(text: &str) -> Result<Plan, PlanError> {
-    let mut grammars = Grammars::default();
-    grammars.add(Arc::new(ExecGrammar)).unwrap();
-    onrush_plan::load_str_with_grammars(
-        "plan.yaml",
-        text,
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
-        &[],
-        &[],
-        &grammars,
-    )
-}
-
-fn err(text: &str) -> PlanError {
-    match load(text) {
-        Ok(p) => panic!("expected an error, got {p:#?}\n--- plan:\n{text}"),
-        Err(e) => e,
-    }
+fn here() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The exec step's own part, with the step's timeout beside it.
@@ -45,8 +29,7 @@ impl std::ops::Deref for Compiled {
 }
 
 fn exec_step(steps: &str) -> Compiled {
-    let plan =
-        load(&scenario("{ vus: 1, iterations: 1 }", steps)).unwrap_or_else(|e| panic!("{e}"));
+    let plan = load(steps).unwrap_or_else(|e| panic!("{e}"));
     match &plan.scenarios[0].steps[0] {
         Step::Custom(step) => Compiled {
             spec: step.spec::<ExecSpec>().expect("an exec step").clone(),
@@ -59,11 +42,7 @@ fn exec_step(steps: &str) -> Compiled {
 /// Asserts the error is at line 5 (the steps' line), names `field` and contains `fix`.
 #[track_caller]
 fn check(steps: &str, field: &str, fix: &str) {
-    let e = err(&scenario("{ vus: 1, iterations: 1 }", steps));
-    let shown = e.to_string();
-    assert!(shown.starts_with("plan.yaml:5:"), "{shown}");
-    assert_eq!(e.field(), field, "{shown}");
-    assert!(shown.contains(fix), "expected {fix:?} in:\n{shown}");
+    assert_step_error(&Grammars::only(ExecGrammar), here(), steps, field, fix);
 }
 
 #[test]
@@ -80,11 +59,7 @@ fn argv_and_shell_steps_compile() {
     assert_eq!(e.expect_exit, [0, 4]);
     assert_eq!(e.max_output, 2048);
     assert_eq!(e.timeout, Some(std::time::Duration::from_secs(2)));
-    let plan = load(&scenario(
-        "{ vus: 1, iterations: 1 }",
-        r#"[{ shell: "ls | wc -l" }, { exec: [true] }]"#,
-    ))
-    .unwrap();
+    let plan = load(r#"[{ shell: "ls | wc -l" }, { exec: [true] }]"#).unwrap();
     assert_eq!(plan.scenarios[0].metrics[0].name, "shell ls");
     assert_eq!(plan.scenarios[0].metrics[1].name, "exec true");
     let shell = exec_step(r#"[{ shell: "exit 1", expect_exit: 1 }]"#);

@@ -15,6 +15,7 @@
 //!   with Thrift;
 //! - the engine does the rest (templates, extractors and checks on the reply, metrics).
 
+mod grammar;
 mod plan;
 mod session;
 pub mod stream;
@@ -23,6 +24,7 @@ use std::net::SocketAddr;
 
 use onrush_plan::Plan;
 
+pub use grammar::{LengthPrefix, TcpGrammar, TcpReply, TcpSpec};
 pub use plan::{TcpPlan, TcpStep};
 pub use session::TcpSession;
 
@@ -36,6 +38,10 @@ impl onrush_protocol::Protocol for Tcp {
     type Worker = ();
     type Session = TcpSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add(std::sync::Arc::new(TcpGrammar))
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<TcpPlan> {
         Ok(TcpPlan::new(plan, builtin))
     }
@@ -47,7 +53,10 @@ impl onrush_protocol::Protocol for Tcp {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<TcpStep>> {
         match step {
-            onrush_plan::Step::Tcp(tcp) => state.compile(plan, scenario, tcp).map(Some),
+            onrush_plan::Step::Custom(step) => match step.spec::<TcpSpec>() {
+                Some(spec) => state.compile(plan, scenario, step, spec).map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     }

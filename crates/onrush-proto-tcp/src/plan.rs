@@ -4,10 +4,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
+use onrush_plan::{Check, ConnectionScope, CustomStep, Extract, OnFailure, Plan};
 use onrush_protocol::{StepSpec, Targets};
 
 use crate::stream::TlsClients;
+use crate::TcpSpec;
 
 /// The TCP part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -24,7 +25,10 @@ pub struct TcpPlan {
 
 /// A TCP step ready to run.
 pub struct TcpStep {
-    pub plan: onrush_plan::TcpStep,
+    /// What the grammar read.
+    pub plan: TcpSpec,
+    /// What every request step has (metric, extractors, checks).
+    pub common: CustomStep,
     /// Index of the target in the session's connections.
     pub(crate) slot: usize,
     pub(crate) addr: SocketAddr,
@@ -49,19 +53,21 @@ impl TcpPlan {
         &mut self,
         plan: &Plan,
         scenario: usize,
-        step: &onrush_plan::TcpStep,
+        step: &CustomStep,
+        spec: &TcpSpec,
     ) -> anyhow::Result<TcpStep> {
-        let scheme = if step.tls { "tls://" } else { "" };
+        let scheme = if spec.tls { "tls://" } else { "" };
         let target = self
             .targets
-            .resolve_scheme("tcp", scheme, &step.host, step.port)?;
-        if step.tls {
+            .resolve_scheme("tcp", scheme, &spec.host, spec.port)?;
+        if spec.tls {
             self.tls.require(plan, scenario)?;
         }
         Ok(TcpStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
             addr: target.addr,
-            plan: step.clone(),
+            plan: spec.clone(),
+            common: step.clone(),
             slot: target.slot,
             label: target.label.into_bytes(),
         })
@@ -80,18 +86,18 @@ impl TcpPlan {
 
 impl StepSpec for TcpStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use memchr::memmem;
 use onrush_http::{IoOp, TlsSession};
-use onrush_plan::{ConnectionScope, RenderContext, TcpPayload, TcpReply};
+use onrush_plan::{ConnectionScope, RenderContext, TcpPayload};
+
+use crate::TcpReply;
 use onrush_protocol::Moment;
 use onrush_protocol::{
     micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
@@ -361,7 +363,7 @@ mod tests {
     #[test]
     fn length_prefixes() {
         let prefix = |bytes, little_endian, includes_prefix| {
-            TcpReply::LengthPrefix(onrush_plan::LengthPrefix {
+            TcpReply::LengthPrefix(crate::LengthPrefix {
                 bytes,
                 little_endian,
                 includes_prefix,

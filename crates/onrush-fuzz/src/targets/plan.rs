@@ -3,22 +3,27 @@
 
 use std::path::Path;
 
-use onrush_plan::{load_str_with_env, Plan, PlanError};
+use onrush_plan::{load_str_with_options, LoadOptions, Plan, PlanError};
 
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = load(&text);
 }
 
-/// Loads `text` as `fuzz.yaml` with an empty environment and a base folder that does not
-/// exist (no file is read), checking that an error says where.
+/// Loads `text` as `fuzz.yaml` with an empty environment, a base folder that does not exist
+/// (no file is read) and the built-in protocols' grammars (their errors must say where too),
+/// checking that an error says where.
 pub(crate) fn load(text: &str) -> Result<Plan, PlanError> {
-    let result = load_str_with_env(
+    let result = load_str_with_options(
         "fuzz.yaml",
         text,
         Path::new("/nonexistent-onrush-fuzz"),
-        &[],
-        &|_| None,
+        &LoadOptions {
+            profiles: &[],
+            overrides: &[],
+            env: &|_| None,
+            grammars: onrush_protocols::grammars(),
+        },
     );
     if let Err(e) = &result {
         assert!(

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use prost_reflect::DescriptorPool;
 
-use super::tcp::split_host_port;
+use super::endpoint::split_host_port;
 use super::Ctx;
 use crate::error::PlanError;
 use crate::grpc::ReflectionSource;

@@ -17,6 +17,7 @@ use crate::{HttpSettings, OnFailure, Plan, Scenario, Target};
 
 mod custom;
 mod distributed;
+mod endpoint;
 mod flow;
 mod funcs;
 mod grpc;
@@ -28,7 +29,6 @@ mod request;
 mod runtime;
 mod secrets;
 mod steps;
-mod tcp;
 mod thresholds;
 mod thrift;
 mod thrift_args;
@@ -39,7 +39,7 @@ mod ws;
 
 use thresholds::ScopeNames;
 
-pub(crate) use tcp::{split_host_port, stream_target};
+pub(crate) use endpoint::{split_host_port, stream_target};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.

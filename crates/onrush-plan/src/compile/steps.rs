@@ -168,9 +168,6 @@ impl Ctx<'_> {
                 return self.custom(grammar, node, path, m);
             }
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "tcp") {
-            return self.tcp(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "ws") {
             return self.ws(node, path, m);
         }
@@ -222,7 +219,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["tcp", "ws", "thrift", "grpc"].iter())
+                    .chain(["ws", "thrift", "grpc"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();

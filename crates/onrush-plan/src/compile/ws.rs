@@ -1,8 +1,8 @@
 //! `- { ws: connect | send | receive | ping | close, ... }` → [`WsStep`]: one action on the VU's
 //! WebSocket.
 
+use super::endpoint::{parse_hex, split_host_port};
 use super::steps::Build;
-use super::tcp::{parse_hex, split_host_port};
 use super::{to_template, Ctx, Fields, Part};
 use crate::error::{did_you_mean, one_of, PlanError};
 use crate::yaml::{Kind, Node};

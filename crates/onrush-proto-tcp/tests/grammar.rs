@@ -1,32 +1,37 @@
 //! `tcp:` steps: each way to end a reply compiles to its framing, and a bad one is an error
 //! naming the line, the field and the fix.
-use crate::common;
+use std::path::Path;
 
-use common::{err, load, scenario};
-use onrush_plan::{LengthPrefix, Step, TcpReply};
+use onrush_plan::testing::{assert_step_error, load_steps};
+use onrush_plan::{Grammars, Plan, PlanError, Step};
+use onrush_proto_tcp::{LengthPrefix, TcpGrammar, TcpReply, TcpSpec};
 
-fn tcp_step(steps: &str) -> String {
-    scenario("{ vus: 1, iterations: 1 }", steps)
+fn load(steps: &str) -> Result<Plan, PlanError> {
+    load_steps(&Grammars::only(TcpGrammar), here(), steps)
+}
+
+/// This crate's folder: where `send_file:` finds `Cargo.toml`.
+fn here() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn spec(plan: &Plan) -> &TcpSpec {
+    match &plan.scenarios[0].steps[0] {
+        Step::Custom(step) => step.spec::<TcpSpec>().expect("a tcp step"),
+        other => panic!("not a tcp step: {other:?}"),
+    }
 }
 
 /// The reply framing of the only step of `steps`.
 fn reply(steps: &str) -> TcpReply {
-    let plan = load(&tcp_step(steps)).unwrap_or_else(|e| panic!("{e}"));
-    match &plan.scenarios[0].steps[0] {
-        Step::Tcp(t) => t.reply.clone(),
-        other => panic!("not a tcp step: {other:?}"),
-    }
+    let plan = load(steps).unwrap_or_else(|e| panic!("{e}"));
+    spec(&plan).reply.clone()
 }
 
 /// Asserts the error is at line 5 (the steps' line), names `field` and contains `fix`.
 #[track_caller]
 fn check(steps: &str, field: &str, fix: &str) -> String {
-    let e = err(&tcp_step(steps));
-    let shown = e.to_string();
-    assert!(shown.starts_with("plan.yaml:5:"), "{shown}");
-    assert_eq!(e.field(), field, "{shown}");
-    assert!(shown.contains(fix), "expected {fix:?} in:\n{shown}");
-    shown
+    assert_step_error(&Grammars::only(TcpGrammar), here(), steps, field, fix)
 }
 
 #[test]
@@ -119,15 +124,10 @@ fn bad_framings_name_the_field_and_the_fix() {
 
 #[test]
 fn send_file_is_checked_when_the_plan_loads() {
-    let plan = load(&tcp_step(
-        "[{ tcp: 127.0.0.1:7, send_file: Cargo.toml, until: \"\\n\" }]",
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
-    match &plan.scenarios[0].steps[0] {
-        Step::Tcp(t) => match &t.send {
-            Some(onrush_plan::TcpPayload::File(p)) => assert!(p.ends_with("Cargo.toml")),
-            other => panic!("{other:?}"),
-        },
+    let plan = load("[{ tcp: 127.0.0.1:7, send_file: Cargo.toml, until: \"\\n\" }]")
+        .unwrap_or_else(|e| panic!("{e}"));
+    match &spec(&plan).send {
+        Some(onrush_plan::TcpPayload::File(p)) => assert!(p.ends_with("Cargo.toml")),
         other => panic!("{other:?}"),
     }
     check(
