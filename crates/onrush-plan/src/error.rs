@@ -32,7 +32,7 @@ struct Inner {
 
 impl PlanError {
     /// An error without a position in the file (I/O, `-D` overrides).
-    pub(crate) fn plain(source: &str, field: &str, message: impl Into<String>) -> Self {
+    pub fn plain(source: &str, field: &str, message: impl Into<String>) -> Self {
         PlanError {
             inner: Box::new(Inner {
                 source: source.to_string(),
@@ -46,8 +46,9 @@ impl PlanError {
         }
     }
 
-    /// An error at a byte range of `text`.
-    pub(crate) fn at(
+    /// An error at a byte range of `text` (a file the plan names, such as an IDL, has its
+    /// own source and text).
+    pub fn at(
         source: &str,
         text: &str,
         span: Range<usize>,
@@ -179,7 +180,7 @@ fn floor_char(text: &str, mut i: usize) -> usize {
 }
 
 /// "did you mean `x`?" for a close misspelling among `candidates`.
-pub(crate) fn did_you_mean<'a>(
+pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
@@ -205,7 +206,7 @@ pub(crate) fn did_you_mean<'a>(
 }
 
 /// "`a`, `b` or `c`"
-pub(crate) fn one_of(items: &[&str]) -> String {
+pub fn one_of(items: &[&str]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
     match quoted.len() {
         0 => String::new(),

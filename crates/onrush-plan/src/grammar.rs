@@ -26,9 +26,9 @@ use crate::Template;
 pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
-pub(crate) const RESERVED_KEYS: [&str; 18] = [
+pub(crate) const RESERVED_KEYS: [&str; 17] = [
     "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
-    "group", "if", "once", "random", "ws", "thrift", "grpc",
+    "group", "if", "once", "random", "ws", "grpc",
 ];
 const RESERVED_MORE: [&str; 1] = ["script"];
 
@@ -64,6 +64,27 @@ pub trait StepGrammar: Send + Sync + 'static {
     fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError>;
 }
 
+pub use crate::error::{did_you_mean, one_of};
+
+/// A top-level key of the plan that a protocol owns, read once before any scenario:
+/// `thrift: { idl: [...] }`, `grpc: { protos: [...] }`. Its compiled value is what the
+/// protocol's steps are compiled against ([`Mapping::section`]).
+pub trait SectionGrammar: Send + Sync + 'static {
+    /// The plan's top-level key (`thrift`).
+    fn key(&self) -> &'static str;
+
+    /// The section's JSON Schema (the value of its key), for `onrush schema`.
+    fn schema(&self) -> serde_json::Value;
+
+    /// Compiles the section, after `vars:` and the plan's `http:` (given: a section that
+    /// talks to a server at load, as gRPC reflection does, uses its TLS settings).
+    fn compile(
+        &self,
+        section: &Value<'_>,
+        http: &crate::HttpSettings,
+    ) -> Result<Arc<dyn Any + Send + Sync>, PlanError>;
+}
+
 /// JSON Schema `properties` of the keys [`Mapping::payload`] reads (`send`, `send_hex` and,
 /// with `file`, `send_file`), for a grammar's [`StepGrammar::schema`].
 pub fn payload_schema(file: bool) -> serde_json::Map<String, serde_json::Value> {
@@ -89,12 +110,16 @@ pub struct CompiledStep {
 #[derive(Clone, Default)]
 pub struct Grammars {
     list: Vec<Arc<dyn StepGrammar>>,
+    sections: Vec<Arc<dyn SectionGrammar>>,
 }
 
 impl Grammars {
     /// No grammar beyond onrush's own steps.
     pub fn none() -> &'static Grammars {
-        static NONE: Grammars = Grammars { list: Vec::new() };
+        static NONE: Grammars = Grammars {
+            list: Vec::new(),
+            sections: Vec::new(),
+        };
         &NONE
     }
 
@@ -129,6 +154,29 @@ impl Grammars {
         }
         self.list.push(grammar);
         Ok(())
+    }
+
+    /// Adds a top-level section; refuses a key that is the plan's own or another section's.
+    pub fn add_section(&mut self, section: Arc<dyn SectionGrammar>) -> Result<(), String> {
+        let key = section.key();
+        if crate::compile::PLAN_KEYS.contains(&key) {
+            return Err(format!("plan key `{key}` is one of onrush's own"));
+        }
+        if self.section(key).is_some() {
+            return Err(format!("two protocols take the plan key `{key}`"));
+        }
+        self.sections.push(section);
+        Ok(())
+    }
+
+    /// The section whose key is `key`.
+    pub fn section(&self, key: &str) -> Option<&dyn SectionGrammar> {
+        self.sections.iter().find(|s| s.key() == key).map(|s| &**s)
+    }
+
+    /// Every section, in the order added.
+    pub fn sections(&self) -> impl Iterator<Item = &dyn SectionGrammar> {
+        self.sections.iter().map(|s| &**s)
     }
 
     /// The grammar whose key is `key`.
@@ -205,6 +253,21 @@ impl<'a> Mapping<'a> {
         self.cx.at_most_one(&self.fields, keys, per, hint)
     }
 
+    /// The compiled top-level section `key` (`thrift`) when the plan has one and it is a `T`.
+    pub fn section<T: Any + Send + Sync>(&self, key: &str) -> Option<Arc<T>> {
+        self.cx.section(key)?.clone().downcast::<T>().ok()
+    }
+
+    /// The mapping as one value (an error at the whole step, or a step read as the value of
+    /// a key it lacks).
+    pub fn as_value(&self) -> Value<'a> {
+        Value {
+            cx: self.cx,
+            node: self.fields.node(),
+            path: self.fields.path().to_string(),
+        }
+    }
+
     /// What a stream or datagram step sends: `send:` (a text template), `send_hex:` (bytes)
     /// or, when `file` allows it, `send_file:` (a file streamed); at most one of them.
     pub fn payload(&self, file: bool) -> Result<Option<crate::TcpPayload>, PlanError> {
@@ -218,6 +281,10 @@ impl<'a> Mapping<'a> {
 }
 
 impl<'a> Value<'a> {
+    pub(crate) fn new(cx: &'a Ctx<'a>, node: &'a Node, path: String) -> Self {
+        Value { cx, node, path }
+    }
+
     /// The field path (`scenarios[0].steps[2].command[1]`).
     pub fn path(&self) -> &str {
         &self.path
@@ -226,6 +293,23 @@ impl<'a> Value<'a> {
     /// An error at this value.
     pub fn error(&self, message: impl Into<String>) -> PlanError {
         self.cx.err(self.node, &self.path, message)
+    }
+
+    /// An error at this value that names another field (a step's missing `args:`, reported
+    /// at the step).
+    pub fn error_for_field(&self, field: &str, message: impl Into<String>) -> PlanError {
+        self.cx.err(self.node, field, message)
+    }
+
+    /// The plan file's name, as errors show it.
+    pub fn source(&self) -> &str {
+        self.cx.source_name()
+    }
+
+    /// Records `path` as a file the plan needs (an IDL's includes): a distributed run sends
+    /// it to its agents.
+    pub fn needs_file(&self, path: PathBuf) {
+        self.cx.needs_file(path);
     }
 
     /// A text value with the plan's variables expanded; a per-request `${...}` is an error.

@@ -30,7 +30,6 @@ pub mod grammar;
 pub mod grpc;
 mod profiles;
 mod schema;
-mod schema_thrift;
 pub mod testing;
 // The `${...}` language, a crate of its own (onrush-template); `crate::template` keeps its paths.
 use onrush_template as template;
@@ -1024,8 +1023,6 @@ pub enum Step {
     Request(RequestStep),
     /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
     Ws(WsStep),
-    /// `thrift: HOST:PORT`: an Apache Thrift call (onrush-proto-thrift).
-    Thrift(ThriftStep),
     /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
     Grpc(grpc::GrpcStep),
     /// A step of a protocol onrush-plan does not hold, compiled by its [`StepGrammar`].
@@ -1210,47 +1207,6 @@ pub struct WsStep {
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,
-}
-
-/// `- { thrift: HOST:PORT, call: Service.method, args: {...} }`: one Apache Thrift call, its
-/// arguments typed against the plan's IDL (`thrift.idl`) when the plan loads, with the
-/// extractors and checks of any step (the reply as JSON is the body).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThriftStep {
-    /// Index into [`Scenario::metrics`].
-    pub metric: usize,
-    /// `host:port` as written (resolved by the protocol when the run is prepared).
-    pub host: String,
-    pub port: u16,
-    /// `tls://HOST:PORT`: TLS over the connection (Thrift's TSSLSocket), with `http.tls`.
-    pub tls: bool,
-    /// Every type and service of the plan's IDL files (shared by all steps).
-    pub schema: std::sync::Arc<onrush_thrift::Schema>,
-    /// Index into `schema.services`, and of the method in that service's `functions`.
-    pub service: usize,
-    pub function: usize,
-    /// The message name on the wire: `method`, or `Service:method` when multiplexed.
-    pub message_name: String,
-    pub protocol: onrush_thrift::wire::Protocol,
-    /// `transport: framed` (a 4-byte length before each message) or `buffered` (none).
-    pub framed: bool,
-    /// The argument struct, constants encoded as they are, `${...}` leaves rendered per call.
-    pub args: Vec<onrush_thrift::value::FieldValue<Template>>,
-    /// The longest reply accepted, bytes (`max_message`, default 16 MiB): longer is
-    /// `bad_response`, read no further.
-    pub max_message: usize,
-    /// Overrides `http.timeout` (the default timeout of every step).
-    pub timeout: Option<Duration>,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
-}
-
-impl ThriftStep {
-    /// The called method as the IDL declares it.
-    pub fn function(&self) -> &onrush_thrift::Function {
-        &self.schema.services[self.service].functions[self.function]
-    }
 }
 
 /// What an exec step runs.

@@ -24,6 +24,9 @@ pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
         "name".into(),
         json!({ "type": "string", "description": "Metric name (default: the protocol's own, e.g. `udp HOST:PORT`)" }),
     );
+    for section in grammars.sections() {
+        schema["properties"][section.key()] = section.schema();
+    }
     for grammar in grammars.iter() {
         let key = grammar.key();
         let mut props = match grammar.schema() {
@@ -948,8 +951,6 @@ pub fn json_schema() -> Value {
             "name": { "type": "string", "description": "The check's name in the results (default: made from it, e.g. `status in [200, 201]`)", "examples": ["download intact"] }
         }
     }));
-    // Thrift steps and the plan's `thrift.idl` (onrush-proto-thrift).
-    crate::schema_thrift::add(&mut schema);
     schema
 }
 

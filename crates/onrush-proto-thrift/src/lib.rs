@@ -17,6 +17,8 @@
 //! - the connection is TCP's (`onrush_proto_tcp::stream`): plain, or TLS for a `tls://`
 //!   target (as Apache Thrift's TSSLSocket), with the scenario's `http.tls`.
 
+mod grammar;
+mod grammar_args;
 mod plan;
 mod session;
 
@@ -24,6 +26,7 @@ use std::net::SocketAddr;
 
 use onrush_plan::Plan;
 
+pub use grammar::{IdlSection, ThriftGrammar, ThriftSpec};
 pub use plan::{ThriftPlan, ThriftStep};
 pub use session::ThriftSession;
 
@@ -37,6 +40,11 @@ impl onrush_protocol::Protocol for Thrift {
     type Worker = ();
     type Session = ThriftSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add_section(std::sync::Arc::new(IdlSection))?;
+        grammars.add(std::sync::Arc::new(ThriftGrammar))
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<ThriftPlan> {
         Ok(ThriftPlan::new(plan, builtin))
     }
@@ -48,7 +56,10 @@ impl onrush_protocol::Protocol for Thrift {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<ThriftStep>> {
         match step {
-            onrush_plan::Step::Thrift(s) => state.compile(plan, scenario, s).map(Some),
+            onrush_plan::Step::Custom(step) => match step.spec::<ThriftSpec>() {
+                Some(spec) => state.compile(plan, scenario, step, spec).map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     }

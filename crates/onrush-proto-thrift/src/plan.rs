@@ -4,9 +4,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
+use onrush_plan::{Check, ConnectionScope, CustomStep, Extract, OnFailure, Plan};
 use onrush_proto_tcp::stream::TlsClients;
 use onrush_protocol::{StepSpec, Targets};
+
+use crate::ThriftSpec;
 
 /// The Thrift part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -22,7 +24,10 @@ pub struct ThriftPlan {
 
 /// A Thrift step ready to run.
 pub struct ThriftStep {
-    pub plan: onrush_plan::ThriftStep,
+    /// What the grammar read.
+    pub plan: ThriftSpec,
+    /// What every request step has (metric, extractors, checks).
+    pub common: CustomStep,
     pub(crate) slot: usize,
     pub(crate) addr: SocketAddr,
     pub(crate) timeout: Duration,
@@ -46,13 +51,14 @@ impl ThriftPlan {
         &mut self,
         plan: &Plan,
         scenario: usize,
-        step: &onrush_plan::ThriftStep,
+        step: &CustomStep,
+        spec: &ThriftSpec,
     ) -> anyhow::Result<ThriftStep> {
-        let scheme = if step.tls { "tls://" } else { "" };
+        let scheme = if spec.tls { "tls://" } else { "" };
         let target = self
             .targets
-            .resolve_scheme("thrift", scheme, &step.host, step.port)?;
-        if step.tls {
+            .resolve_scheme("thrift", scheme, &spec.host, spec.port)?;
+        if spec.tls {
             self.tls.require(plan, scenario)?;
         }
         // Any extractor or check may read the JSON (a header extractor reads `exception`,
@@ -61,7 +67,8 @@ impl ThriftPlan {
         Ok(ThriftStep {
             timeout: step.timeout.unwrap_or(self.timeouts[scenario]),
             addr: target.addr,
-            plan: step.clone(),
+            plan: spec.clone(),
+            common: step.clone(),
             slot: target.slot,
             label: target.label.into_bytes(),
             needs_json,
@@ -79,18 +86,18 @@ impl ThriftPlan {
 
 impl StepSpec for ThriftStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

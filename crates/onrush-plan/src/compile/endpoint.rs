@@ -50,29 +50,6 @@ impl Ctx<'_> {
     }
 }
 
-impl Ctx<'_> {
-    /// The target of a stream step's `key` (`tcp`, `thrift`): `HOST:PORT` or `tcp://HOST:PORT`
-    /// (plain TCP), `tls://HOST:PORT` (TLS with the scenario's `http.tls`); and the default
-    /// metric name, `KEY TARGET` as written, or `name:`.
-    pub(super) fn stream_endpoint(
-        &self,
-        f: &Fields,
-        key: &str,
-        example: &str,
-    ) -> Result<(String, u16, bool, String), PlanError> {
-        let node = f.get(key).expect("present");
-        let field = f.child(key);
-        let addr = self.string(node, &field)?;
-        let (host, port, tls) = stream_target(&addr)
-            .map_err(|message| self.err(node, &field, message).with_hint(example))?;
-        let name = match f.get("name") {
-            Some(n) => self.string(n, &f.child("name"))?,
-            None => format!("{key} {}", addr.trim()),
-        };
-        Ok((host, port, tls, name))
-    }
-}
-
 /// `HOST:PORT`, `tcp://HOST:PORT` or `tls://HOST:PORT` (a trailing `/` allowed after a
 /// scheme): the host, the port, and whether TLS runs over the connection. The error is the
 /// plan error's message (the caller adds the example).

@@ -30,8 +30,6 @@ mod runtime;
 mod secrets;
 mod steps;
 mod thresholds;
-mod thrift;
-mod thrift_args;
 mod tls;
 mod url;
 mod vars;
@@ -45,7 +43,7 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-const PLAN_KEYS: [&str; 11] = [
+pub(crate) const PLAN_KEYS: [&str; 10] = [
     "target",
     "distributed",
     "grpc",
@@ -54,7 +52,6 @@ const PLAN_KEYS: [&str; 11] = [
     "vars",
     "secrets",
     "http",
-    "thrift",
     "scenarios",
     "thresholds",
 ];
@@ -91,8 +88,8 @@ pub(crate) fn compile(
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
-        thrift: None,
         grpc: None,
+        sections: Vec::new(),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -116,7 +113,12 @@ pub(crate) fn compile(
     }
     // Profiles (`-P`) are overlays of the tree: everything below sees the merged plan.
     let root = crate::profiles::apply(source, text, root, profiles)?;
-    let top = cx.map(&root, "", &PLAN_KEYS)?;
+    let plan_keys: Vec<&str> = PLAN_KEYS
+        .iter()
+        .copied()
+        .chain(grammars.sections().map(|s| s.key()))
+        .collect();
+    let top = cx.map(&root, "", &plan_keys)?;
     // Secrets are variables set from outside the plan, as -D values are (a -D value wins).
     let declared = cx.secrets(top.get("secrets"), overrides)?;
     let mut settings: Vec<(String, String)> = declared.clone().into_iter().collect();
@@ -148,8 +150,16 @@ pub(crate) fn compile(
         Target::None => None,
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
-    cx.thrift = cx.thrift_idl(top.get("thrift"))?;
     cx.grpc = cx.grpc_section(top.get("grpc"), &http)?;
+    // The protocols' own top-level sections, before any step is compiled against them.
+    for section in grammars.sections() {
+        let key = section.key();
+        if let Some(node) = top.get(key) {
+            let value = crate::grammar::Value::new(&cx, node, key.to_string());
+            let compiled = section.compile(&value, &http)?;
+            cx.sections.push((key, compiled));
+        }
+    }
 
     let scen_node = cx.required(&top, "scenarios", "a list of scenarios")?;
     let Kind::Seq(items) = &scen_node.kind else {
@@ -366,11 +376,14 @@ pub(crate) struct Ctx<'a> {
     on_failure_default: Cell<OnFailure>,
     /// Every file the plan refers to, as resolved ([`Plan::files`]).
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
-    /// The schema of the plan's `thrift.idl` files, when it has some.
-    thrift: Option<std::sync::Arc<onrush_thrift::Schema>>,
     /// The plan's gRPC descriptors (`grpc:`: its `.proto` files compiled, or a server's
     /// reflection), for `grpc:` steps.
     grpc: Option<grpc_section::Descriptors>,
+    /// The protocols' top-level sections, compiled (`SectionGrammar`).
+    sections: Vec<(
+        &'static str,
+        std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    )>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.
@@ -430,6 +443,27 @@ pub(crate) enum Part {
 }
 
 impl<'a> Ctx<'a> {
+    /// The plan file's name, as errors show it.
+    pub(crate) fn source_name(&self) -> &str {
+        self.source
+    }
+
+    /// Records `path` as a file the plan needs (a distributed run sends it to its agents).
+    pub(crate) fn needs_file(&self, path: PathBuf) {
+        self.files.borrow_mut().insert(path);
+    }
+
+    /// The compiled top-level section `key` of a protocol, if the plan has it.
+    pub(crate) fn section(
+        &self,
+        key: &str,
+    ) -> Option<&std::sync::Arc<dyn std::any::Any + Send + Sync>> {
+        self.sections
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+
     pub fn err(&self, node: &Node, field: &str, message: impl Into<String>) -> PlanError {
         PlanError::at(self.source, self.text, node.span.clone(), field, message)
     }

@@ -171,9 +171,6 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "ws") {
             return self.ws(node, path, m);
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "thrift") {
-            return self.thrift(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "grpc") {
             return self.grpc(node, path, m);
         }
@@ -219,7 +216,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["ws", "thrift", "grpc"].iter())
+                    .chain(["ws", "grpc"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();
