@@ -26,9 +26,9 @@ use crate::Template;
 pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
-pub(crate) const RESERVED_KEYS: [&str; 17] = [
+pub(crate) const RESERVED_KEYS: [&str; 16] = [
     "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
-    "group", "if", "once", "random", "ws", "grpc",
+    "group", "if", "once", "random", "ws",
 ];
 const RESERVED_MORE: [&str; 1] = ["script"];
 
@@ -64,6 +64,7 @@ pub trait StepGrammar: Send + Sync + 'static {
     fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError>;
 }
 
+pub use crate::compile::split_host_port;
 pub use crate::error::{did_you_mean, one_of};
 
 /// A top-level key of the plan that a protocol owns, read once before any scenario:
@@ -253,6 +254,12 @@ impl<'a> Mapping<'a> {
         self.cx.at_most_one(&self.fields, keys, per, hint)
     }
 
+    /// An error at `key`'s name in the mapping (a key that conflicts with another).
+    pub fn key_error(&self, key: &str, message: impl Into<String>) -> PlanError {
+        let node = self.fields.key(key).unwrap_or(self.fields.node());
+        self.cx.err(node, &self.fields.child(key), message)
+    }
+
     /// The compiled top-level section `key` (`thrift`) when the plan has one and it is a `T`.
     pub fn section<T: Any + Send + Sync>(&self, key: &str) -> Option<Arc<T>> {
         self.cx.section(key)?.clone().downcast::<T>().ok()
@@ -299,6 +306,12 @@ impl<'a> Value<'a> {
     /// at the step).
     pub fn error_for_field(&self, field: &str, message: impl Into<String>) -> PlanError {
         self.cx.err(self.node, field, message)
+    }
+
+    /// Headers (or metadata): a mapping of names to templated values, checked as HTTP
+    /// headers are.
+    pub fn headers(&self) -> Result<Vec<(String, Template)>, PlanError> {
+        self.cx.headers(self.node, &self.path)
     }
 
     /// The plan file's name, as errors show it.
@@ -457,6 +470,18 @@ impl<'a> Value<'a> {
     /// Whether the value is null or absent-valued (`key:` with nothing after it).
     pub fn is_null(&self) -> bool {
         self.node.is_null()
+    }
+
+    /// A path named relative to the plan (which need not exist), recorded as a file the plan
+    /// needs: a distributed run sends it to its agents.
+    pub fn plan_path(&self) -> Result<PathBuf, PlanError> {
+        let rel = self.string()?;
+        Ok(self.cx.plan_path(rel.trim()))
+    }
+
+    /// The plan file's directory, which relative paths start from.
+    pub fn base_dir(&self) -> &std::path::Path {
+        self.cx.base_dir()
     }
 
     /// The items of a list (`[SET, k, v]`), each a value of its own.

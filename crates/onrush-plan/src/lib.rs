@@ -27,7 +27,6 @@ use std::time::Duration;
 mod compile;
 mod error;
 pub mod grammar;
-pub mod grpc;
 mod profiles;
 mod schema;
 pub mod testing;
@@ -1023,8 +1022,6 @@ pub enum Step {
     Request(RequestStep),
     /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
     Ws(WsStep),
-    /// `grpc: HOST:PORT, call: ...`: one gRPC call (onrush-proto-grpc).
-    Grpc(grpc::GrpcStep),
     /// A step of a protocol onrush-plan does not hold, compiled by its [`StepGrammar`].
     Custom(CustomStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.

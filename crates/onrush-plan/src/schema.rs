@@ -251,38 +251,6 @@ pub fn json_schema() -> Value {
             ]
         }),
     );
-    let grpc_props = json!({
-        "grpc": { "type": "string", "description": "HOST:PORT (or grpc://HOST:PORT) of a gRPC server over h2c; grpcs://HOST:PORT for TLS with `http.tls` (resolved once)", "examples": ["127.0.0.1:50051", "grpcs://localhost:443"] },
-        "name": { "type": "string", "description": "Metric name. Default: `grpc package.Service/Method`" },
-        "call": { "type": "string", "description": "The method: `package.Service/Method`, from the plan's `grpc.protos`", "examples": ["helloworld.Greeter/SayHello"] },
-        "message": { "type": "object", "description": "The request message in its JSON form (field names as in the .proto, or their lowerCamelCase JSON names; enums by name, bytes in base64); values may hold `${...}` templates. Default: an empty message" },
-        "messages": { "type": "array", "items": { "type": "object" }, "description": "A client-streaming or bidirectional method: the request messages, sent in order before the stream is half-closed" },
-        "metadata": { "type": "object", "additionalProperties": { "type": ["string", "number", "boolean"] }, "description": "Request metadata (lower-case names, templated values); `grpc-*`, `content-type`, `te` are onrush's" },
-        "timeout": request_props["timeout"].clone(),
-        "compression": { "enum": ["gzip", "none", "identity"], "description": "`gzip`: request messages are gzip-compressed (grpc-encoding) and the server may compress its own. Default: none" },
-        "max_message": { "type": ["integer", "string"], "description": "The largest response message accepted, bytes (default 4194304; larger is `resource_exhausted`)" },
-        "extract": request_props["extract"].clone(),
-        "check": request_props["check"].clone(),
-        "on_failure": request_props["on_failure"].clone(),
-    });
-    let grpc_section = json!({
-        "type": "object",
-        "description": "Where gRPC steps' services and messages come from: .proto files compiled when the plan loads (no protoc needed), or a server's reflection",
-        "additionalProperties": false,
-        "properties": {
-            "reflection": { "type": "string", "description": "HOST:PORT (or grpc://HOST:PORT) of a gRPC server that serves reflection (grpc.reflection.v1, else v1alpha): its services and messages are fetched once when the plan loads; grpcs://HOST:PORT is TLS with the plan's http.tls. Instead of `protos`", "examples": ["127.0.0.1:50051"] },
-            "protos": { "type": ["array", "string"], "items": { "type": "string" }, "description": "The .proto files (relative to the plan)", "examples": [["protos/greeter.proto"]] },
-            "import_paths": { "type": ["array", "string"], "items": { "type": "string" }, "description": "Directories imports are looked up in (relative to the plan); default: each file's own directory" }
-        }
-    });
-    let grpc_call = json!({
-        "type": "object",
-        "description": "A gRPC call: `call` on the server `grpc`, with `message` (or a client stream's `messages`); the status is the outcome (`grpc-status` other than 0 is a failure named by its code); the response in its JSON form (an array of all messages for a server stream) is the body for extractors and checks",
-        "additionalProperties": false,
-        "required": ["grpc", "call"],
-        "properties": grpc_props,
-        "not": { "required": ["message", "messages"] }
-    });
     let load = json!({
         "type": "object",
         "description": "Closed model: `vus` + `iterations` (per VU) or `duration` (+ `ramp_up`), or `stages: [{vus, over}]` (+ `start_vus`). Open model: `rate` + `duration`, or `stages: [{rate, over}]` (+ `start_rate`); always `max_vus`.",
@@ -676,13 +644,6 @@ pub fn json_schema() -> Value {
             }
         }
     });
-    // Added after: one more level in the `json!` above passes the macro's recursion limit.
-    schema["properties"]["grpc"] = grpc_section;
-    schema["definitions"]["grpc_call"] = grpc_call;
-    schema["definitions"]["step"]["anyOf"]
-        .as_array_mut()
-        .expect("steps are an anyOf")
-        .push(json!({ "$ref": "#/definitions/grpc_call" }));
     let defs = schema["definitions"]
         .as_object_mut()
         .expect("definitions is an object");

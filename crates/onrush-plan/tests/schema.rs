@@ -471,7 +471,7 @@ fn new_keys_are_described() {
         "#/definitions/tcp",
         "#/definitions/udp",
         "#/definitions/ws",
-        "#/definitions/grpc_call",
+        "#/definitions/grpc",
         // a local command (onrush-proto-exec)
         "#/definitions/exec",
         "#/definitions/thrift",

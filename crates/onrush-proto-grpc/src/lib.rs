@@ -1,7 +1,7 @@
 //! gRPC as a protocol of onrush's engine: unary, server-streaming, client-streaming and
 //! bidirectional calls over onrush's own HTTP/2 client (h2c, or TLS with ALPN `h2` and
 //! `http.tls`), their messages built from the plan's `.proto` files (compiled when the plan
-//! loads by onrush-plan, with protox: no protoc, no generated code).
+//! loads, with protox: no protoc, no generated code).
 //!
 //! ```yaml
 //! grpc: { protos: [protos/greeter.proto] }
@@ -17,6 +17,9 @@
 //!         check: [ { jsonpath: "$.message", equals: "Hello user-${vu}" } ]
 //! ```
 //!
+//! - `section.rs`: the plan's top-level `grpc:` (its `.proto` files compiled, or a server's
+//!   reflection fetched) when the plan loads; `grammar.rs`: a `grpc:` step checked against those
+//!   descriptors into a `GrpcSpec` (`spec.rs`), its messages as typed templates;
 //! - `plan.rs`: targets resolved once, the scenario's TLS client, each step's fixed headers;
 //! - `message.rs`: a request message built per call from its typed template;
 //! - `codec.rs`: the 5-byte message prefix (compressed flag, length), gzip, `grpc-status`;
@@ -31,8 +34,7 @@
 //!
 //! Descriptors may come from the server instead of `.proto` files: `grpc: { reflection:
 //! HOST:PORT }` (`reflection.rs`: the standard reflection protocol, v1 else v1alpha, once
-//! when the plan loads; onrush-plan calls [`reflection::fetch`] through the hook the binary
-//! installs with `onrush_plan::grpc::set_reflection_fetch`).
+//! when the plan loads, by `section.rs`).
 //!
 //! The response is shown to extractors and checks as JSON (the protobuf JSON mapping): the
 //! message of a unary or client-streaming call, an array of all messages of a server stream;
@@ -40,10 +42,13 @@
 //! the number of messages received.
 
 mod codec;
+mod grammar;
 mod message;
 mod plan;
 pub mod reflection;
+mod section;
 mod session;
+pub mod spec;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -53,8 +58,11 @@ use onrush_plan::Plan;
 use onrush_proto_http::ConnectionPool;
 
 pub use codec::{encode, Deframer, FrameError};
+pub use grammar::GrpcGrammar;
 pub use plan::{GrpcPlan, GrpcStep};
+pub use section::{Descriptors, ProtoSection};
 pub use session::GrpcSession;
+pub use spec::GrpcSpec;
 
 /// gRPC as a protocol of the engine.
 pub struct Grpc;
@@ -67,6 +75,11 @@ impl onrush_protocol::Protocol for Grpc {
     type Worker = Rc<ConnectionPool>;
     type Session = GrpcSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add_section(Arc::new(ProtoSection))?;
+        grammars.add(Arc::new(GrpcGrammar))
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<GrpcPlan> {
         Ok(GrpcPlan::new(plan, builtin))
     }
@@ -78,7 +91,10 @@ impl onrush_protocol::Protocol for Grpc {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<GrpcStep>> {
         match step {
-            onrush_plan::Step::Grpc(g) => state.compile(plan, scenario, g).map(Some),
+            onrush_plan::Step::Custom(step) => match step.spec::<GrpcSpec>() {
+                Some(spec) => state.compile(plan, scenario, step, spec).map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     }

@@ -1,9 +1,9 @@
 //! A request message built per call from its compiled form (onrush-plan's `GrpcMessage`):
 //! fixed values are copied, `${...}` values rendered and converted to their field's type.
 
-use onrush_plan::grpc::prost_reflect::{DynamicMessage, Value};
-use onrush_plan::grpc::{scalar_value, GrpcMessage, GrpcValue};
+use crate::spec::{scalar_value, GrpcMessage, GrpcValue};
 use onrush_plan::RenderContext;
+use prost_reflect::{DynamicMessage, Value};
 
 /// Why a message could not be built.
 pub enum BuildError {

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use onrush_http::{SessionMode, TlsClient};
-use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan};
+use onrush_plan::{Check, ConnectionScope, CustomStep, Extract, OnFailure, Plan};
 use onrush_protocol::{StepSpec, Target, Targets};
 
 use crate::codec::timeout_value;
+use crate::GrpcSpec;
 
 /// The gRPC part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -28,7 +29,10 @@ pub struct GrpcPlan {
 
 /// A gRPC step ready to run.
 pub struct GrpcStep {
-    pub plan: onrush_plan::grpc::GrpcStep,
+    /// What the grammar read.
+    pub plan: GrpcSpec,
+    /// What every request step has (metric, timeout, extractors, checks).
+    pub common: CustomStep,
     pub(crate) target: Target,
     /// The `:authority`: `host:port` as written.
     pub(crate) authority: Vec<u8>,
@@ -57,10 +61,11 @@ impl GrpcPlan {
         &mut self,
         plan: &Plan,
         scenario: usize,
-        step: &onrush_plan::grpc::GrpcStep,
+        step: &CustomStep,
+        spec: &GrpcSpec,
     ) -> anyhow::Result<GrpcStep> {
-        let target = self.targets.resolve("grpc", &step.host, step.port)?;
-        if step.tls && self.tls[scenario].is_none() {
+        let target = self.targets.resolve("grpc", &spec.host, spec.port)?;
+        if spec.tls && self.tls[scenario].is_none() {
             let scenario_plan = &plan.scenarios[scenario];
             let mut options = onrush_proto_http::tls_options(&scenario_plan.http.tls);
             // gRPC is HTTP/2 only.
@@ -83,7 +88,7 @@ impl GrpcPlan {
         header("content-type", "application/grpc");
         header("te", "trailers");
         header("grpc-timeout", &timeout_value(timeout));
-        if step.gzip {
+        if spec.gzip {
             header("grpc-encoding", "gzip");
             header("grpc-accept-encoding", "gzip");
         }
@@ -96,26 +101,27 @@ impl GrpcPlan {
             timeout,
             fixed_headers,
             needs_json,
-            streams_out: step.method.is_server_streaming(),
-            plan: step.clone(),
+            streams_out: spec.method.is_server_streaming(),
+            plan: spec.clone(),
+            common: step.clone(),
         })
     }
 }
 
 impl StepSpec for GrpcStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

@@ -1,6 +1,6 @@
 //! `grpc: { reflection: HOST:PORT }`: the plan's descriptors fetched from the server, once,
-//! when the plan loads (onrush-plan calls [`fetch`] through the hook the binary installs, so
-//! the plan crate does no I/O itself and its errors still point at the plan's line).
+//! when the plan loads (`section.rs` calls [`fetch`], and its errors point at the plan's
+//! `reflection:` line).
 //!
 //! The standard protocol, `grpc.reflection.v1.ServerReflection/ServerReflectionInfo` (a
 //! bidirectional stream; `v1alpha` when the server does not implement `v1`), over onrush's
@@ -14,9 +14,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::spec::ReflectionSource;
 use onrush_http::{BodySink, ConnectOptions, Headers, Request, RequestBody};
 use onrush_http2::{H2Connection, H2Settings};
-use onrush_plan::grpc::ReflectionSource;
 use prost::Message;
 
 use crate::codec::{decode_message, encode, parse_status, Deframer};

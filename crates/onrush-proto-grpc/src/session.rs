@@ -16,7 +16,6 @@ use std::sync::Arc;
 use onrush_http::{push_header, BodySink, ConnectOptions, Headers, Request};
 use onrush_http::{RequestBody, TlsSession};
 use onrush_http2::{H2Connection, H2Settings};
-use onrush_plan::grpc::prost_reflect::{DynamicMessage, MessageDescriptor};
 use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::{ConnectionPool, Lease};
 use onrush_protocol::Moment;
@@ -24,6 +23,7 @@ use onrush_protocol::{
     micros, Exchange, FailureClass, RequestStart, ResponseView, Session, Warmed,
 };
 use prost::Message as _;
+use prost_reflect::{DynamicMessage, MessageDescriptor};
 
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
 use crate::message::{build, BuildError};

@@ -28,13 +28,6 @@ use onrush_protocol::{Exchange, Protocol, RequestStart, ResponseView, Session, S
 mod sizes;
 pub use sizes::session_sizes;
 
-/// Installs what loading a plan needs from the protocols, once, before any plan is loaded:
-/// how `grpc: { reflection: HOST:PORT }` fetches a server's descriptors (onrush-plan does no
-/// I/O itself). The `onrush` binary calls it first thing.
-pub fn install_plan_loaders() {
-    onrush_plan::grpc::set_reflection_fetch(onrush_proto_grpc::reflection::fetch);
-}
-
 /// The step grammars of every built-in protocol: what a plan that uses them is loaded with
 /// (`onrush_plan::load_with_grammars`) outside the `onrush` binary, e.g. in tests.
 pub fn grammars() -> &'static onrush_plan::Grammars {
@@ -232,7 +225,6 @@ impl Protocol for Protocols {
     /// onrush-plan holds the grammars of onrush's own steps: what they add is how loading a
     /// plan fetches a gRPC server's descriptors by reflection (onrush-plan does no I/O).
     fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
-        install_plan_loaders();
         Http::register(grammars)?;
         Tcp::register(grammars)?;
         Udp::register(grammars)?;

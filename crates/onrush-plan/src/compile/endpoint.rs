@@ -85,7 +85,7 @@ pub(crate) fn stream_target(text: &str) -> Result<(String, u16, bool), String> {
 
 /// `host:port` or `[v6]:port`, or `builtin` alone (the built-in server: its port is known only
 /// when it runs, so the port is 0 here and the protocol's prepare puts the real address).
-pub(crate) fn split_host_port(text: &str) -> Option<(String, u16)> {
+pub fn split_host_port(text: &str) -> Option<(String, u16)> {
     if text.trim() == BUILTIN_HOST {
         return Some((BUILTIN_HOST.to_owned(), 0));
     }

@@ -20,8 +20,6 @@ mod distributed;
 mod endpoint;
 mod flow;
 mod funcs;
-mod grpc;
-mod grpc_section;
 mod http;
 mod load;
 mod phase;
@@ -37,16 +35,16 @@ mod ws;
 
 use thresholds::ScopeNames;
 
-pub(crate) use endpoint::{split_host_port, stream_target};
+pub use endpoint::split_host_port;
+pub(crate) use endpoint::stream_target;
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-pub(crate) const PLAN_KEYS: [&str; 10] = [
+pub(crate) const PLAN_KEYS: [&str; 9] = [
     "target",
     "distributed",
-    "grpc",
     "setup",
     "teardown",
     "vars",
@@ -88,7 +86,6 @@ pub(crate) fn compile(
         globals: RefCell::new(BTreeMap::new()),
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
-        grpc: None,
         sections: Vec::new(),
     };
     let root = match yaml::parse(text) {
@@ -150,7 +147,6 @@ pub(crate) fn compile(
         Target::None => None,
     };
     let http = cx.http(top.get("http"), "http", &HttpSettings::default(), target_ip)?;
-    cx.grpc = cx.grpc_section(top.get("grpc"), &http)?;
     // The protocols' own top-level sections, before any step is compiled against them.
     for section in grammars.sections() {
         let key = section.key();
@@ -376,9 +372,6 @@ pub(crate) struct Ctx<'a> {
     on_failure_default: Cell<OnFailure>,
     /// Every file the plan refers to, as resolved ([`Plan::files`]).
     pub(super) files: RefCell<std::collections::BTreeSet<PathBuf>>,
-    /// The plan's gRPC descriptors (`grpc:`: its `.proto` files compiled, or a server's
-    /// reflection), for `grpc:` steps.
-    grpc: Option<grpc_section::Descriptors>,
     /// The protocols' top-level sections, compiled (`SectionGrammar`).
     sections: Vec<(
         &'static str,

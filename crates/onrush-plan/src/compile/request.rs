@@ -153,7 +153,6 @@ impl Ctx<'_> {
             globals: RefCell::new(self.globals.borrow().clone()),
             on_failure_default: Cell::new(self.on_failure_default.get()),
             files: RefCell::new(std::collections::BTreeSet::new()),
-            grpc: None,
             sections: Vec::new(),
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());

@@ -171,9 +171,6 @@ impl Ctx<'_> {
         if entries.iter().any(|(k, _)| key_text(k) == "ws") {
             return self.ws(node, path, m);
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "grpc") {
-            return self.grpc(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -216,7 +213,7 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["ws", "grpc"].iter())
+                    .chain(["ws"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();
@@ -484,7 +481,7 @@ impl Ctx<'_> {
         Ok((extract, checks, on_failure))
     }
 
-    pub(super) fn headers(
+    pub(crate) fn headers(
         &self,
         node: &Node,
         path: &str,

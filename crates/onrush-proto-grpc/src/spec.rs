@@ -1,5 +1,5 @@
 //! The compiled form of a `grpc:` step: its method (from the plan's `.proto` files, compiled
-//! when the plan loads) and its request messages as typed templates.
+//! when the plan loads, or a server's reflection) and its request messages as typed templates.
 //!
 //! A request message is kept as a tree that follows the message's descriptor: every field was
 //! checked against the `.proto` when the plan loaded (names, nesting, literal values), so at
@@ -9,10 +9,8 @@
 
 use std::time::Duration;
 
-pub use prost_reflect;
+use onrush_plan::{Template, TlsSettings};
 use prost_reflect::{FieldDescriptor, Kind, MapKey, MessageDescriptor, MethodDescriptor, Value};
-
-use crate::{Check, Extract, OnFailure, Template};
 
 /// `grpc: { reflection: HOST:PORT }`: the server the plan takes its gRPC descriptors from,
 /// by server reflection, when it loads.
@@ -24,7 +22,7 @@ pub struct ReflectionSource {
     pub host: String,
     pub port: u16,
     /// The plan's top-level `http.tls`.
-    pub tls_settings: crate::TlsSettings,
+    pub tls_settings: TlsSettings,
     /// The plan's top-level `http.timeout`: the whole fetch, connecting included.
     pub timeout: Duration,
 }
@@ -36,37 +34,15 @@ impl std::fmt::Display for ReflectionSource {
     }
 }
 
-/// Fetches the descriptors a reflecting server gives: every service it lists, with the files
-/// they need, as serialized `google.protobuf.FileDescriptorProto`s (in any order); an error is
-/// one line saying what went wrong.
-pub type ReflectionFetch = fn(&ReflectionSource) -> Result<Vec<Vec<u8>>, String>;
-
-static REFLECTION_FETCH: std::sync::OnceLock<ReflectionFetch> = std::sync::OnceLock::new();
-
-/// Installs how `grpc: { reflection: ... }` is fetched (the network I/O this crate does not
-/// do itself): the `onrush` binary installs onrush-proto-grpc's client once at start, so every
-/// command that loads a plan (`run`, `validate`, `agent`, ...) fetches the same way. Without
-/// one, such a plan is refused with a clear error. The first installed stays.
-pub fn set_reflection_fetch(fetch: ReflectionFetch) {
-    let _ = REFLECTION_FETCH.set(fetch);
-}
-
-pub(crate) fn reflection_fetch() -> Option<ReflectionFetch> {
-    REFLECTION_FETCH.get().copied()
-}
-
 /// The default and the largest gRPC message (either way) a step accepts, in bytes: gRPC's
 /// own default receive limit is 4 MiB.
 pub const DEFAULT_MAX_MESSAGE: usize = 4 << 20;
 pub const MAX_MAX_MESSAGE: usize = 1 << 30;
 
-/// `- { grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }`: one gRPC call
-/// (onrush-proto-grpc), with the extractors and checks of any step over the response in its
-/// JSON form.
+/// `- { grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }` as the plan wrote it:
+/// one gRPC call (its timeout, extractors and checks are the step's `CustomStep`'s).
 #[derive(Debug, Clone, PartialEq)]
-pub struct GrpcStep {
-    /// Index into [`crate::Scenario::metrics`].
-    pub metric: usize,
+pub struct GrpcSpec {
     /// `grpcs://`: TLS (with `http.tls`), ALPN `h2`; otherwise h2c with prior knowledge.
     pub tls: bool,
     /// The host as written (resolved by the protocol when the run is prepared; the TLS server
@@ -80,16 +56,11 @@ pub struct GrpcStep {
     pub messages: Vec<GrpcMessage>,
     /// `metadata:` (lower-case names; templated values).
     pub metadata: Vec<(String, Template)>,
-    /// Overrides `http.timeout`; sent as `grpc-timeout` too.
-    pub timeout: Option<Duration>,
     /// `compression: gzip`: request messages are gzip-compressed, and the server is told it
     /// may compress its own.
     pub gzip: bool,
     /// The largest message accepted from the server (longer is a `bad_response` failure).
     pub max_message: usize,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
 }
 
 /// A request message: its type and the fields the plan sets, in plan order.
