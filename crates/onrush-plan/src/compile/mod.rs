@@ -35,11 +35,10 @@ mod thrift_args;
 mod tls;
 mod url;
 mod vars;
-mod ws;
 
 use thresholds::ScopeNames;
 
-pub(crate) use endpoint::{split_host_port, stream_target};
+pub(crate) use endpoint::{parse_hex, split_host_port, stream_target};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
@@ -93,6 +92,7 @@ pub(crate) fn compile(
         files: RefCell::new(std::collections::BTreeSet::new()),
         thrift: None,
         grpc: None,
+        scenario_memory: RefCell::new(HashMap::new()),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -371,6 +371,9 @@ pub(crate) struct Ctx<'a> {
     /// The plan's gRPC descriptors (`grpc:`: its `.proto` files compiled, or a server's
     /// reflection), for `grpc:` steps.
     grpc: Option<grpc_section::Descriptors>,
+    /// What grammars remember across the steps of the scenario being compiled, one value per
+    /// type (`grammar::Mapping::scenario_memory`); emptied when a scenario's steps start.
+    pub(crate) scenario_memory: RefCell<HashMap<std::any::TypeId, Box<dyn std::any::Any>>>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

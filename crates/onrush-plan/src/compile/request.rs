@@ -155,6 +155,7 @@ impl Ctx<'_> {
             files: RefCell::new(std::collections::BTreeSet::new()),
             thrift: self.thrift.clone(),
             grpc: None,
+            scenario_memory: RefCell::default(),
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
@@ -675,7 +676,7 @@ impl Ctx<'_> {
             .collect()
     }
 
-    pub(super) fn regex(
+    pub(crate) fn regex(
         &self,
         node: &Node,
         path: &str,
