@@ -1020,8 +1020,6 @@ pub struct RateStage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Request(RequestStep),
-    /// `ws: connect | send | receive | ping | close`: a WebSocket action (onrush-proto-ws).
-    Ws(WsStep),
     /// A step of a protocol onrush-plan does not hold, compiled by its [`StepGrammar`].
     Custom(CustomStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
@@ -1192,20 +1190,6 @@ impl RequestStep {
     }
 }
 
-/// `- { ws: ACTION, ... }`: one action on the VU's WebSocket (onrush-proto-ws), with the
-/// extractors and checks of any step (the last message received is the body).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WsStep {
-    /// Index into [`Scenario::metrics`].
-    pub metric: usize,
-    pub action: WsAction,
-    /// Overrides `http.timeout` (the default timeout of every step).
-    pub timeout: Option<Duration>,
-    pub extract: Vec<Extract>,
-    pub checks: Vec<Check>,
-    pub on_failure: OnFailure,
-}
-
 /// What an exec step runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExecCommand {
@@ -1213,63 +1197,6 @@ pub enum ExecCommand {
     Argv(Vec<Template>),
     /// `shell: TEXT`: run as `sh -c TEXT`.
     Shell(Template),
-}
-
-/// What a `ws:` step does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum WsAction {
-    /// `ws: connect`: opens the VU's socket (closing one still open).
-    Connect(WsConnect),
-    /// `ws: send`: sends one message; with `await`, then receives until the awaited message.
-    Send {
-        payload: WsPayload,
-        until: Option<WsUntil>,
-    },
-    /// `ws: receive`: receives until the condition holds.
-    Receive(WsUntil),
-    /// `ws: ping`: sends a ping and waits for its pong.
-    Ping,
-    /// `ws: close`: sends a close frame with `code` and waits for the server's.
-    Close { code: u16 },
-}
-
-/// `ws: connect, url: ws://host:port/path, headers, subprotocols, max_message, compression`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WsConnect {
-    /// `wss://`: TLS, set up as `http.tls` says.
-    pub tls: bool,
-    /// As written (resolved by the protocol when the run is prepared).
-    pub host: String,
-    pub port: u16,
-    /// Path and query, always starting with '/'.
-    pub path: Template,
-    pub headers: Vec<(String, Template)>,
-    /// `Sec-WebSocket-Protocol` offered, in order of preference.
-    pub subprotocols: Vec<String>,
-    /// The longest message (and frame) accepted, bytes (`max_message`, default 1 MiB): a
-    /// longer one is `bad_response`, read no further.
-    pub max_message: usize,
-    /// `compression: deflate` (default): permessage-deflate offered (RFC 7692), used when the
-    /// server accepts it; `none`: not offered.
-    pub deflate: bool,
-}
-
-/// What a `ws: send` step sends.
-#[derive(Debug, Clone, PartialEq)]
-pub enum WsPayload {
-    /// `text:` (templates allowed): a text message.
-    Text(Template),
-    /// `binary_hex: "DE AD"`: a binary message.
-    Binary(Vec<u8>),
-}
-
-/// When a `ws: receive` (or a send's `await:`) is done: after `count` messages, or at the first
-/// message that matches `pattern`; `timeout` overrides the step's.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WsUntil {
-    pub pattern: Option<Shared<regex::bytes::Regex>>,
-    pub count: u64,
-    pub timeout: Option<Duration>,
 }
 
 /// The bytes a TCP step sends (and a UDP step's datagram, never from a file).

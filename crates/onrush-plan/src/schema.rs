@@ -54,6 +54,17 @@ pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
                     definition.insert(k, v);
                 }
             }
+            // A step of one shape per sub-command (`anyOf` of objects, as `ws:`): each shape
+            // has the common keys too.
+            if let Some(Value::Array(shapes)) = definition.get_mut("anyOf") {
+                for shape in shapes {
+                    if let Some(Value::Object(props)) = shape.get_mut("properties") {
+                        for (k, v) in &common {
+                            props.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+            }
         }
         schema["definitions"][key] = definition;
         if let Some(kinds) = schema["definitions"]["step"]["anyOf"].as_array_mut() {
@@ -93,11 +104,6 @@ pub fn json_schema() -> Value {
         "type": ["string", "number", "boolean"],
         "description": "Text; `${name}` inserts a variable, `${NAME:-default}` an environment variable, `$${` is a literal `${`"
     });
-    let request_text = json!({
-        "type": ["string", "number", "boolean"],
-        "description": "Text rendered per request: plan variables plus `${vu}` (1-based VU number) and `${iteration}` (0-based, per VU)"
-    });
-
     let form_value = json!({
         "type": ["string", "number", "boolean", "null"],
         "description": "A value rendered per request (plan variables, `${vu}`, `${iteration}`, runtime variables, functions); empty when null"
@@ -176,10 +182,7 @@ pub fn json_schema() -> Value {
     request_props.insert("method".into(), json!({ "type": "string", "pattern": "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "description": "Any other HTTP method (PURGE, PROPFIND, …), sent exactly as written; with `path:` instead of a method key", "examples": ["PURGE"] }));
     request_props.insert("path".into(), json!({ "type": "string", "description": "With `method:`: the path (or absolute URL) the request goes to, as for a method key", "examples": ["/cache/${vu}"] }));
     request_props.insert("name".into(), json!({ "type": "string", "description": "Metric name; steps sharing a name share one metric. Default: `METHOD /path` as written" }));
-    request_props.insert(
-        "headers".into(),
-        json!({ "type": "object", "description": "Request headers: name → value (values may use `${vu}`, `${iteration}`)", "additionalProperties": request_text }),
-    );
+    request_props.insert("headers".into(), crate::grammar::headers_schema());
     request_props.insert("body".into(), json!({ "type": ["string", "number", "boolean"], "description": "Inline request body (may use `${vu}`, `${iteration}`)" }));
     request_props.insert("body_file".into(), json!({ "type": "string", "description": "File sent as the body, relative to the plan file's directory; must exist" }));
     request_props.insert(
@@ -617,11 +620,9 @@ pub fn json_schema() -> Value {
                     { "$ref": "#/definitions/group" },
                     { "$ref": "#/definitions/if" },
                     { "$ref": "#/definitions/once" },
-                    { "$ref": "#/definitions/random" },
-                    { "$ref": "#/definitions/ws" }
+                    { "$ref": "#/definitions/random" }
                 ]
             },
-            "ws": ws_schema(&request_props),
             "request": {
                 "type": "object",
                 "description": "An HTTP request: exactly one method key (get, post, put, patch, delete, head, options) with the path, or `method:` (any method) with `path:`",
@@ -913,80 +914,4 @@ pub fn json_schema() -> Value {
         }
     }));
     schema
-}
-
-/// `- { ws: connect | send | receive | ping | close, ... }`: which keys each action takes.
-fn ws_schema(request_props: &serde_json::Map<String, Value>) -> Value {
-    let until = json!({
-        "match": { "type": "string", "description": "Receive until a message matches this regular expression" },
-        "count": { "type": ["integer", "string"], "description": "Receive this many messages (default 1)" }
-    });
-    let common = |extra: Value| {
-        let mut props = json!({
-            "name": { "type": "string", "description": "Metric name. Default: `ws ACTION` (`ws connect`, `ws send`, ...)" },
-            "timeout": request_props["timeout"].clone(),
-            "extract": request_props["extract"].clone(),
-            "check": request_props["check"].clone(),
-            "on_failure": request_props["on_failure"].clone(),
-        });
-        let map = props.as_object_mut().expect("object");
-        for (k, v) in extra.as_object().expect("object") {
-            map.insert(k.clone(), v.clone());
-        }
-        props
-    };
-    let action = |name: &str, description: &str, extra: Value, required: &[&str]| {
-        let mut props = common(extra);
-        props.as_object_mut().expect("object").insert(
-            "ws".into(),
-            json!({ "const": name, "description": description }),
-        );
-        let mut required: Vec<&str> = required.to_vec();
-        required.insert(0, "ws");
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": required,
-            "properties": props
-        })
-    };
-
-    let mut send = action("send", "Send one message; with `await`, then receive until the awaited message (the latency is the round trip)", json!({
-                    "text": { "type": ["string", "number", "boolean"], "description": "A text message (templates allowed)" },
-                    "binary_hex": { "type": "string", "description": "A binary message, as hex digit pairs (spaces allowed)", "examples": ["DE AD BE EF"] },
-                    "await": {
-                        "type": "object",
-                        "description": "After the send, receive until a message matches `match` (or `count` messages); `timeout` overrides the step's",
-                        "additionalProperties": false,
-                        "properties": {
-                            "match": until["match"].clone(),
-                            "count": until["count"].clone(),
-                            "timeout": request_props["timeout"].clone()
-                        }
-                    }
-                }), &[]);
-    send.as_object_mut().expect("object").insert(
-        "oneOf".into(),
-        json!([
-            { "required": ["text"] }, { "required": ["binary_hex"] }
-        ]),
-    );
-    json!({
-        "description": "A WebSocket action on the VU's socket (one per VU, open until `ws: close`, a failure or the VU's end); the last message received is the body for extractors and checks",
-        "anyOf": [
-            action("connect", "Open the VU's socket (the handshake is the step's latency)", json!({
-                "url": { "type": "string", "pattern": "^wss?://", "description": "ws://HOST:PORT/PATH or wss:// (TLS as `http.tls` says); templates allowed in the path and query", "examples": ["ws://127.0.0.1:8765/chat?u=${vu}"] },
-                "headers": request_props["headers"].clone(),
-                "subprotocols": { "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }], "description": "Sec-WebSocket-Protocol offered, in order of preference" },
-                "max_message": { "type": ["integer", "string"], "description": "The longest message accepted, bytes (default 1048576): a longer one is bad_response" },
-                "compression": { "enum": ["deflate", "none"], "description": "deflate (default): offer permessage-deflate (RFC 7692), used when the server accepts it, as browsers do · none: do not offer it" }
-            }), &["url"]),
-            send,
-            action("receive", "Receive until a message matches `match`, or `count` messages (default 1)", until.clone(), &[]),
-            action("ping", "Send a ping and wait for its pong", json!({}), &[]),
-            action("close", "Send a close frame and wait for the server's", json!({
-                "code": { "type": ["integer", "string"], "description": "Close code: 1000 (default), 1001 or 3000..4999" }
-            }), &[])
-        ]
-    })
 }

@@ -22,5 +22,3 @@ mod template;
 mod thresholds;
 #[path = "tls.rs"]
 mod tls;
-#[path = "ws.rs"]
-mod ws;

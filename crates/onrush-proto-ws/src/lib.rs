@@ -13,6 +13,8 @@
 //!   - { ws: close, code: 1000 }
 //! ```
 //!
+//! - `grammar.rs` reads a `ws:` step when the plan loads (`WsGrammar`, added by
+//!   `Ws::register`): its action and that action's keys, into a `WsSpec`;
 //! - `plan.rs` resolves each `ws: connect`'s host once, and builds the scenario's TLS client
 //!   from `http.tls` for `wss://` (onrush-http's rustls configuration, as HTTP uses);
 //! - `session.rs` is a VU's socket and the actions on it, with its reading policy (the socket
@@ -31,6 +33,7 @@
 
 mod deflate;
 mod frame;
+mod grammar;
 mod handshake;
 mod plan;
 mod session;
@@ -42,6 +45,7 @@ use std::sync::Arc;
 
 use onrush_plan::Plan;
 
+pub use grammar::{WsAction, WsConnect, WsGrammar, WsPayload, WsSpec, WsUntil};
 pub use plan::{WsPlan, WsStep};
 pub use session::{WsSession, PENDING_MAX};
 
@@ -55,6 +59,10 @@ impl onrush_protocol::Protocol for Ws {
     type Worker = ();
     type Session = WsSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add(Arc::new(WsGrammar))
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<WsPlan> {
         Ok(WsPlan::new(plan, builtin))
     }
@@ -66,7 +74,10 @@ impl onrush_protocol::Protocol for Ws {
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<WsStep>> {
         match step {
-            onrush_plan::Step::Ws(ws) => state.compile(plan, scenario, ws).map(Some),
+            onrush_plan::Step::Custom(step) => match step.spec::<WsSpec>() {
+                Some(spec) => state.compile(plan, scenario, step, spec).map(Some),
+                None => Ok(None),
+            },
             _ => Ok(None),
         }
     }

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use onrush_http::{SessionMode, TlsClient};
-use onrush_plan::{Check, ConnectionScope, Extract, OnFailure, Plan, WsAction, WsPayload};
+use onrush_plan::{Check, ConnectionScope, CustomStep, Extract, OnFailure, Plan};
 use onrush_protocol::StepSpec;
+
+use crate::{WsAction, WsPayload, WsSpec};
 
 /// The WebSocket part of a prepared plan, shared read-only by all workers.
 #[derive(Default)]
@@ -38,7 +40,10 @@ pub(crate) struct Target {
 
 /// A WebSocket step ready to run.
 pub struct WsStep {
-    pub plan: onrush_plan::WsStep,
+    /// What the grammar read.
+    pub plan: WsSpec,
+    /// What every request step has (metric, extractors, checks).
+    pub common: CustomStep,
     /// The step's time limit: its `timeout`, its `await`'s, or the scenario's `http.timeout`.
     pub(crate) timeout: Duration,
     /// For `ws: connect`.
@@ -64,10 +69,11 @@ impl WsPlan {
         &mut self,
         plan: &Plan,
         scenario: usize,
-        step: &onrush_plan::WsStep,
+        step: &CustomStep,
+        spec: &WsSpec,
     ) -> anyhow::Result<WsStep> {
         let mut timeout = step.timeout.unwrap_or(self.timeouts[scenario]);
-        let target = match &step.action {
+        let target = match &spec.action {
             WsAction::Connect(connect) => {
                 let label = if connect.host.contains(':') {
                     format!("[{}]:{}", connect.host, connect.port)
@@ -117,7 +123,7 @@ impl WsPlan {
             }
             _ => None,
         };
-        let binary = match &step.action {
+        let binary = match &spec.action {
             WsAction::Send {
                 payload: WsPayload::Binary(bytes),
                 ..
@@ -125,7 +131,8 @@ impl WsPlan {
             _ => Box::default(),
         };
         Ok(WsStep {
-            plan: step.clone(),
+            plan: spec.clone(),
+            common: step.clone(),
             timeout,
             target,
             binary,
@@ -140,18 +147,18 @@ impl WsPlan {
 
 impl StepSpec for WsStep {
     fn metric(&self) -> usize {
-        self.plan.metric
+        self.common.metric
     }
 
     fn extract(&self) -> &[Extract] {
-        &self.plan.extract
+        &self.common.extract
     }
 
     fn checks(&self) -> &[Check] {
-        &self.plan.checks
+        &self.common.checks
     }
 
     fn on_failure(&self) -> OnFailure {
-        self.plan.on_failure
+        self.common.on_failure
     }
 }

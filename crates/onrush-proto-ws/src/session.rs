@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use onrush_protocol::Moment;
 
 use onrush_http::{ConnectOptions, TlsSession};
-use onrush_plan::{ConnectionScope, RenderContext, WsAction, WsPayload, WsUntil};
+use onrush_plan::{ConnectionScope, RenderContext};
 use onrush_proto_http::CookieJar;
 use onrush_protocol::{micros, Exchange, FailureClass, RequestStart, ResponseView, Session};
 
@@ -33,6 +33,7 @@ use crate::handshake::Offer;
 use crate::plan::{WsPlan, WsStep};
 use crate::socket::{Kind, Socket};
 use crate::transport::{Io, Transport};
+use crate::{WsAction, WsConnect, WsPayload, WsUntil};
 
 /// Data messages a `ping` keeps for later `receive`s while it waits for its pong; beyond
 /// this the oldest are dropped.
@@ -141,7 +142,7 @@ impl WsSession {
     async fn connect(
         &mut self,
         step: &WsStep,
-        connect: &onrush_plan::WsConnect,
+        connect: &WsConnect,
         ctx: &RenderContext<'_>,
         exchange: &mut Exchange,
         started: Moment,

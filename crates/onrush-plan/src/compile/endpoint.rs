@@ -101,7 +101,7 @@ pub fn split_host_port(text: &str) -> Option<(String, u16)> {
 }
 
 /// Hex digit pairs, whitespace ignored; the error is the index of the bad character.
-pub(super) fn parse_hex(text: &str) -> Result<Vec<u8>, usize> {
+pub(crate) fn parse_hex(text: &str) -> Result<Vec<u8>, usize> {
     let mut out = Vec::new();
     let mut high: Option<u8> = None;
     let mut last = 0;

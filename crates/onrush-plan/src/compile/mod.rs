@@ -31,12 +31,11 @@ mod thresholds;
 mod tls;
 mod url;
 mod vars;
-mod ws;
 
 use thresholds::ScopeNames;
 
 pub use endpoint::split_host_port;
-pub(crate) use endpoint::stream_target;
+pub(crate) use endpoint::{parse_hex, stream_target};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
@@ -87,6 +86,7 @@ pub(crate) fn compile(
         on_failure_default: Cell::new(OnFailure::Continue),
         files: RefCell::new(std::collections::BTreeSet::new()),
         sections: Vec::new(),
+        scenario_memory: RefCell::new(HashMap::new()),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -377,6 +377,9 @@ pub(crate) struct Ctx<'a> {
         &'static str,
         std::sync::Arc<dyn std::any::Any + Send + Sync>,
     )>,
+    /// What grammars remember across the steps of the scenario being compiled, one value per
+    /// type (`grammar::Mapping::scenario_memory`); emptied when a scenario's steps start.
+    pub(crate) scenario_memory: RefCell<HashMap<std::any::TypeId, Box<dyn std::any::Any>>>,
 }
 
 /// The entries of one mapping, already checked for unknown keys.

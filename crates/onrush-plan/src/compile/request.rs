@@ -154,6 +154,7 @@ impl Ctx<'_> {
             on_failure_default: Cell::new(self.on_failure_default.get()),
             files: RefCell::new(std::collections::BTreeSet::new()),
             sections: Vec::new(),
+            scenario_memory: RefCell::default(),
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
@@ -674,7 +675,7 @@ impl Ctx<'_> {
             .collect()
     }
 
-    pub(super) fn regex(
+    pub(crate) fn regex(
         &self,
         node: &Node,
         path: &str,

@@ -50,9 +50,6 @@ pub(super) struct Build {
     pub infos: Vec<StepInfo>,
     pub checks: Vec<CheckInfo>,
     pub onces: usize,
-    /// A `ws: connect` was compiled earlier in the scenario (in file order): other `ws:`
-    /// actions need one before them.
-    pub ws_connected: bool,
 }
 
 impl Build {
@@ -97,8 +94,9 @@ impl Ctx<'_> {
             infos: Vec::new(),
             checks: Vec::new(),
             onces: 0,
-            ws_connected: false,
         };
+        // What grammars remembered of another scenario's steps (or phase's) is not this one's.
+        self.scenario_memory.borrow_mut().clear();
         let steps = self.steps(node, path, base_path, &mut build, 0)?;
         Ok((steps, build))
     }
@@ -168,9 +166,6 @@ impl Ctx<'_> {
                 return self.custom(grammar, node, path, m);
             }
         }
-        if entries.iter().any(|(k, _)| key_text(k) == "ws") {
-            return self.ws(node, path, m);
-        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -213,7 +208,6 @@ impl Ctx<'_> {
                 let all: Vec<&str> = REQUEST_KEYS
                     .iter()
                     .chain(FLOW_KEYS.iter())
-                    .chain(["ws"].iter())
                     .copied()
                     .chain(self.grammars.iter().map(|g| g.key()))
                     .collect();

@@ -1,22 +1,25 @@
 //! `ws:` steps: each action compiles to its shape, and a bad one is an error naming the line,
 //! the field and the fix.
-use crate::common;
+use std::path::Path;
 
-use common::{err, load, scenario};
-use onrush_plan::{Step, WsAction, WsPayload};
+use onrush_plan::testing::{assert_step_error, load_steps};
+use onrush_plan::{Grammars, Step};
+use onrush_proto_ws::{WsAction, WsGrammar, WsPayload, WsSpec};
 
-fn plan(steps: &str) -> String {
-    scenario("{ vus: 1, iterations: 1 }", steps)
+/// This crate's folder (the plan's).
+fn here() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The actions of the steps, in order.
 fn actions(steps: &str) -> Vec<WsAction> {
-    let plan = load(&plan(steps)).unwrap_or_else(|e| panic!("{e}"));
+    let plan =
+        load_steps(&Grammars::only(WsGrammar), here(), steps).unwrap_or_else(|e| panic!("{e}"));
     plan.scenarios[0]
         .steps
         .iter()
         .map(|s| match s {
-            Step::Ws(w) => w.action.clone(),
+            Step::Custom(step) => step.spec::<WsSpec>().expect("a ws step").action.clone(),
             other => panic!("not a ws step: {other:?}"),
         })
         .collect()
@@ -26,11 +29,7 @@ fn actions(steps: &str) -> Vec<WsAction> {
 /// hint.
 #[track_caller]
 fn check(steps: &str, field: &str, fix: &str) -> String {
-    let e = err(&plan(steps));
-    let shown = e.to_string();
-    assert!(shown.starts_with("plan.yaml:5:"), "{shown}");
-    assert_eq!(e.field(), field, "{shown}");
-    assert!(shown.contains(fix), "expected {fix:?} in:\n{shown}");
+    let shown = assert_step_error(&Grammars::only(WsGrammar), here(), steps, field, fix);
     assert!(shown.contains("hint:"), "no hint in:\n{shown}");
     shown
 }
