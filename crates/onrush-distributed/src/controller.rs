@@ -23,6 +23,9 @@ use crate::live_status::LiveStatus;
 use crate::wire::{self, FileMeta, Frame, Msg, SegmentMsg};
 use crate::{LOSS_AFTER, RESULTS_FORMAT, VERSION};
 use onrush_metrics::LiveMerge;
+// One agent as the controller knows it is onrush-results' record of it: the very type
+// `summary.json` "distributed" and `agents.json` are written from and read back as.
+pub use onrush_results::{AgentHealth, AgentReport};
 
 type Stream = TlsStream<TcpStream>;
 
@@ -41,50 +44,6 @@ pub struct ControllerOptions {
     pub spares: bool,
     /// Its own certificate, and the CA agents' certificates must be signed by (mutual TLS).
     pub tls: crate::tls::ControllerTls,
-}
-
-/// One agent as the controller knows it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct AgentReport {
-    pub name: String,
-    pub address: String,
-    pub threads: usize,
-    pub segment: Option<SegmentMsg>,
-    /// The agent's clock minus the controller's, in ms (from the probe with the shortest
-    /// round trip).
-    pub clock_offset_ms: f64,
-    /// That probe's round trip: the offset is known to within half of it.
-    pub clock_rtt_ms: f64,
-    /// Seconds from the start when the agent was found lost (no word for 3 s), if it was.
-    pub lost_at_s: Option<f64>,
-    pub lost_reason: Option<String>,
-    /// How late it woke for the common start, in ms of its own clock (`None`: it never said).
-    pub start_late_ms: Option<f64>,
-    /// Whether it handed its result files over at the end.
-    pub results_received: bool,
-    /// Bytes of `intervals.jsonl` and `generator.jsonl` it streamed during the run.
-    pub streamed_bytes: u64,
-    /// Its generator verdict (`healthy` or `saturated`) and peak CPU, from the summary it
-    /// handed over (set by the caller once the results are in).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub generator: Option<AgentHealth>,
-    /// A spare: the lost agent whose segment it took over (`on_agent_loss: replace`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replaces: Option<String>,
-    /// A spare: where in the plan's schedule it started (s), i.e. the run's time then.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub joined_at_s: Option<f64>,
-    /// A lost agent: the spare that took over its segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replaced_by: Option<String>,
-}
-
-/// An agent's own health over the run: what its `summary.json` says of the generator.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct AgentHealth {
-    pub verdict: String,
-    pub cpu_percent_max: f64,
-    pub message: String,
 }
 
 /// An admitted agent: its connection already has its reader and writer (heartbeats start at
@@ -266,18 +225,20 @@ impl Controller {
         }
 
         // Segments: the workers of all agents, numbered in join order.
-        let total: usize = agents.iter().map(|a| a.report.threads).sum();
+        let total: usize = agents.iter().map(|a| a.report.threads as usize).sum();
         let mut first = 0;
         let count = agents.len();
         for (i, a) in agents.iter_mut().enumerate() {
-            a.report.segment = Some(SegmentMsg {
+            let workers = a.report.threads as usize;
+            let segment = SegmentMsg {
                 agent: i,
                 agents: count,
                 first_worker: first,
                 total_workers: total,
-                workers: a.report.threads,
-            });
-            first += a.report.threads;
+                workers,
+            };
+            a.report.segment = Some(segment.into());
+            first += workers;
         }
         let agents_dir = out_dir.join("agents");
         let index: BTreeMap<u64, usize> =
@@ -302,7 +263,7 @@ impl Controller {
             let _ = out.send(Out::WithData(plan, data));
         };
         for a in agents {
-            send_plan(&a.out, a.report.segment.expect("set above"));
+            send_plan(&a.out, a.report.segment.expect("set above").into());
             links.push(a.out);
             reports.push(a.report);
         }
@@ -456,7 +417,10 @@ impl Controller {
                                         dir.join(onrush_results::INTERVALS_FILE),
                                     );
                                     events.index.insert(spare.id, k);
-                                    send_plan(&spare.out, spare.report.segment.expect("copied"));
+                                    send_plan(
+                                        &spare.out,
+                                        spare.report.segment.expect("copied").into(),
+                                    );
                                     links.push(spare.out);
                                     reports.push(spare.report);
                                     files.push(None);
@@ -746,7 +710,7 @@ async fn admit(
         report: AgentReport {
             name,
             address: peer.to_string(),
-            threads,
+            threads: threads as u64,
             segment: None,
             clock_offset_ms: offset,
             clock_rtt_ms: rtt,

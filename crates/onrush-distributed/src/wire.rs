@@ -37,6 +37,32 @@ pub struct SegmentMsg {
     pub workers: usize,
 }
 
+/// As `summary.json` records it.
+impl From<SegmentMsg> for onrush_results::AgentSegment {
+    fn from(s: SegmentMsg) -> Self {
+        onrush_results::AgentSegment {
+            agent: s.agent as u64,
+            agents: s.agents as u64,
+            first_worker: s.first_worker as u64,
+            total_workers: s.total_workers as u64,
+            workers: s.workers as u64,
+        }
+    }
+}
+
+/// As the controller sends it again (to a spare taking over a lost agent's segment).
+impl From<onrush_results::AgentSegment> for SegmentMsg {
+    fn from(s: onrush_results::AgentSegment) -> Self {
+        SegmentMsg {
+            agent: s.agent as usize,
+            agents: s.agents as usize,
+            first_worker: s.first_worker as usize,
+            total_workers: s.total_workers as usize,
+            workers: s.workers as usize,
+        }
+    }
+}
+
 /// A variable the controller's `setup:` extracted: one value, or several (an extractor with
 /// `occurrence: all`, which a `foreach` walks). Bytes, as extracted: not necessarily UTF-8.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]

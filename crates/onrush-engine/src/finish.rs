@@ -1,20 +1,25 @@
-//! The end of a run, one job per function: `intervals.jsonl` finished (the run wrote its
-//! seconds, and `generator.jsonl`, as it went: its final header now), the summary (with its
-//! typed extras), the thresholds (reading the run's histograms back from the file only when a
-//! figure needs them), `summary.json` written once with all of it, the HTML report, JUnit.
+//! The end of a run on one machine: `intervals.jsonl` finished (the run wrote its seconds,
+//! and `generator.jsonl`, as it went: its final header now), the summary with the run's
+//! record (typed extras: how it ended, its machine, load, generator verdict), then the end
+//! every run shares ([`write_results`], in `write.rs`: thresholds, `summary.json` written
+//! once, the HTML report, JUnit), which a distributed run's controller calls on the merged
+//! results too.
 //!
 //! Printing is the caller's: [`Finished`] holds everything a command needs to show and to
 //! choose its exit code.
+
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use onrush_metrics::Summary;
-use onrush_plan::{LoadModel, Plan, Threshold};
+use onrush_plan::{LoadModel, Plan};
 use onrush_results::{Machine, ScenarioLoad, StoppedEarly, INTERVALS_FILE};
 use onrush_sla::ThresholdResult;
 
 use crate::RunOutcome;
+pub use write::{write_results, WriteOptions, Written};
 
 /// What the end of a run writes besides the results directory (the run's
 /// [`RunOptions::out_dir`](crate::RunOptions::out_dir)).
@@ -39,9 +44,10 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// Every threshold passed (true when there is none).
+    /// No threshold stopped the run, and every one passed at its end (true when there is
+    /// none).
     pub fn thresholds_passed(&self) -> bool {
-        onrush_sla::all_passed(&self.thresholds)
+        write::thresholds_passed(&self.summary, &self.thresholds)
     }
 
     /// Requests were made and every one failed.
@@ -116,23 +122,20 @@ pub fn finish(
         outcome.interrupted,
         options.threads,
     );
-    let thresholds = evaluate_thresholds(
-        &plan.all_thresholds(),
-        &mut summary,
-        &outcome.generator.verdict,
-        outcome.aborted_by.as_ref(),
-        dir,
-    )
-    .map_err(at(dir.join(INTERVALS_FILE)))?;
     summary.extra.generator = Some(outcome.generator.clone());
-    let summary_path = dir.join(onrush_metrics::SUMMARY_FILE);
-    summary.write_to(&summary_path).map_err(at(summary_path))?;
-    let report = onrush_report::write_report(dir, &onrush_report::ReportOptions::default())
-        .map_err(|e| e.to_string());
-    if let Some(path) = options.junit {
-        let xml = onrush_sla::junit_xml(&thresholds, &plan.name, outcome.elapsed.as_secs_f64());
-        std::fs::write(path, xml).map_err(at(path.to_path_buf()))?;
-    }
+    let Written {
+        summary,
+        thresholds,
+        report,
+    } = write_results(
+        plan,
+        summary,
+        dir,
+        &WriteOptions {
+            junit: options.junit,
+            aborted_by: outcome.aborted_by.as_ref(),
+        },
+    )?;
     Ok(Finished {
         summary,
         thresholds,
@@ -168,42 +171,6 @@ fn record_run(
     summary.extra.threads = Some(threads as u64);
     summary.extra.machine = Some(machine());
     summary.extra.load = Some(describe_load(plan));
-}
-
-/// Evaluates `thresholds` (reading the run's histograms when a figure needs them) and records
-/// their results in the summary.
-fn evaluate_thresholds(
-    thresholds: &[Threshold],
-    summary: &mut Summary,
-    generator_verdict: &str,
-    aborted_by: Option<&ThresholdResult>,
-    dir: &Path,
-) -> std::io::Result<Vec<ThresholdResult>> {
-    if thresholds.is_empty() {
-        return Ok(Vec::new());
-    }
-    let histograms = if onrush_sla::needs_histograms(thresholds) {
-        Some(onrush_sla::Histograms::read(&dir.join(INTERVALS_FILE))?)
-    } else {
-        None
-    };
-    let results = onrush_sla::evaluate_with(
-        thresholds,
-        summary,
-        Some(generator_verdict),
-        histograms.as_ref(),
-    );
-    summary.set_extra(
-        "thresholds",
-        serde_json::to_value(&results).expect("serialises"),
-    );
-    if let Some(lost) = aborted_by {
-        summary.set_extra(
-            "aborted_by",
-            serde_json::to_value(lost).expect("serialises"),
-        );
-    }
-    Ok(results)
 }
 
 /// The machine the run ran on, for the record.

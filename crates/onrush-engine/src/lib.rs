@@ -33,7 +33,9 @@ mod vu;
 mod worker;
 
 pub use erased::{prepare_boxed, PrepareFn, PreparedRun};
-pub use finish::{finish, FinishError, FinishOptions, Finished};
+pub use finish::{
+    finish, write_results, FinishError, FinishOptions, Finished, WriteOptions, Written,
+};
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
 pub use run::{run, RunOptions, RunOutcome, Segment};
 

@@ -1,6 +1,6 @@
 //! The agents of a distributed run (`onrush run --agents N`): who ran the load, how each one
-//! fared, and its rate second by second. Read from `summary.json`'s `distributed` key (the
-//! controller's record of each agent) and from each agent's own results under
+//! fared, and its rate second by second. Read from `summary.json`'s `distributed` section
+//! (the controller's record of each agent, onrush-results' `DistributedRun`) and from each agent's own results under
 //! `agents/<name>/` (its `intervals.jsonl`, which the controller keeps beside the merge).
 //!
 //! Shown as a table (rate, clock, start, health, loss) and as a chart of requests per second
@@ -10,11 +10,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use onrush_results::{IntervalsReader, Line, INTERVALS_FILE};
-use serde_json::{Map, Value};
+use onrush_results::{Extras, IntervalsReader, Line, INTERVALS_FILE};
 
 use crate::fmt::{esc, rate, thousands};
-use crate::input::text;
 use crate::ReportError;
 
 /// One agent, as the controller recorded it and as its own results tell.
@@ -57,39 +55,33 @@ impl Agent {
     }
 }
 
-/// The agents of the run in `dir`: none when `extra` has no `distributed.agents`. An agent
-/// whose results are missing (lost before it handed any over) is listed without a series; a
-/// results file that exists but does not read is an error naming it.
-pub(crate) fn load(dir: &Path, extra: &Map<String, Value>) -> Result<Vec<Agent>, ReportError> {
-    let Some(list) = extra
-        .get("distributed")
-        .and_then(|d| d.get("agents"))
-        .and_then(Value::as_array)
-    else {
+/// The agents of the run in `dir`: none when `extras` has no `distributed` section (read
+/// through onrush-results, whatever version wrote it). An agent whose results are missing
+/// (lost before it handed any over) is listed without a series; a results file that exists
+/// but does not read is an error naming it.
+pub(crate) fn load(dir: &Path, extras: &Extras) -> Result<Vec<Agent>, ReportError> {
+    let Some(run) = extras.distributed_run() else {
         return Ok(Vec::new());
     };
-    let mut agents = Vec::with_capacity(list.len());
-    for a in list {
-        let num = |k: &str| a.get(k).and_then(Value::as_f64);
-        let generator = a.get("generator");
+    let mut agents = Vec::with_capacity(run.agents.len());
+    for a in run.agents {
+        let generator = a.generator.as_ref();
         let mut agent = Agent {
-            name: text(a.get("name")),
-            address: text(a.get("address")),
-            threads: a.get("threads").and_then(Value::as_u64),
-            clock_offset_ms: num("clock_offset_ms"),
-            clock_rtt_ms: num("clock_rtt_ms"),
-            start_late_ms: num("start_late_ms"),
-            lost_at_s: num("lost_at_s"),
-            lost_reason: text(a.get("lost_reason")),
-            replaced_by: text(a.get("replaced_by")),
-            replaces: text(a.get("replaces")),
-            joined_at_s: num("joined_at_s"),
-            results_received: a.get("results_received").and_then(Value::as_bool) == Some(true),
-            verdict: text(generator.and_then(|g| g.get("verdict"))),
-            cpu_percent_max: generator
-                .and_then(|g| g.get("cpu_percent_max"))
-                .and_then(Value::as_f64),
-            health_message: text(generator.and_then(|g| g.get("message"))),
+            threads: Some(a.threads),
+            clock_offset_ms: Some(a.clock_offset_ms),
+            clock_rtt_ms: Some(a.clock_rtt_ms),
+            start_late_ms: a.start_late_ms,
+            lost_at_s: a.lost_at_s,
+            lost_reason: a.lost_reason.unwrap_or_default(),
+            replaced_by: a.replaced_by.unwrap_or_default(),
+            replaces: a.replaces.unwrap_or_default(),
+            joined_at_s: a.joined_at_s,
+            results_received: a.results_received,
+            verdict: generator.map(|g| g.verdict.clone()).unwrap_or_default(),
+            cpu_percent_max: generator.map(|g| g.cpu_percent_max),
+            health_message: generator.map(|g| g.message.clone()).unwrap_or_default(),
+            name: a.name,
+            address: a.address,
             ..Agent::default()
         };
         // A name is a directory under agents/: never follow one out of it.
@@ -221,7 +213,8 @@ pub(crate) fn table(out: &mut String, agents: &[Agent]) {
 mod tests {
     use super::*;
 
-    fn extra(json: &str) -> Map<String, Value> {
+    /// `summary.json`'s top-level fields, as onrush-results reads them.
+    fn extra(json: &str) -> Extras {
         serde_json::from_str(json).unwrap()
     }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use onrush_metrics::{Summary, INTERVALS_FILE, SUMMARY_FILE};
+use onrush_results::ThresholdOutcome;
 use serde_json::{Map, Value};
 
 use crate::intervals::{self, Series, StepId};
@@ -64,17 +65,6 @@ fn last_component(path: &str) -> String {
     }
 }
 
-/// `thresholds[]` of `summary.json`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Threshold {
-    pub threshold: String,
-    pub scope: String,
-    pub measured: String,
-    pub passed: bool,
-    /// Why it failed (or what it checked), one line; may be empty.
-    pub message: String,
-}
-
 /// One of `generator.causes[]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Cause {
@@ -121,8 +111,9 @@ fn trim_num(v: f64) -> String {
 /// type is shown as text or left out, never an error.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Extras {
-    /// `None`: no `thresholds` key (or not an array).
-    pub thresholds: Option<Vec<Threshold>>,
+    /// `None`: no `thresholds` key (or not an array). As onrush-results reads them, whatever
+    /// version wrote them (`measured_text` is what the report shows).
+    pub thresholds: Option<Vec<ThresholdOutcome>>,
     pub generator: Option<Generator>,
     /// `machine` as (key, value) text pairs, hostname / cpus / os first.
     pub machine: Vec<(String, String)>,
@@ -157,19 +148,11 @@ fn pairs(map: &Map<String, Value>, first: &[&str]) -> Vec<(String, String)> {
 }
 
 impl Extras {
-    pub fn from_summary(extra: &Map<String, Value>) -> Extras {
-        let thresholds = extra.get("thresholds").and_then(Value::as_array).map(|a| {
-            a.iter()
-                .map(|t| Threshold {
-                    threshold: text(t.get("threshold")),
-                    scope: text(t.get("scope")),
-                    // `measured_text` is for people; `measured` the number (or, older, the text).
-                    measured: text(t.get("measured_text").or_else(|| t.get("measured"))),
-                    passed: t.get("passed").and_then(Value::as_bool).unwrap_or(false),
-                    message: text(t.get("message")),
-                })
-                .collect()
-        });
+    pub fn from_summary(typed: &onrush_results::Extras) -> Extras {
+        let thresholds = typed.threshold_outcomes();
+        // The rest is read from JSON: the report also shows files of older versions, whose
+        // fields may not have today's types (onrush-results keeps those untyped).
+        let extra = &typed.to_map();
         let generator = extra
             .get("generator")
             .filter(|g| g.is_object())
@@ -288,14 +271,11 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
         })
         .collect();
     let series = intervals::read(&dir.join(INTERVALS_FILE), &known)?;
-    // Read leniently from JSON: the report also shows files of older versions, whose
-    // fields may not have today's types (onrush-results keeps those untyped).
-    let extra = summary.extra.to_map();
     Ok(Run {
         dir: dir.to_path_buf(),
         rebuilt,
-        extras: Extras::from_summary(&extra),
-        agents: crate::agents::load(dir, &extra)?,
+        extras: Extras::from_summary(&summary.extra),
+        agents: crate::agents::load(dir, &summary.extra)?,
         summary,
         series,
     })

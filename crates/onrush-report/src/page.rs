@@ -240,7 +240,7 @@ fn verdict(out: &mut String, run: &Run) {
                 r#"<tr class="{c}"><td>{}{msg}</td><td>{}</td><td class="num">{}</td><td><span class="tag {c}">{r}</span></td></tr>"#,
                 esc(&t.threshold),
                 esc(&t.scope),
-                esc(&t.measured)
+                esc(&t.measured_text)
             );
         }
         out.push_str("</tbody></table></div>");

@@ -14,7 +14,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::distributed::DistributedRun;
 use crate::generator::GeneratorVerdict;
+use crate::thresholds::ThresholdOutcome;
 
 /// One of `stopped_early[]`: a scenario (or the run, `"*"`) stopped before its plan said.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -51,18 +53,6 @@ pub struct ScenarioLoad {
     pub model: String,
     /// `shared`, `per_vu`, `per_iteration` or `per_request`.
     pub connections: String,
-}
-
-/// One of `thresholds[]` (and `aborted_by`): a threshold's outcome, as onrush-sla writes it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ThresholdOutcome {
-    pub threshold: String,
-    pub scope: String,
-    /// In the threshold's unit; null when there is no value.
-    pub measured: Option<f64>,
-    pub measured_text: String,
-    pub passed: bool,
-    pub message: String,
 }
 
 macro_rules! typed_extras {
@@ -154,6 +144,8 @@ typed_extras! {
     /// Per failure class that occurred: the first message the protocol gave for it (e.g.
     /// which byte broke a response's framing), what the class's count alone cannot tell.
     failure_examples: BTreeMap<String, String>,
+    /// A distributed run's agents, as its controller recorded them.
+    distributed: DistributedRun,
 }
 
 impl Extras {
@@ -174,6 +166,25 @@ impl Extras {
     /// Removes every field.
     pub fn clear(&mut self) {
         *self = Extras::default();
+    }
+
+    /// `thresholds`, typed; when they were written in another shape (an older version's:
+    /// `measured` as text, no `measured_text`), read from that shape. `None` without a list.
+    pub fn threshold_outcomes(&self) -> Option<Vec<ThresholdOutcome>> {
+        match &self.thresholds {
+            Some(typed) => Some(typed.clone()),
+            None => crate::thresholds::read_any_shape(self.other.get("thresholds")?),
+        }
+    }
+
+    /// `distributed`, typed; when it was written in another shape (an older version's, with
+    /// fewer fields), read leniently from that shape. `None` for a run that was not
+    /// distributed (or a `distributed` that is not an object).
+    pub fn distributed_run(&self) -> Option<DistributedRun> {
+        match &self.distributed {
+            Some(typed) => Some(typed.clone()),
+            None => serde_json::from_value(self.other.get("distributed")?.clone()).ok(),
+        }
     }
 }
 
@@ -232,8 +243,9 @@ mod tests {
             serde_json::to_string(&e).unwrap(),
             serde_json::to_string(&map).unwrap()
         );
-        // Nine keys, and `vus_not_started` (VUs of a closed model that never started).
-        assert_eq!(TYPED_EXTRA_KEYS.len(), 11);
+        // Nine keys, `vus_not_started` (VUs of a closed model that never started),
+        // `failure_examples`, and `distributed` (a distributed run's agents).
+        assert_eq!(TYPED_EXTRA_KEYS.len(), 12);
     }
 
     #[test]

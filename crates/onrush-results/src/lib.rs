@@ -4,7 +4,7 @@
 //! | file | types | read with |
 //! |---|---|---|
 //! | `intervals.jsonl` | [`Line`]: [`Header`], [`StepLine`] (`step` and `group`), [`ScenarioLine`] | [`IntervalsReader`] |
-//! | `summary.json` | [`Summary`] and its parts; the caller's fields typed in [`Extras`] | [`read_summary`] |
+//! | `summary.json` | [`Summary`] and its parts; the caller's fields typed in [`Extras`] (the thresholds' [`ThresholdOutcome`]s, a distributed run's [`DistributedRun`]) | [`read_summary`] |
 //! | `generator.jsonl` | [`GeneratorLine`]; its verdict [`GeneratorVerdict`] | [`GeneratorReader`] (written by [`GeneratorWriter`]) |
 //!
 //! A run writes `intervals.jsonl` and `generator.jsonl` as it goes, `summary.json` at its end;
@@ -47,6 +47,7 @@
 //! ```
 
 mod de;
+mod distributed;
 mod error;
 mod extras;
 mod generator;
@@ -56,12 +57,12 @@ mod lines;
 mod reader;
 mod state;
 mod summary;
+mod thresholds;
 mod version;
 
+pub use distributed::{AgentHealth, AgentReport, AgentSegment, DistributedRun};
 pub use error::ReadError;
-pub use extras::{
-    Extras, Machine, ScenarioLoad, StoppedEarly, ThresholdOutcome, VusNotStarted, TYPED_EXTRA_KEYS,
-};
+pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, VusNotStarted, TYPED_EXTRA_KEYS};
 pub use generator::{
     GeneratorLine, GeneratorReader, GeneratorVerdict, GeneratorWriter, SaturationCause,
     GENERATOR_FILE,
@@ -81,6 +82,7 @@ pub use summary::{
     read_summary, CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepKind,
     StepSummary, Summary, Totals,
 };
+pub use thresholds::ThresholdOutcome;
 pub use version::RESULTS_FORMAT_VERSION;
 
 /// File name of the per-second data.

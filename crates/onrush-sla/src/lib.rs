@@ -4,8 +4,9 @@
 //! operator, limit). This crate evaluates them:
 //!
 //! * [`evaluate`] against the run's [`Summary`] (and the generator-health verdict) at the end:
-//!   one [`ThresholdResult`] per threshold. The engine writes the list into `summary.json`
-//!   as `"thresholds"` and exits with code 1 when one failed ([`all_passed`]).
+//!   one [`ThresholdResult`] per threshold. The end of a run records them in `summary.json`
+//!   as `"thresholds"` ([`outcomes`]: onrush-results' [`ThresholdOutcome`]) and exits with
+//!   code 1 when one failed ([`all_passed`]).
 //! * [`evaluate_with`] does the same with the run's [`Histograms`] (read from
 //!   `intervals.jsonl`), for the figures `summary.json` lacks: percentiles other than
 //!   p50/p90/p95/p99/p99.9, a step's percentiles over several scenarios (merged exactly), and
@@ -46,7 +47,8 @@ use std::time::Duration;
 
 use onrush_metrics::Summary;
 use onrush_plan::{LatencyStat, Threshold, ThresholdMetric, ThresholdScope};
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use onrush_results::ThresholdOutcome;
+use serde::ser::{Serialize, Serializer};
 
 mod eval;
 mod fmt;
@@ -79,18 +81,30 @@ pub struct ThresholdResult {
     pub limit: String,
 }
 
-/// As in `summary.json` `"thresholds"`: `{"threshold", "scope", "measured", "measured_text",
-/// "passed", "message"}` (`measured`: a number in the unit above, or null).
+impl ThresholdResult {
+    /// The outcome as `summary.json` records it (`"thresholds"`, `"aborted_by"`): onrush-results'
+    /// one shape for it. A measured value that is not finite is recorded as none.
+    pub fn outcome(&self) -> ThresholdOutcome {
+        ThresholdOutcome {
+            threshold: self.threshold.clone(),
+            scope: self.scope.clone(),
+            measured: self.measured.filter(|v| v.is_finite()),
+            measured_text: self.measured_text.clone(),
+            passed: self.passed,
+            message: self.message.clone(),
+        }
+    }
+}
+
+/// The outcomes of `results`, as `summary.json` `"thresholds"` records them.
+pub fn outcomes(results: &[ThresholdResult]) -> Vec<ThresholdOutcome> {
+    results.iter().map(ThresholdResult::outcome).collect()
+}
+
+/// As in `summary.json` `"thresholds"`: its [`outcome`](ThresholdResult::outcome).
 impl Serialize for ThresholdResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(6))?;
-        m.serialize_entry("threshold", &self.threshold)?;
-        m.serialize_entry("scope", &self.scope)?;
-        m.serialize_entry("measured", &self.measured.filter(|v| v.is_finite()))?;
-        m.serialize_entry("measured_text", &self.measured_text)?;
-        m.serialize_entry("passed", &self.passed)?;
-        m.serialize_entry("message", &self.message)?;
-        m.end()
+        self.outcome().serialize(s)
     }
 }
 

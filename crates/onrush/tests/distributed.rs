@@ -1057,3 +1057,86 @@ scenarios:
         assert_eq!(u64_at(&p, "/totals/requests"), 1, "{phase}: {p:#}");
     }
 }
+
+/// The end of a run is written once for both kinds of run (onrush_engine::write_results): the
+/// same plan on one machine and on two agents records its thresholds in the same typed shape
+/// (onrush-results' ThresholdOutcome, the `thresholds` list typed as read back), with the
+/// same verdicts, even for a figure only the histograms hold (`p75`, read back from the merged
+/// `intervals.jsonl` on the controller as from the run's own on one machine).
+#[test]
+fn one_machine_and_a_distributed_run_record_their_thresholds_in_the_same_shape() {
+    let server = RogueServer::start();
+    let d = dir("same-shape");
+    let plan = write_plan(
+        &d,
+        &format!(
+            "target: {}\nthresholds: [\"p75 < 10s\", \"failure_rate < 1%\", \"requests == 40\", \"p99 < 1us\"]\nscenarios:\n  - name: closed\n    load: {{ vus: 4, iterations: 10 }}\n    steps: [ {{ get: /once/same }} ]\n",
+            server.url("")
+        ),
+    );
+    // On one machine: exit 1, for `p99 < 1us`.
+    let single = d.join("single");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "-q", "--out"])
+        .arg(&single)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        crate::common::text(&output)
+    );
+
+    let distributed = d.join("distributed");
+    let controller = start_controller(&plan, &distributed, 2, &["-q"]);
+    let token = distributed.join("agent-token");
+    let work = d.join("agents");
+    let a = start_agent(controller.port, &token, "a", 1, &work);
+    let b = start_agent(controller.port, &token, "b", 1, &work);
+    let (code, stdout, stderr) = controller.finish();
+    for agent in [a, b] {
+        agent.wait_with_output().unwrap();
+    }
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+
+    let read =
+        |dir: &Path| onrush_results::read_summary(&dir.join(onrush_results::SUMMARY_FILE)).unwrap();
+    let (single, distributed) = (read(&single), read(&distributed));
+    let outcomes = |s: &onrush_results::Summary| {
+        // Typed as read: the list has exactly ThresholdOutcome's shape, nothing kept untyped.
+        assert!(
+            !s.extra.other.contains_key("thresholds"),
+            "{:?}",
+            s.extra.other
+        );
+        s.extra
+            .thresholds
+            .clone()
+            .expect("the thresholds are recorded")
+    };
+    let (one, many) = (outcomes(&single), outcomes(&distributed));
+    let verdicts = |list: &[onrush_results::ThresholdOutcome]| {
+        list.iter()
+            .map(|t| (t.threshold.clone(), t.scope.clone(), t.passed))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&one), verdicts(&many));
+    assert_eq!(
+        one.iter().map(|t| t.passed).collect::<Vec<_>>(),
+        [true, true, true, false],
+        "{one:#?}"
+    );
+    // Both measured p75 (a figure summary.json lacks) from the histograms.
+    for list in [&one, &many] {
+        assert!(list[0].measured.is_some(), "{list:#?}");
+    }
+    // The distributed run's own section is typed too; the single run has none.
+    assert_eq!(
+        distributed.extra.distributed.as_ref().unwrap().agents.len(),
+        2
+    );
+    assert!(single.extra.distributed.is_none());
+    assert_eq!(single.extra.aborted_by, None);
+    assert_eq!(distributed.extra.aborted_by, None);
+}

@@ -335,11 +335,7 @@ fn run_with_agents(
             .ok()
             .and_then(|s| s.extra.generator)
         {
-            a.generator = Some(controller::AgentHealth {
-                verdict: g.verdict,
-                cpu_percent_max: g.cpu_percent_max,
-                message: g.message,
-            });
+            a.generator = Some(controller::AgentHealth::of(&g));
         }
     }
     if let Err(e) = controller::write_agents_file(&out_dir, &reports) {
@@ -362,53 +358,35 @@ fn run_with_agents(
         }
     };
     // Who ran the load, their clocks, and whether the run is whole, in the summary itself.
-    let partial = reports
-        .iter()
-        .any(|a| a.lost_at_s.is_some() || !a.results_received);
-    summary.set_extra(
-        "distributed",
-        serde_json::json!({
-            "agents": reports,
-            "partial": partial,
-            "start_skew_ms": controller::start_skew_ms(&reports),
-            "on_agent_loss": plan.distributed.on_agent_loss.as_str(),
-        }),
-    );
-    let thresholds = onrush_sla::evaluate(
-        &plan.all_thresholds(),
-        &summary,
-        summary.extra.generator.as_ref().map(|g| g.verdict.as_str()),
-    );
-    // As a single run records them: the verdicts, and the threshold that stopped the run.
-    if !thresholds.is_empty() {
-        summary.set_extra(
-            "thresholds",
-            serde_json::to_value(&thresholds).expect("threshold results serialise"),
-        );
-    }
-    if let Some(lost) = &aborted_by {
-        summary.set_extra(
-            "aborted_by",
-            serde_json::to_value(lost).expect("a threshold result serialises"),
-        );
-    }
-    if let Err(e) = summary.write_to(&out_dir.join(onrush_results::SUMMARY_FILE)) {
-        eprintln!("warning: summary.json: {e}");
-    }
-    if let Some(path) = &common.junit {
-        let xml = onrush_sla::junit_xml(&thresholds, &plan.name, summary.run.duration_s);
-        if let Err(e) = std::fs::write(path, xml) {
-            eprintln!("error: --junit {}: {e}", path.display());
+    summary.extra.distributed = Some(onrush_results::DistributedRun {
+        partial: onrush_results::DistributedRun::is_partial(&reports),
+        start_skew_ms: controller::start_skew_ms(&reports),
+        on_agent_loss: plan.distributed.on_agent_loss.as_str().to_string(),
+        agents: reports.clone(),
+    });
+    // The end a run on one machine has too: thresholds judged on the merged results,
+    // summary.json, the report, JUnit.
+    let written = match onrush_engine::write_results(
+        plan,
+        summary,
+        &out_dir,
+        &onrush_engine::WriteOptions {
+            junit: common.junit.as_deref(),
+            aborted_by: aborted_by.as_ref(),
+        },
+    ) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
             return exit::RUNTIME;
         }
-    }
-    let report = onrush_report::write_report(&out_dir, &Default::default());
+    };
     let mut out = std::io::stdout().lock();
-    onrush_metrics::print_summary(&summary, &mut out);
-    if !thresholds.is_empty() {
+    onrush_metrics::print_summary(&written.summary, &mut out);
+    if !written.thresholds.is_empty() {
         use std::io::Write;
         let _ = writeln!(out);
-        onrush_sla::print_results(&thresholds, &mut out);
+        onrush_sla::print_results(&written.thresholds, &mut out);
     }
     if reports.len() > 1 || reports.iter().any(|a| a.generator.is_none()) {
         println!();
@@ -442,7 +420,7 @@ fn run_with_agents(
         );
     }
     println!("results: {}", out_dir.display());
-    match report {
+    match &written.report {
         Ok(path) => println!("report:  {}", path.display()),
         Err(e) => eprintln!("warning: the HTML report could not be written: {e}"),
     }
@@ -455,7 +433,7 @@ fn run_with_agents(
         exit::INTERRUPTED
     } else if aborted_by_loss {
         exit::RUNTIME
-    } else if aborted_by.is_some() || !onrush_sla::all_passed(&thresholds) {
+    } else if !written.thresholds_passed() {
         exit::THRESHOLDS
     } else {
         exit::OK
