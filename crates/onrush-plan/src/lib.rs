@@ -41,6 +41,7 @@ mod yaml;
 /// speaks and is known only when it runs, so such a step's port is 0 in the plan.
 pub const BUILTIN_HOST: &str = "builtin";
 
+pub use compile::UnsetVar;
 pub use error::PlanError;
 pub use grammar::{Grammars, StepGrammar};
 pub use schema::{json_schema, json_schema_with};
@@ -242,6 +243,10 @@ pub struct Plan {
     /// Final values after `-D` overrides and `secrets:` (record them with
     /// [`Plan::recorded_vars`], which masks the secret ones).
     pub vars: BTreeMap<String, String>,
+    /// The variables marked `${unset("why")}` in `vars:` that were given no value (neither
+    /// `-D` nor the environment): empty in [`Plan::vars`]; `onrush run` warns about them
+    /// before it starts, and `run --strict` refuses to start.
+    pub unset_vars: Vec<UnsetVar>,
     /// The names of the variables whose values must never be written: those of `secrets:`,
     /// and those whose names say password, token, secret, key, credential or auth.
     pub secrets: BTreeSet<String>,

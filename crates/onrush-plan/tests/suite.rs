@@ -22,3 +22,5 @@ mod template;
 mod thresholds;
 #[path = "tls.rs"]
 mod tls;
+#[path = "unset_vars.rs"]
+mod unset_vars;

@@ -29,6 +29,7 @@ mod secrets;
 mod steps;
 mod thresholds;
 mod tls;
+mod unset;
 mod url;
 mod vars;
 
@@ -36,6 +37,7 @@ use thresholds::ScopeNames;
 
 pub use endpoint::split_host_port;
 pub(crate) use endpoint::{parse_hex, stream_target};
+pub use unset::UnsetVar;
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
@@ -80,6 +82,7 @@ pub(crate) fn compile(
         base_dir,
         env,
         vars: BTreeMap::new(),
+        unset: unset::UnsetMap::new(),
         runtime: Vec::new(),
         counters: RefCell::new(Vec::new()),
         globals: RefCell::new(BTreeMap::new()),
@@ -120,7 +123,7 @@ pub(crate) fn compile(
     let declared = cx.secrets(top.get("secrets"), overrides)?;
     let mut settings: Vec<(String, String)> = declared.clone().into_iter().collect();
     settings.extend(overrides.iter().cloned());
-    cx.vars = cx.resolve_vars(top.get("vars"), &settings)?;
+    (cx.vars, cx.unset) = cx.resolve_vars(top.get("vars"), &settings)?;
     let secret_names = secrets::secret_names(&declared, &cx.vars);
 
     let target = match top.get("target") {
@@ -340,6 +343,7 @@ pub(crate) fn compile(
         http,
         scenarios,
         vars: cx.vars,
+        unset_vars: unset_roots(&cx.unset),
         secrets: secret_names,
         thresholds,
         setup,
@@ -362,6 +366,8 @@ pub(crate) struct Ctx<'a> {
     env: &'a dyn Fn(&str) -> Option<String>,
     /// Final plan variables.
     vars: BTreeMap<String, String>,
+    /// The variables marked `${unset(...)}` that got no value (see `unset.rs`).
+    unset: unset::UnsetMap,
     /// The runtime variables of the scenario being compiled (slot = index).
     runtime: Vec<String>,
     /// Per-VU counters (`${counter(name)}`) of the scenario being compiled, by name.
@@ -380,6 +386,15 @@ pub(crate) struct Ctx<'a> {
     /// What grammars remember across the steps of the scenario being compiled, one value per
     /// type (`grammar::Mapping::scenario_memory`); emptied when a scenario's steps start.
     pub(crate) scenario_memory: RefCell<HashMap<std::any::TypeId, Box<dyn std::any::Any>>>,
+}
+
+/// The variables marked `${unset(...)}` themselves (not those unset through them), by name.
+fn unset_roots(unset: &unset::UnsetMap) -> Vec<UnsetVar> {
+    unset
+        .iter()
+        .filter(|(name, root)| **name == root.name)
+        .map(|(_, root)| root.clone())
+        .collect()
 }
 
 /// The entries of one mapping, already checked for unknown keys.

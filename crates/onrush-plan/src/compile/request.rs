@@ -148,6 +148,7 @@ impl Ctx<'_> {
             base_dir: self.base_dir,
             env: self.env,
             vars: self.vars.clone(),
+            unset: self.unset.clone(),
             runtime: self.runtime.clone(),
             counters: RefCell::new(self.counters.borrow().clone()),
             globals: RefCell::new(self.globals.borrow().clone()),

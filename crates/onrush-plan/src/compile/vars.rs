@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::unset::{self, UnsetMap, UnsetVar};
 use super::{Ctx, Part, MAX_EXPANDED};
 use crate::error::{did_you_mean, PlanError};
 use crate::template::{self, Builder, Piece, Template, BUILTINS};
@@ -129,11 +130,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// A text value with variables substituted; `${vu}`/`${iteration}` are not allowed here.
+    /// A text value with variables substituted; `${vu}`/`${iteration}` are not allowed here,
+    /// nor variables marked `${unset(...)}` that were given no value.
     pub fn string(&self, node: &Node, path: &str) -> Result<String, PlanError> {
         if node.is_null() {
             return Err(self.err(node, path, "missing value; expected a text value"));
         }
+        self.refuse_unset(node, path)?;
         let mut out = String::new();
         for part in self.expand(node, path)? {
             let shown = match part {
@@ -167,12 +170,13 @@ impl Ctx<'_> {
         ))
     }
 
-    /// `vars:` with `-D` overrides applied and `${...}` in values resolved.
+    /// `vars:` with `-D` overrides applied and `${...}` in values resolved; with the variables
+    /// marked `${unset(...)}` that got no value (they are empty in the values).
     pub(super) fn resolve_vars(
         &self,
         node: Option<&Node>,
         overrides: &[(String, String)],
-    ) -> Result<BTreeMap<String, String>, PlanError> {
+    ) -> Result<(BTreeMap<String, String>, UnsetMap), PlanError> {
         let mut raw: BTreeMap<String, &Node> = BTreeMap::new();
         if let Some(node) = node {
             let entries: &[(Node, Node)] = match &node.kind {
@@ -218,11 +222,12 @@ impl Ctx<'_> {
             done.insert(name.clone(), value.clone());
         }
         let names: Vec<String> = raw.keys().cloned().collect();
+        let mut unset = UnsetMap::new();
         for name in names {
             let mut stack = Vec::new();
-            self.resolve_var(&name, &raw, &mut done, &mut stack)?;
+            self.resolve_var(&name, &raw, &mut done, &mut unset, &mut stack)?;
         }
-        Ok(done)
+        Ok((done, unset))
     }
 
     fn resolve_var(
@@ -230,6 +235,7 @@ impl Ctx<'_> {
         name: &str,
         raw: &BTreeMap<String, &Node>,
         done: &mut BTreeMap<String, String>,
+        unset: &mut UnsetMap,
         stack: &mut Vec<String>,
     ) -> Result<(), PlanError> {
         if done.contains_key(name) {
@@ -254,6 +260,20 @@ impl Ctx<'_> {
             self.err_at(self.inner_span(node, &text[e.offset..]), &field, e.message)
                 .with_hint(e.hint)
         })?;
+        if let Some(reason) = unset::marker(&pieces) {
+            // Not given with -D (that would be in `done` already): the environment, or none.
+            let value = (self.env)(name).unwrap_or_default();
+            if value.is_empty() {
+                let var = UnsetVar {
+                    name: name.to_string(),
+                    reason,
+                };
+                unset.insert(name.to_string(), var);
+            }
+            stack.pop();
+            done.insert(name.to_string(), value);
+            return Ok(());
+        }
         let mut out = String::new();
         for p in pieces {
             match p {
@@ -273,7 +293,10 @@ impl Ctx<'_> {
                         return Err(self.err_at(self.inner_span(node, reference), &field, format!("`{reference}` is a per-request value; expected it only in a request's path, headers or body")).with_hint("use it directly in the request, e.g. `get: /users/${vu}`"));
                     }
                     if raw.contains_key(&r) {
-                        self.resolve_var(&r, raw, done, stack)?;
+                        self.resolve_var(&r, raw, done, unset, stack)?;
+                    }
+                    if let Some(root) = unset.get(&r).cloned() {
+                        unset.insert(name.to_string(), root);
                     }
                     let found =
                         lookup(done, self.env, &r, default.as_deref()).ok_or_else(|| {
