@@ -79,3 +79,59 @@ fn the_marker_is_for_vars_only() {
     let e = load_env(&text, &[], &[]).unwrap_err().to_string();
     assert!(e.contains("unknown function `unset`"), "{e}");
 }
+
+#[test]
+fn functions_in_vars_are_computed_once_at_load() {
+    let text = plan(
+        "  run_id: ${uuid()}\n  started: ${now_ms()}\n  pick: ${random_int(1, 9)}\n  max: 5\n  upto: ${random_int(1, max)}\n  tag: run-${sha1(\"${run_id}\")}\n",
+        "[{ get: \"/items/${run_id}?t=${started}&p=${pick}\" }]",
+    );
+    let p = load_env(&text, &[], &[]).unwrap();
+    let run_id = &p.vars["run_id"];
+    assert_eq!(run_id.len(), 36, "{run_id}");
+    assert!(p.vars["started"].parse::<u64>().unwrap() > 1_700_000_000_000);
+    assert!((1..=9).contains(&p.vars["pick"].parse::<u32>().unwrap()));
+    assert!((1..=5).contains(&p.vars["upto"].parse::<u32>().unwrap()));
+    assert_eq!(p.vars["tag"].len(), "run-".len() + 40);
+    let Step::Request(r) = &p.scenarios[0].steps[0] else {
+        panic!()
+    };
+    assert!(r.path.to_string().contains(run_id.as_str()));
+    // Another load, another run: another UUID; -D wins.
+    let again = load_env(&text, &[], &[]).unwrap();
+    assert_ne!(again.vars["run_id"], *run_id);
+    let p = load_env(&text, &[], &[("run_id", "fixed")]).unwrap();
+    assert_eq!(p.vars["run_id"], "fixed");
+
+    let e = load_env(&plan("  n: ${counter()}\n", "[{ get: / }]"), &[], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changes per request"), "{e}");
+}
+
+#[test]
+fn file_reads_a_file_beside_the_plan_at_load() {
+    // The tests run with the crate's folder as the plan's folder.
+    let text = plan(
+        "  dir: tests\n  manifest: ${file(\"${dir}/../Cargo.toml\")}\n",
+        "[{ post: /echo, body: '${file(\"Cargo.toml\")}' }]",
+    );
+    let p = load_env(&text, &[], &[]).unwrap();
+    assert!(p.vars["manifest"].contains("name = \"onrush-plan\""));
+    assert!(p.files.iter().any(|f| f.ends_with("Cargo.toml")));
+
+    let e = load_env(
+        &plan("  x: '${file(\"nope.txt\")}'\n", "[{ get: / }]"),
+        &[],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("cannot read"), "{e}");
+    let text = plan(
+        "  dir: \"${unset(\\\"JMeter property `dir`\\\")}\"\n  body: ${file(\"${dir}/f.json\")}\n",
+        "[{ get: / }]",
+    );
+    let e = load_env(&text, &[], &[]).unwrap_err().to_string();
+    assert!(e.contains("pass -D dir=VALUE"), "{e}");
+}

@@ -26,6 +26,7 @@ pub(crate) const FUNCTIONS: [(&str, &str); 17] = [
     ("upper", "upper(value)"),
 ];
 const ENV: (&str, &str) = ("env", "env(NAME[, default])");
+const FILE: (&str, &str) = ("file", "file(\"path\")");
 
 const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -43,18 +44,18 @@ impl Ctx<'_> {
         let span = self.inner_span(node, reference);
         let signature = FUNCTIONS
             .iter()
-            .chain([&ENV])
+            .chain([&ENV, &FILE])
             .find(|(n, _)| *n == name)
             .map(|(_, s)| *s);
         let Some(signature) = signature else {
-            let names = FUNCTIONS.iter().chain([&ENV]).map(|(n, _)| *n);
+            let names = FUNCTIONS.iter().chain([&ENV, &FILE]).map(|(n, _)| *n);
             let hint = match did_you_mean(name, names) {
                 Some(s) => format!("did you mean `{s}(...)`?"),
                 None => format!(
                     "the functions are: {}",
                     FUNCTIONS
                         .iter()
-                        .chain([&ENV])
+                        .chain([&ENV, &FILE])
                         .map(|(_, s)| *s)
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -222,6 +223,10 @@ impl Ctx<'_> {
                         .with_hint(format!("export {var}=..., or write `${{env({var}, \"default\")}}`"))),
                 };
             }
+            "file" => {
+                arity(1, 1)?;
+                return self.file_contents(node, path, text, &args[0], reference);
+            }
             other => {
                 let transform = Transform::by_name(other).expect("listed in FUNCTIONS");
                 arity(1, 1)?;
@@ -238,6 +243,55 @@ impl Ctx<'_> {
         };
         debug_assert!(!func.is_pure() || matches!(func, Func::Apply { .. }));
         Ok(Part::Func(func))
+    }
+
+    /// `file("path")`: the text of a file beside the plan, read once at load (a distributed
+    /// run sends the file to its agents with the plan's other files).
+    fn file_contents(
+        &self,
+        node: &Node,
+        path: &str,
+        text: &str,
+        arg: &Arg,
+        reference: &str,
+    ) -> Result<Part, PlanError> {
+        let span = self.inner_span(node, reference);
+        let mut used = Vec::new();
+        if let Arg::Str(pieces) = arg {
+            super::unset::referenced(pieces, &mut used);
+        }
+        if let Some(root) = used.iter().find_map(|n| self.unset.get(n)) {
+            return Err(self
+                .err_at(span, path, format!("`{reference}`: its path uses `${{{}}}`, which has no value; expected a path known when the plan loads", root.name))
+                .with_hint(format!("pass -D {}=VALUE", root.name)));
+        }
+        let rel = self.constant_arg(node, path, text, arg).map_err(|_| {
+            self.err_at(
+                span.clone(),
+                path,
+                format!("`{reference}`: the path must be known when the plan loads"),
+            )
+            .with_hint("write `${file(\"data/body.json\")}`; plan variables may be used in it")
+        })?;
+        let file = self.plan_path(rel.trim());
+        let contents = std::fs::read_to_string(&file).map_err(|e| {
+            self.err_at(span.clone(), path, format!("`{reference}`: cannot read {}: {e}; expected a text file", file.display()))
+                .with_hint(format!("paths are relative to the plan file's directory ({}); send binary files with `body_file:`", self.base_dir().display()))
+        })?;
+        if contents.len() > super::MAX_EXPANDED {
+            return Err(self
+                .err_at(
+                    span,
+                    path,
+                    format!(
+                        "`{reference}`: {} is larger than {} bytes; expected a smaller file",
+                        file.display(),
+                        super::MAX_EXPANDED
+                    ),
+                )
+                .with_hint("send large files with `body_file:`"));
+        }
+        Ok(Part::Lit(contents))
     }
 
     /// An argument as a template: a quoted string's pieces, a variable, or a number.

@@ -32,6 +32,7 @@ mod tls;
 mod unset;
 mod url;
 mod vars;
+mod vars_once;
 
 use thresholds::ScopeNames;
 

@@ -230,7 +230,7 @@ impl Ctx<'_> {
         Ok((done, unset))
     }
 
-    fn resolve_var(
+    pub(super) fn resolve_var(
         &self,
         name: &str,
         raw: &BTreeMap<String, &Node>,
@@ -278,9 +278,13 @@ impl Ctx<'_> {
         for p in pieces {
             match p {
                 Piece::Lit(l) => out.push_str(&l),
-                Piece::Call { offset, len, .. } => {
-                    let reference = &text[offset..offset + len];
-                    return Err(self.err_at(self.inner_span(node, reference), &field, format!("`{reference}` is a function call, evaluated per request; expected plain values and `${{NAME}}` references in `vars:`")).with_hint("call the function where the value is used, e.g. in a request's path, headers or body"));
+                call @ Piece::Call { .. } => {
+                    let value =
+                        self.call_once(node, &field, text, &call, raw, done, unset, stack)?;
+                    out.push_str(&value);
+                    if out.len() > MAX_EXPANDED {
+                        return Err(self.err(node, &field, format!("the value expands to more than {MAX_EXPANDED} bytes; expected a shorter value")));
+                    }
                 }
                 Piece::Ref {
                     name: r,
