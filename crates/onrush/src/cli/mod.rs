@@ -100,6 +100,10 @@ pub struct RunArgs {
         value_delimiter = ','
     )]
     profile: Vec<String>,
+    /// Refuse to start (exit code 2) when the plan has a variable marked `${unset(...)}` that
+    /// was given no value: without --strict the run only warns.
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     common: CommonRunArgs,
     #[command(flatten)]
@@ -180,6 +184,7 @@ pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => match args.distributed.agents {
             Some(n) => match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
+                Ok(plan) if !run::unset_vars_allow_start(&plan, args.strict) => exit::USAGE,
                 Ok(plan) => distributed::controller(&plan, &args.distributed, n, &args.common),
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -193,7 +198,13 @@ pub fn dispatch(cli: Cli) -> i32 {
                 );
                 exit::USAGE
             }
-            None => run::run_plan_file(&args.plan, &args.profile, &args.define, &args.common),
+            None => run::run_plan_file(
+                &args.plan,
+                &args.profile,
+                &args.define,
+                args.strict,
+                &args.common,
+            ),
         },
         Command::Agent(args) => agent::agent(args),
         Command::Kube(args) => kube::run(args),
@@ -211,6 +222,7 @@ pub fn dispatch(cli: Cli) -> i32 {
                     }
                     // Warnings only: the run's own check refuses what would kill it.
                     needs::preflight(&plan, serve::default_threads(), false, false);
+                    run::unset_vars_allow_start(&plan, false);
                     let ok = format!(
                         "{}: ok ({} scenario{})",
                         args.plan.display(),

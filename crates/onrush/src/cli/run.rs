@@ -13,6 +13,7 @@ pub fn run_plan_file(
     path: &Path,
     profiles: &[String],
     defines: &[(String, String)],
+    strict: bool,
     common: &CommonRunArgs,
 ) -> i32 {
     let plan = match crate::linked::load_plan(path, profiles, defines) {
@@ -22,7 +23,33 @@ pub fn run_plan_file(
             return exit::USAGE;
         }
     };
+    if !unset_vars_allow_start(&plan, strict) {
+        return exit::USAGE;
+    }
     run_plan(&plan, common, Output::Table)
+}
+
+/// Says which variables the plan marks `${unset(...)}` and nobody gave a value: requests that
+/// use them are sent with an empty value, which tends to fail in ways no status code explains
+/// (every request a 404, and the run still exits 0). `false` when `strict` forbids the start.
+pub fn unset_vars_allow_start(plan: &Plan, strict: bool) -> bool {
+    let level = if strict { "error" } else { "warning" };
+    for var in &plan.unset_vars {
+        let why = if var.reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", var.reason)
+        };
+        note(&format!(
+            "{level}: `${{{0}}}` has no value{why}: requests that use it send it empty; pass -D {0}=VALUE",
+            var.name
+        ));
+    }
+    if strict && !plan.unset_vars.is_empty() {
+        note("--strict: the plan has variables without a value; not starting");
+        return false;
+    }
+    true
 }
 
 /// How the end-of-run summary is printed on stdout.
