@@ -22,8 +22,8 @@ pub struct El {
     pub children: Vec<El>,
     /// The file it comes from when not the plan itself (an Include Controller's file).
     pub file: Option<String>,
-    /// What a Module or Include controller was resolved to: `Ok(how)` or `Err(why not)`.
-    pub resolution: Option<Result<String, String>>,
+    /// What a Module or Include controller was resolved to.
+    pub resolution: Option<crate::resolve::Resolution>,
 }
 
 /// A property: `<stringProp name="..">text</stringProp>`, or an `elementProp` /

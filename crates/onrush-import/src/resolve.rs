@@ -6,6 +6,17 @@ use std::path::Path;
 
 use crate::jmx::{self, El, Props};
 
+/// What a Module or Include controller was resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Its target was found: what it runs.
+    Resolved(String),
+    /// Its target was found, but not where its path says: what it runs, and how it was found.
+    Approximated(String),
+    /// Nothing to run: why, and what to do.
+    Unresolved(String),
+}
+
 /// How deep modules and includes may nest (a module that reaches itself stops here).
 const MAX_DEPTH: usize = 8;
 
@@ -32,64 +43,92 @@ fn module(el: &mut El, root: &[El], base_dir: &Path, depth: usize) {
         .map(|p| p.children.iter().map(|c| c.value.clone()).collect())
         .unwrap_or_default();
     if depth >= MAX_DEPTH {
-        el.resolution = Some(Err(format!(
+        el.resolution = Some(Resolution::Unresolved(format!(
             "modules nest deeper than {MAX_DEPTH} levels (a module that reaches itself?); not followed"
         )));
         return;
     }
     if path.is_empty() {
-        el.resolution = Some(Err(
+        el.resolution = Some(Resolution::Unresolved(
             "no target selected in the Module Controller: nothing to run".into(),
         ));
         return;
     }
-    match find(root, &path) {
-        Some(target) => {
-            let mut target = target.clone();
-            // A Test Fragment is saved disabled; what a module runs is enabled.
-            target.enabled = true;
-            el.resolution = Some(Ok(format!(
-                "runs `{}` ({}) from {}",
-                target.name,
-                target.class,
-                path.join(" / ")
-            )));
-            el.children = vec![target];
-            walk(&mut el.children, root, base_dir, depth + 1);
-        }
-        None => {
-            el.resolution = Some(Err(format!(
-                "its target `{}` is not in the plan; point the Module Controller at an existing controller",
-                path.join(" / ")
-            )))
-        }
-    }
+    let (target, renamed) = match find(root, &path) {
+        Some(target) => (target, None),
+        None => match find_in_renamed_plan(root, &path) {
+            Some((target, old_name, plan_name)) => (target, Some((old_name, plan_name))),
+            None => {
+                el.resolution = Some(Resolution::Unresolved(format!(
+                    "its target `{}` is not in the plan; point the Module Controller at an existing controller",
+                    path.join(" / ")
+                )));
+                return;
+            }
+        },
+    };
+    let mut target = target.clone();
+    // A Test Fragment is saved disabled; what a module runs is enabled.
+    target.enabled = true;
+    let how = format!(
+        "runs `{}` ({}) from {}",
+        target.name,
+        target.class,
+        path.join(" / ")
+    );
+    el.resolution = Some(match renamed {
+        None => Resolution::Resolved(how),
+        Some((old_name, plan_name)) => Resolution::Approximated(format!(
+            "{how}: the path names the test plan `{old_name}`, this one is `{plan_name}` (a plan copied and renamed?), so it was found by the rest of its path; re-select the target in JMeter to be sure"
+        )),
+    });
+    el.children = vec![target];
+    walk(&mut el.children, root, base_dir, depth + 1);
 }
 
 /// The element at `path` (names from the tree's root). JMeter's paths start with the name of
 /// the tree's root node (`WorkBench` or `Test Plan`), so leading names that match nothing are
 /// skipped.
 fn find<'a>(root: &'a [El], path: &[String]) -> Option<&'a El> {
-    (0..path.len()).find_map(|skip| {
-        let mut level = root;
-        let mut found: Option<&El> = None;
-        for name in &path[skip..] {
-            let el = level.iter().find(|e| &e.name == name)?;
-            found = Some(el);
-            level = &el.children;
+    (0..path.len()).find_map(|skip| find_from(root, &path[skip..]))
+}
+
+fn find_from<'a>(level: &'a [El], path: &[String]) -> Option<&'a El> {
+    let mut level = level;
+    let mut found: Option<&El> = None;
+    for name in path {
+        let el = level.iter().find(|e| &e.name == name)?;
+        found = Some(el);
+        level = &el.children;
+    }
+    found
+}
+
+/// A Module Controller's path saved in a plan that was then copied and renamed still names the
+/// old test plan: the element under *this* test plan at the rest of the path, with the old name
+/// and the plan's. Only the test plan's own name may differ, and the rest must match exactly.
+fn find_in_renamed_plan<'a>(root: &'a [El], path: &[String]) -> Option<(&'a El, String, String)> {
+    let plan = root.iter().find(|e| e.class == "TestPlan")?;
+    // The old name is at index 1 under a root node name (`Test Plan`, `WorkBench`), else 0.
+    (0..path.len().min(2)).find_map(|at| {
+        let rest = &path[at + 1..];
+        if rest.is_empty() || path[at] == plan.name {
+            return None;
         }
-        found
+        find_from(&plan.children, rest).map(|el| (el, path[at].clone(), plan.name.clone()))
     })
 }
 
 fn include(el: &mut El, base_dir: &Path, depth: usize) {
     let file = el.s("IncludeController.includepath").trim().to_string();
     if file.is_empty() {
-        el.resolution = Some(Err("no file given in the Include Controller".into()));
+        el.resolution = Some(Resolution::Unresolved(
+            "no file given in the Include Controller".into(),
+        ));
         return;
     }
     if depth >= MAX_DEPTH {
-        el.resolution = Some(Err(format!(
+        el.resolution = Some(Resolution::Unresolved(format!(
             "includes nest deeper than {MAX_DEPTH} levels; not followed"
         )));
         return;
@@ -98,7 +137,7 @@ fn include(el: &mut El, base_dir: &Path, depth: usize) {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
-            el.resolution = Some(Err(format!(
+            el.resolution = Some(Resolution::Unresolved(format!(
                 "cannot read `{}` ({e}); put the included file beside the JMX and import again",
                 path.display()
             )));
@@ -108,7 +147,9 @@ fn include(el: &mut El, base_dir: &Path, depth: usize) {
     let els = match jmx::parse(&text) {
         Ok(els) => els,
         Err(e) => {
-            el.resolution = Some(Err(format!("`{file}` is not a JMX plan: {e}")));
+            el.resolution = Some(Resolution::Unresolved(format!(
+                "`{file}` is not a JMX plan: {e}"
+            )));
             return;
         }
     };
@@ -132,7 +173,7 @@ fn include(el: &mut El, base_dir: &Path, depth: usize) {
     let dir = path.parent().unwrap_or(base_dir).to_path_buf();
     let included_root = children.clone();
     walk(&mut children, &included_root, &dir, depth + 1);
-    el.resolution = Some(Ok(format!("includes `{file}`")));
+    el.resolution = Some(Resolution::Resolved(format!("includes `{file}`")));
     el.children = children;
 }
 

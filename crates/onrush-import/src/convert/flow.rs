@@ -6,6 +6,7 @@
 use super::{join, Conv, Item, Scope};
 use crate::jmx::{El, Props};
 use crate::report::Status;
+use crate::resolve::Resolution;
 use crate::template::sanitize;
 use crate::yaml::Y;
 
@@ -17,8 +18,13 @@ impl Conv<'_> {
         let c = el.class.as_str();
         if let Some(res) = &el.resolution {
             match res {
-                Ok(how) => self.entry(el, &path, Status::Converted, format!("{how}: inlined")),
-                Err(why) => {
+                Resolution::Resolved(how) => {
+                    self.entry(el, &path, Status::Converted, format!("{how}: inlined"))
+                }
+                Resolution::Approximated(how) => {
+                    self.entry(el, &path, Status::Approximated, format!("{how}; inlined"))
+                }
+                Resolution::Unresolved(why) => {
                     self.entry(el, &path, Status::NotConverted, why.clone());
                     return Vec::new();
                 }
