@@ -5,7 +5,8 @@
 //! JMeter:
 //!
 //! The JMX is read into a tree ([`jmx`]), Module and Include controllers are resolved *before*
-//! disabled elements are pruned ([`resolve`]: JMeter saves Test Fragments disabled), and the tree
+//! disabled elements are pruned ([`resolve`]: JMeter saves Test Fragments disabled), elements
+//! saved without a name get one from their place in the tree (`naming`), and the tree
 //! is walked with JMeter's scoping rules (config elements, timers, assertions and extractors apply
 //! to the samplers of their parent and below) into a plan ([`yaml`], written with comments) and a
 //! [`Report`] that says, for every element, whether it was converted, approximated (how) or not
@@ -39,6 +40,7 @@ mod convert;
 pub mod curl;
 pub mod har;
 pub mod jmx;
+mod naming;
 mod report;
 pub mod resolve;
 mod template;
@@ -88,5 +90,6 @@ pub struct Import {
 pub fn import_jmx(text: &str, options: &Options) -> Result<Import, JmxError> {
     let mut els = jmx::parse(text)?;
     resolve::resolve(&mut els, &options.base_dir);
+    naming::name_unnamed(&mut els);
     Ok(convert::convert(&els, options))
 }

@@ -51,13 +51,8 @@ impl Conv<'_> {
                 {
                     let name = self.runtime_name(n);
                     let mut x = Y::map();
-                    x.set(
-                        "jsonpath",
-                        Y::s(
-                            self.text(el, path, exprs.get(i).copied().unwrap_or("$"))
-                                .text,
-                        ),
-                    );
+                    let expr = self.text(el, path, exprs.get(i).copied().unwrap_or("$"));
+                    x.set("jsonpath", Y::s(rfc_jsonpath(&expr.text)));
                     if let Some(n) = occurrence(&mut x, matches.get(i).copied().unwrap_or("1")) {
                         notes.push(n);
                     }
@@ -357,7 +352,7 @@ impl Conv<'_> {
     }
 
     fn json_assertion(&mut self, el: &El, path: &str, scope: &mut Scope) {
-        let jp = self.text(el, path, el.s("JSON_PATH")).text;
+        let jp = rfc_jsonpath(&self.text(el, path, el.s("JSON_PATH")).text);
         let mut c = Y::map();
         c.set("jsonpath", Y::s(jp));
         let invert = el.b("INVERT", false);
@@ -515,12 +510,49 @@ pub(crate) fn regex_escape(s: &str) -> String {
     out
 }
 
+/// A JSONPath as JMeter's Jayway library accepts it, written as RFC 9535 (what onrush reads):
+/// Jayway reads a path without the root `$` from the root (`id`, `.id`, `[0]`, `..x` are
+/// `$.id`, `$.id`, `$[0]`, `$..x`) and takes `$.[0]` for `$[0]`.
+pub(crate) fn rfc_jsonpath(expr: &str) -> String {
+    let expr = expr.trim();
+    let rooted = if expr.is_empty() {
+        "$".to_string()
+    } else if expr.starts_with('$') {
+        expr.to_string()
+    } else if expr.starts_with('.') || expr.starts_with('[') {
+        format!("${expr}")
+    } else {
+        format!("$.{expr}")
+    };
+    match rooted.strip_prefix("$.[") {
+        Some(rest) => format!("$[{rest}"),
+        None => rooted,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::regex_escape;
+    use super::{regex_escape, rfc_jsonpath};
 
     #[test]
     fn regex_escape_keeps_templates() {
         assert_eq!(regex_escape("a.b ${user} (x)"), "a\\.b ${user} \\(x\\)");
+    }
+
+    #[test]
+    fn jmeter_json_paths_become_rfc_9535() {
+        for (jmeter, rfc) in [
+            (".id", "$.id"),
+            ("id", "$.id"),
+            ("data.items[0].id", "$.data.items[0].id"),
+            ("$..x", "$..x"),
+            ("..x", "$..x"),
+            ("[0].id", "$[0].id"),
+            ("$.[0]", "$[0]"),
+            ("$.a", "$.a"),
+            ("", "$"),
+        ] {
+            assert_eq!(rfc_jsonpath(jmeter), rfc, "{jmeter}");
+        }
     }
 }
