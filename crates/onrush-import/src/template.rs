@@ -13,6 +13,8 @@ pub struct Property {
     pub var: String,
     /// The default of the first call that gave one.
     pub default: String,
+    /// Whether a call gave a default (`${__P(dir)}` gives none: JMeter then uses `1`).
+    pub has_default: bool,
 }
 
 /// Rewrites JMeter expressions; remembers the properties and variables it met.
@@ -24,6 +26,14 @@ pub struct Translator {
     pub replacements: HashMap<String, String>,
     /// Every variable referenced (onrush names).
     pub refs: BTreeSet<String>,
+    /// Properties without a default that name a file or directory (`${__FileToString(...)}`'s
+    /// path, see also `Conv::path_text`): the plan cannot guess them (JMeter's `1` names no
+    /// file), so they are marked `${unset(...)}` and `onrush validate` asks for `-D`.
+    pub path_properties: BTreeSet<String>,
+    /// Files the plan reads with `${file(...)}`: the paths as written in the plan.
+    pub files: Vec<String>,
+    /// Where relative file paths are rebased when the plan is not written beside the JMX.
+    pub rebase: Option<std::path::PathBuf>,
 }
 
 /// The result of one rewrite.
@@ -106,7 +116,8 @@ impl Translator {
         };
         let raw: Vec<String> = args.iter().map(|a| a.trim().to_string()).collect();
         let arg = |i: usize| raw.get(i).cloned().unwrap_or_default();
-        let literal = || format!("$${{{inner}}}");
+        // Kept as text: a nested `${...}` is literal too, or the plan would read it as a call.
+        let literal = || format!("$${{{}}}", inner.replace("${", "$${"));
         match name {
             "P" | "property" => {
                 let prop = arg(0);
@@ -116,6 +127,11 @@ impl Translator {
                     ));
                     return literal();
                 }
+                let has_default = if name == "P" {
+                    raw.len() > 1
+                } else {
+                    raw.len() > 2
+                };
                 let default = if name == "P" {
                     if raw.len() > 1 {
                         arg(1)
@@ -140,9 +156,11 @@ impl Translator {
                     .or_insert_with(|| Property {
                         var: sanitize(&prop),
                         default: default.clone(),
+                        has_default,
                     });
-                if entry.default.is_empty() && !default.is_empty() {
+                if (entry.default.is_empty() || !entry.has_default) && has_default {
                     entry.default = default;
+                    entry.has_default = true;
                 }
                 let var = entry.var.clone();
                 self.refs.insert(var.clone());
@@ -203,6 +221,24 @@ impl Translator {
                     },
                 }
             }
+            "FileToString" if !arg(0).is_empty() => {
+                // JMeter reads the file at each call; the plan reads it once, at load: the same
+                // text unless the file changes during the run.
+                self.stored(&raw, 2, inner, out);
+                if !arg(1).is_empty() && !arg(1).eq_ignore_ascii_case("UTF-8") {
+                    out.approximated
+                        .push(format!("`${{{inner}}}`: read as UTF-8, not {}", arg(1)));
+                }
+                let first_var = out.vars.len();
+                let path = self.rewrite(&arg(0), out, depth + 1);
+                let used: Vec<String> = out.vars[first_var..].to_vec();
+                self.mark_path_properties(&used);
+                let path = self.rebased(&path);
+                if !self.files.contains(&path) {
+                    self.files.push(path.clone());
+                }
+                format!("${{file({})}}", quote_arg(&path))
+            }
             "V" if !arg(0).contains("${") && !arg(0).is_empty() => {
                 let var = sanitize(&arg(0));
                 self.refs.insert(var.clone());
@@ -246,7 +282,7 @@ impl Translator {
                     "groovy" | "javaScript" | "jexl2" | "jexl3" | "BeanShell" => {
                         "a script: port it by hand"
                     }
-                    "FileToString" | "StringFromFile" | "CSVRead" => {
+                    "StringFromFile" | "CSVRead" => {
                         "reads a file at run time: use a feeder (`feeders:`) or `body_file:`"
                     }
                     "setProperty" | "evalVar" | "eval" => {
@@ -258,6 +294,25 @@ impl Translator {
                     .push(format!("`${{{inner}}}`: {what}; kept as literal text"));
                 literal()
             }
+        }
+    }
+
+    /// Marks the properties among `vars` (onrush names) that have no default as naming a path.
+    pub fn mark_path_properties(&mut self, vars: &[String]) {
+        for p in self.properties.values() {
+            if !p.has_default && vars.contains(&p.var) {
+                self.path_properties.insert(p.var.clone());
+            }
+        }
+    }
+
+    /// A relative file path of the JMX as the plan names it (see [`Translator::rebase`]).
+    pub fn rebased(&self, path: &str) -> String {
+        match &self.rebase {
+            Some(dir) if std::path::Path::new(path).is_relative() && !path.starts_with("${") => {
+                dir.join(path).display().to_string()
+            }
+            _ => path.to_string(),
         }
     }
 
@@ -285,6 +340,12 @@ impl Translator {
         let text = self.rewrite(raw, out, depth + 1);
         quote_arg(&text)
     }
+}
+
+/// The plan's marker for a variable it cannot give a value: `${unset("why")}` (onrush-plan
+/// warns before a run that uses it, and asks for `-D` where the value is read at load).
+pub fn unset_marker(reason: &str) -> String {
+    format!("${{unset({})}}", quote_arg(&reason.replace("${", "$${")))
 }
 
 fn quote_arg(text: &str) -> String {

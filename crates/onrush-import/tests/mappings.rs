@@ -4,7 +4,7 @@
 use onrush_import::{import_jmx, Import, Options, Status};
 
 /// A Test Plan with `plan` (its own children) and one thread group holding `body`.
-fn jmx(plan: &str, body: &str) -> String {
+pub(crate) fn jmx(plan: &str, body: &str) -> String {
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <jmeterTestPlan version="1.2" properties="5.0">
@@ -29,7 +29,7 @@ fn jmx(plan: &str, body: &str) -> String {
     )
 }
 
-fn http(name: &str, method: &str, path: &str, extra: &str) -> String {
+pub(crate) fn http(name: &str, method: &str, path: &str, extra: &str) -> String {
     format!(
         r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="{name}" enabled="true">
   <stringProp name="HTTPSampler.domain">api.test</stringProp>
@@ -56,11 +56,11 @@ fn args(pairs: &[(&str, &str)]) -> String {
 
 /// Imports `text`, checks that the plan loads (data files created with their columns), and
 /// returns the import.
-fn import(text: &str) -> Import {
+pub(crate) fn import(text: &str) -> Import {
     import_with(text, &[])
 }
 
-fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
+pub(crate) fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
     let out = import_jmx(text, &Options::default()).expect("the JMX imports");
     let dir = std::env::temp_dir().join(format!(
         "onrush-import-test-{}-{:?}-{:x}",
@@ -89,7 +89,7 @@ fn import_with(text: &str, overrides: &[(String, String)]) -> Import {
     out
 }
 
-fn status_of(out: &Import, name: &str) -> (Status, String) {
+pub(crate) fn status_of(out: &Import, name: &str) -> (Status, String) {
     let e = out
         .report
         .entries
@@ -99,7 +99,7 @@ fn status_of(out: &Import, name: &str) -> (Status, String) {
     (e.status, e.note.clone())
 }
 
-fn has(out: &Import, text: &str) {
+pub(crate) fn has(out: &Import, text: &str) {
     assert!(
         out.yaml.contains(text),
         "expected {text:?} in:\n{}",
@@ -317,8 +317,11 @@ fn http_bodies_query_form_raw_multipart() {
     has(&out, "method: \"PURGE\"\n        path: \"/cache\"");
     has(&out, "target: \"http://api.test\"");
     assert_eq!(out.data_files.len(), 1);
-    // `${user}` is set by nothing: it becomes an empty plan variable to set with -D.
-    has(&out, "user: \"\"");
+    // `${user}` is set by nothing: the plan marks it, for the run to warn (-D gives it).
+    has(
+        &out,
+        "user: \"${unset(\\\"set by nothing that converted (a script? a plugin?)\\\")}\"",
+    );
 }
 
 #[test]

@@ -2,6 +2,8 @@
 
 #[path = "corpus.rs"]
 mod corpus;
+#[path = "fidelity.rs"]
+mod fidelity;
 #[path = "mappings.rs"]
 mod mappings;
 

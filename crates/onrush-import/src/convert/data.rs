@@ -10,7 +10,7 @@ impl Conv<'_> {
     /// CSV Data Set Config → a feeder of the scenario.
     pub fn csv(&mut self, el: &El, path: &str) {
         let file = el.s("filename").trim().to_string();
-        let file = match self.static_text(el, path, &file) {
+        let file = match self.path_text(el, path, &file) {
             Ok(f) if !f.is_empty() => self.data_path(&f),
             Ok(_) => {
                 self.entry(el, path, Status::NotConverted, "no file name");

@@ -336,7 +336,7 @@ impl Conv<'_> {
     /// A file path of the JMX (relative to it) as the plan names it; remembered.
     fn file(&mut self, el: &El, parent: &str, raw: &str) -> String {
         let path = self
-            .static_text(el, parent, raw.trim())
+            .path_text(el, parent, raw.trim())
             .unwrap_or_else(|_| raw.trim().to_string());
         let path = self.data_path(&path);
         if !self.data_files.iter().any(|d| d.path == path) {

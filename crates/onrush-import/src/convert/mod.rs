@@ -56,6 +56,9 @@ pub(crate) struct Conv<'o> {
     /// The steps of setUp and tearDown Thread Groups: the plan's `setup:` and `teardown:`.
     pub setup_steps: Vec<Item>,
     pub teardown_steps: Vec<Item>,
+    /// The scripts left as comments (`JSR223PreProcessor `sign``, their text): what a variable
+    /// nothing converted sets is looked for in them.
+    pub scripts: Vec<(String, String)>,
 }
 
 /// What a thread group gathers besides its steps.
@@ -72,7 +75,10 @@ pub(crate) struct ScenState {
 pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
     let mut c = Conv {
         opts,
-        tr: Translator::default(),
+        tr: Translator {
+            rebase: rebase_dir(opts),
+            ..Translator::default()
+        },
         report: Report::default(),
         vars: Vec::new(),
         runtime: BTreeSet::new(),
@@ -85,6 +91,7 @@ pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
         decompress: false,
         setup_steps: Vec::new(),
         teardown_steps: Vec::new(),
+        scripts: Vec::new(),
     };
     let mut scenarios: Vec<Item> = Vec::new();
     let root = Scope::default();
@@ -202,20 +209,17 @@ impl Conv<'_> {
     /// A data file's path as the plan names it: as in the JMX, or rebased when the plan is not
     /// written beside the JMX.
     pub fn data_path(&self, path: &str) -> String {
-        let p = std::path::Path::new(path);
-        match &self.opts.plan_dir {
-            Some(dir) if p.is_relative() && !path.starts_with("${") => {
-                let base = std::fs::canonicalize(&self.opts.base_dir)
-                    .unwrap_or_else(|_| self.opts.base_dir.clone());
-                let plan = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                if base == plan {
-                    path.to_string()
-                } else {
-                    base.join(p).display().to_string()
-                }
-            }
-            _ => path.to_string(),
-        }
+        self.tr.rebased(path)
+    }
+
+    /// A text that names a file or directory (read when the plan loads). A property without a
+    /// default in it is one the plan cannot guess: JMeter's `1` names no file, so the plan
+    /// marks it `${unset(...)}` and `onrush validate` asks for `-D` (see `finish`).
+    pub fn path_text(&mut self, el: &El, parent: &str, text: &str) -> Result<String, String> {
+        let path = self.static_text(el, parent, text)?;
+        let vars = self.tr.translate(text).vars;
+        self.tr.mark_path_properties(&vars);
+        Ok(path)
     }
 
     /// Adds (or replaces) a plan variable.
@@ -257,6 +261,25 @@ impl Conv<'_> {
                     );
                     continue;
                 }
+            }
+            // JMeter computes a User Defined Variable once, when the test starts; so does the
+            // plan (`vars:` values are computed at load), except for what differs per thread
+            // or per use there (`${__threadNum}`, counters): those are used in its place.
+            if ["${vu}", "${iteration}", "counter("]
+                .iter()
+                .any(|per_use| t.text.contains(per_use))
+            {
+                self.tr
+                    .replacements
+                    .insert(name.trim().to_string(), t.text.clone());
+                self.report.entries.push(Entry {
+                    path: join(parent, &format!("{} ({name})", el.name)),
+                    testclass: el.class.clone(),
+                    at: el.pos(),
+                    status: Status::Approximated,
+                    note: format!("`{name} = {raw}` differs per thread or per use: written where `${{{name}}}` is used ({}), computed there at each use", t.text),
+                });
+                continue;
             }
             let comment = if var != name {
                 vec![format!("JMeter variable `{name}`")]
@@ -399,6 +422,15 @@ impl Conv<'_> {
         }
         items
     }
+}
+
+/// Where the JMX's relative file paths are rebased: its folder, when the plan is written
+/// elsewhere (JMeter resolves them against the JMX).
+fn rebase_dir(opts: &Options) -> Option<std::path::PathBuf> {
+    let dir = opts.plan_dir.as_ref()?;
+    let base = std::fs::canonicalize(&opts.base_dir).unwrap_or_else(|_| opts.base_dir.clone());
+    let plan = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+    (base != plan).then_some(base)
 }
 
 pub(crate) fn join(parent: &str, name: &str) -> String {

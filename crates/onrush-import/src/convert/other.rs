@@ -17,6 +17,7 @@ impl Conv<'_> {
             return Vec::new();
         }
         if is_script(el) {
+            self.remember_script(el);
             let (lang, text) = script_text(el);
             self.entry(el, &path, Status::NotConverted, format!("a {lang} sampler: onrush runs no scripts; its text is kept as a comment in the plan to port by hand"));
             let mut comments = vec![format!(
@@ -127,7 +128,7 @@ impl Conv<'_> {
         }
         let dir = el.s("SystemSampler.directory").trim().to_string();
         if !dir.is_empty() {
-            match self.static_text(el, &path, &dir) {
+            match self.path_text(el, &path, &dir) {
                 Ok(d) => step.set("cwd", Y::s(d)),
                 Err(e) => notes.push(format!(
                     "the directory {e}: onrush's working directory is used"

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{Conv, Item, URL_MARK};
+use crate::template::unset_marker;
 use crate::yaml::{self, Y};
-use crate::Import;
+use crate::{DataFile, Import};
 
 impl Conv<'_> {
     /// Chooses the target (the most used origin), makes those URLs relative, and writes the plan.
@@ -79,8 +80,30 @@ impl Conv<'_> {
                     .origins
                     .iter()
                     .any(|o| o.contains(&format!("${{{r}}}")));
-                let value = if in_host { "localhost" } else { "" };
-                self.vars.push((r.clone(), value.to_string(), vec![format!("`${{{r}}}` is set by nothing that converted (a script? a plugin?): set it with -D {r}=...")]));
+                if in_host {
+                    self.vars.push((r.clone(), "localhost".into(), vec![format!("`${{{r}}}` is set by nothing that converted (a script? a plugin?): set it with -D {r}=...")]));
+                    continue;
+                }
+                // Marked, so that the run warns (and `run --strict` refuses) rather than
+                // sending every request with an empty value.
+                let reason = self.what_sets(&r);
+                self.vars.push((
+                    r.clone(),
+                    unset_marker(&reason),
+                    vec![format!(
+                        "`${{{r}}}` is {reason}: port it, or pass -D {r}=..."
+                    )],
+                ));
+            }
+        }
+        self.mark_path_properties();
+        for file in std::mem::take(&mut self.tr.files) {
+            if !self.data_files.iter().any(|d| d.path == file) {
+                self.data_files.push(DataFile {
+                    default_path: file.clone(),
+                    path: file,
+                    columns: Vec::new(),
+                });
             }
         }
         if !self.vars.is_empty() {
@@ -107,7 +130,9 @@ impl Conv<'_> {
         }
         for d in &mut self.data_files {
             for (name, value, _) in &self.vars {
-                d.default_path = d.default_path.replace(&format!("${{{name}}}"), value);
+                if !value.starts_with("${unset(") {
+                    d.default_path = d.default_path.replace(&format!("${{{name}}}"), value);
+                }
             }
         }
         for (key, steps) in [
@@ -147,6 +172,44 @@ impl Conv<'_> {
             yaml: text,
             report: self.report,
             data_files: self.data_files,
+        }
+    }
+}
+
+impl Conv<'_> {
+    /// What sets `var`, which nothing that converted sets: the first script left as a comment
+    /// that names it in quotes (`vars.put("token", ...)`), or a guess.
+    fn what_sets(&self, var: &str) -> String {
+        let quoted = [format!("\"{var}\""), format!("'{var}'")];
+        match self
+            .scripts
+            .iter()
+            .find(|(_, text)| quoted.iter().any(|q| text.contains(q.as_str())))
+        {
+            Some((script, _)) => format!("set by {script}, a script that is not ported"),
+            None => "set by nothing that converted (a script? a plugin?)".into(),
+        }
+    }
+
+    /// A property without a default that names a file or directory: JMeter would use `1`,
+    /// which names nothing, so the plan asks for the value (`onrush validate` says `-D`).
+    fn mark_path_properties(&mut self) {
+        let props: Vec<(String, String)> = self
+            .tr
+            .properties
+            .iter()
+            .filter(|(_, p)| !p.has_default && self.tr.path_properties.contains(&p.var))
+            .map(|(name, p)| (name.clone(), p.var.clone()))
+            .collect();
+        for (prop, var) in props {
+            let default = self.tr.properties[&prop].default.clone();
+            let reason = format!(
+                "JMeter property `{prop}` names a file or directory and the JMX gives no default"
+            );
+            if let Some(v) = self.vars.iter_mut().find(|v| v.0 == var && v.1 == default) {
+                v.1 = unset_marker(&reason);
+                v.2 = vec![format!("{reason}: pass -D {var}=...")];
+            }
         }
     }
 }

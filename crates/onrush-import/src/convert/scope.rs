@@ -346,6 +346,7 @@ impl Conv<'_> {
             "DebugPostProcessor" => (Status::Converted, "a debugging aid: dropped".into()),
             "SyncTimer" => (Status::NotConverted, "onrush has no rendezvous point: use an open model (`rate:`) to send bursts".into()),
             _ if is_script(el) => {
+                self.remember_script(el);
                 let (lang, text) = script_text(el);
                 scope.comments.push(format!("NOT CONVERTED: {} `{}` ({lang}) at {}; port it by hand:", el.class, el.name, el.pos()));
                 scope.comments.extend(text);
@@ -354,6 +355,16 @@ impl Conv<'_> {
             _ => (Status::NotConverted, "onrush has no equivalent for this element (or does not know it): left out".into()),
         };
         self.entry(el, path, status, note);
+    }
+}
+
+impl Conv<'_> {
+    /// Keeps a script that is not ported, for naming what sets a variable nothing converted
+    /// sets (`finish`).
+    pub(crate) fn remember_script(&mut self, el: &El) {
+        let text = el.s_any(&["script", "BeanShellSampler.query", "filename", "classname"]);
+        self.scripts
+            .push((format!("{} `{}`", el.class, el.name), text.to_string()));
     }
 }
 
