@@ -147,3 +147,194 @@ fn an_imported_jmx_sends_what_jmeter_would() {
         6
     );
 }
+
+/// A JMX around the built-in server: a Test Plan named `name` with these User Defined
+/// Variables, `plan` among its children, and one thread group (1 thread, 2 loops) of `body`.
+fn fidelity_jmx(name: &str, vars: &[(&str, &str)], plan: &str, body: &str) -> String {
+    let vars: String = vars
+        .iter()
+        .map(|(n, v)| format!(r#"<elementProp name="{n}" elementType="Argument"><stringProp name="Argument.name">{n}</stringProp><stringProp name="Argument.value">{v}</stringProp></elementProp>"#))
+        .collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>
+  <TestPlan testclass="TestPlan" testname="{name}" enabled="true">
+    <elementProp name="TestPlan.user_defined_variables" elementType="Arguments"><collectionProp name="Arguments.arguments">{vars}</collectionProp></elementProp>
+  </TestPlan>
+  <hashTree>
+    <ConfigTestElement guiclass="HttpDefaultsGui" testclass="ConfigTestElement" testname="defaults" enabled="true">
+      <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+      <stringProp name="HTTPSampler.port">${{__P(port,8080)}}</stringProp>
+    </ConfigTestElement><hashTree/>
+    {plan}
+    <ThreadGroup testclass="ThreadGroup" testname="Users" enabled="true">
+      <stringProp name="ThreadGroup.num_threads">1</stringProp>
+      <elementProp name="ThreadGroup.main_controller" elementType="LoopController"><stringProp name="LoopController.loops">2</stringProp></elementProp>
+    </ThreadGroup>
+    <hashTree>{body}</hashTree>
+  </hashTree>
+</hashTree></jmeterTestPlan>
+"#
+    )
+}
+
+fn get(name: &str, path: &str, children: &str) -> String {
+    format!(
+        r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="{name}" enabled="true"><stringProp name="HTTPSampler.path">{path}</stringProp><stringProp name="HTTPSampler.method">GET</stringProp></HTTPSamplerProxy><hashTree>{children}</hashTree>"#
+    )
+}
+
+/// `onrush import jmx` of `jmx` into `dir/NAME.yaml`; the plan's path.
+fn import_into(dir: &std::path::Path, name: &str, jmx: &str) -> std::path::PathBuf {
+    let source = dir.join(format!("{name}.jmx"));
+    std::fs::write(&source, jmx).unwrap();
+    let plan = dir.join(format!("{name}.yaml"));
+    let output = onrush()
+        .args(["import", "jmx"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    plan
+}
+
+/// `onrush validate PLAN ARGS...`: its exit code and output.
+fn validate(plan: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = onrush()
+        .arg("validate")
+        .arg(plan)
+        .args(args)
+        .output()
+        .unwrap();
+    (output.status.code(), text(&output))
+}
+
+/// Issue 37, section 6: what JMeter runs, the imported plan validates (or says which `-D` it
+/// needs, where JMeter needs a `-J` too).
+#[test]
+fn imported_jmx_plans_validate_where_jmeter_runs_them() {
+    let dir = temp_dir("import-jmx-fidelity");
+
+    // 1. A file read by a User Defined Variable, in a folder given as a property.
+    let plan = import_into(
+        &dir,
+        "file",
+        &fidelity_jmx(
+            "Files",
+            &[("payload", "${__FileToString(${__P(dir)}/id.txt,UTF-8,)}")],
+            "",
+            &get("item", "/bytes/${payload}", ""),
+        ),
+    );
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("pass -D dir=VALUE"), "{out}");
+    std::fs::write(dir.join("id.txt"), "16").unwrap();
+    let (code, out) = validate(&plan, &["-D", &format!("dir={}", dir.display())]);
+    assert_eq!(code, Some(0), "{out}");
+
+    // 2. A working directory from a property without a default.
+    let sampler = r#"<SystemSampler testclass="SystemSampler" testname="build" enabled="true"><stringProp name="SystemSampler.command">true</stringProp><stringProp name="SystemSampler.directory">${__P(folder)}</stringProp></SystemSampler><hashTree/>"#;
+    let plan = import_into(&dir, "cwd", &fidelity_jmx("Build", &[], "", sampler));
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("pass -D folder=VALUE"), "{out}");
+    assert!(!out.contains("is not a directory"), "{out}");
+    let (code, out) = validate(&plan, &["-D", &format!("folder={}", dir.display())]);
+    assert_eq!(code, Some(0), "{out}");
+
+    // 3. A Module Controller saved before the plan was copied and renamed.
+    let fragment = format!(
+        r#"<TestFragmentController testclass="TestFragmentController" testname="Shared" enabled="false"/><hashTree>{}</hashTree>"#,
+        get("from fragment", "/bytes/1", "")
+    );
+    let module = r#"<ModuleController testclass="ModuleController" testname="shared" enabled="true"><collectionProp name="ModuleController.node_path"><stringProp name="1">Test Plan</stringProp><stringProp name="2">Old name</stringProp><stringProp name="3">Shared</stringProp></collectionProp></ModuleController><hashTree/>"#;
+    let plan = import_into(
+        &dir,
+        "module",
+        &fidelity_jmx("New name", &[], &fragment, module),
+    );
+    let yaml = std::fs::read_to_string(&plan).unwrap();
+    assert!(yaml.contains("get: \"/bytes/1\""), "{yaml}");
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(0), "{out}");
+
+    // 4. Functions in User Defined Variables, unnamed elements, Jayway JSON paths.
+    let extractor = r#"<JSONPostProcessor testclass="JSONPostProcessor" testname="ids" enabled="true"><stringProp name="JSONPostProcessor.referenceNames">a;b;c</stringProp><stringProp name="JSONPostProcessor.jsonPathExprs">.id;id;$..x</stringProp></JSONPostProcessor><hashTree/>"#;
+    let body = format!(
+        r#"{}<TransactionController testclass="TransactionController" testname="" enabled="true"/><hashTree>{}</hashTree>"#,
+        get("", "/bytes/${pick}?id=${run_id}&amp;t=${started}", ""),
+        get("json", "/", extractor)
+    );
+    let vars = [
+        ("run_id", "${__UUID()}"),
+        ("started", "${__time()}"),
+        ("pick", "${__Random(1,9)}"),
+    ];
+    let plan = import_into(
+        &dir,
+        "functions",
+        &fidelity_jmx("Functions", &vars, "", &body),
+    );
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+/// Issue 37, section 6, item 5: a variable that only an unported script sets used to make
+/// every request a 404 in a run that exited 0; the run now says so before it starts, and
+/// `--strict` does not start.
+#[test]
+fn a_variable_only_an_unported_script_sets_warns_and_strict_refuses() {
+    let server = Server::start();
+    let dir = temp_dir("import-jmx-unported");
+    let script = r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="sign" enabled="true"><stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">vars.put("size", "16")</stringProp></JSR223PreProcessor><hashTree/>"#;
+    let plan = import_into(
+        &dir,
+        "unported",
+        &fidelity_jmx(
+            "Scripted",
+            &[],
+            "",
+            &(script.to_string() + &get("item", "/bytes/${size}", "")),
+        ),
+    );
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("`${size}` has no value (set by JSR223PreProcessor `sign`"),
+        "{out}"
+    );
+
+    let port = format!("port={}", server.port());
+    let plan = plan.to_str().unwrap();
+    let output = onrush()
+        .args(["run", plan, "--strict", "--quiet", "-D", &port, "--out"])
+        .arg(dir.join("strict"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("error: `${size}` has no value"));
+    assert_eq!(server.stats().requests, 0);
+
+    let output = onrush()
+        .args(["run", plan, "--quiet", "-D", &port, "--out"])
+        .arg(dir.join("warned"))
+        .output()
+        .unwrap();
+    assert!(
+        text(&output).contains("warning: `${size}` has no value"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(server.stats().requests, 2);
+
+    // Given with -D, the run is JMeter's.
+    run_expect(
+        0,
+        &["run", plan, "--strict", "-D", &port, "-D", "size=16"],
+        &dir.join("given"),
+    );
+    assert_eq!(server.stats().requests, 4);
+}
