@@ -32,8 +32,8 @@ mod schema;
 pub mod testing;
 // The `${...}` language, a crate of its own (onrush-template); `crate::template` keeps its paths.
 use onrush_template as template;
-mod threshold;
-mod units;
+// Durations, rates and sizes as a plan writes them (onrush-units); `crate::units` keeps its paths.
+use onrush_units as units;
 mod yaml;
 
 /// The host that names the built-in target server in a `tcp:`, `thrift:`, `grpc:` or `ws:`
@@ -44,11 +44,11 @@ pub const BUILTIN_HOST: &str = "builtin";
 pub use compile::UnsetVar;
 pub use error::PlanError;
 pub use grammar::{Grammars, StepGrammar};
-pub use schema::{json_schema, json_schema_with};
-pub use template::{RenderContext, Template, Unset, VarValue, Vars};
-pub use threshold::{
+pub use onrush_threshold::{
     CompareOp, LatencyFamily, LatencyStat, Threshold, ThresholdMetric, ThresholdScope, ValueKind,
 };
+pub use schema::{json_schema, json_schema_with};
+pub use template::{RenderContext, Template, Unset, VarValue, Vars};
 
 /// Reads and compiles the plan file at `path`. `overrides` are `-D name=value` pairs.
 pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {

@@ -1,10 +1,15 @@
-//! Thresholds (SLAs): the compiled form of `thresholds:` entries such as `home: p95 < 50ms`.
+//! Thresholds (SLAs): the language of `thresholds:` entries such as `home: p95 < 50ms`, and
+//! their compiled form.
 //!
-//! The plan crate only reads and checks them; `onrush-sla` evaluates them against a run's
-//! results. The format is described in `docs/thresholds.md` of the repository.
+//! `expr.rs` reads an expression (its scope text, metric, operator and value in the metric's
+//! unit); onrush-plan resolves the scope against the plan's scenarios and steps and reports
+//! errors at the file's line; `onrush-sla` evaluates thresholds against a run's results. The
+//! format is described in `docs/thresholds.md` of the repository.
 
 use std::fmt;
 use std::time::Duration;
+
+pub mod expr;
 
 /// One threshold: `[SCOPE:] METRIC OP VALUE`, checked against the results at the end of the run
 /// (and, with [`abort_on_fail`](Self::abort_on_fail), while it runs).

@@ -1,10 +1,17 @@
-//! Durations (`250ms`, `5s`, `1m30s`) and rates (`200/s`, `12000/m`, `200`).
+//! Values as a plan writes them: durations (`250ms`, `5s`, `1m30s`), rates (`200/s`, `12000/m`,
+//! `200`) and sizes (`64KiB`); and the words its messages use to say what was expected
+//! (`suggest.rs`: "did you mean", "`a`, `b` or `c`"). onrush-plan and onrush-threshold read
+//! with them, so a duration means the same in a step's `timeout:` and in `p99 < 250ms`.
+
+mod suggest;
+
+pub use suggest::{did_you_mean, one_of};
 
 use std::time::Duration;
 
 /// What is wrong with a value, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UnitError {
+pub struct UnitError {
     pub message: String,
     pub hint: String,
 }
@@ -30,7 +37,7 @@ const UNITS: [(&str, u128); 7] = [
 const MAX_NANOS: u128 = 365 * 86_400_000_000_000;
 
 /// Parses `250ms`, `5s`, `2m`, `1h`, `1m30s`, `1.5s`, `100us`.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, UnitError> {
+pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     let s = text.trim();
     let expected = "expected a duration such as `250ms`, `5s`, `2m`, `1h` or `1m30s`";
     if s.is_empty() {
@@ -127,7 +134,7 @@ fn parse_decimal_nanos(num: &str, unit: u128) -> Option<u128> {
 /// Parses `200/s`, `12000/m`, `100/h`, or a plain number meaning per second. Returns per second.
 /// A byte count: `512`, `64KB` / `64kB` (1000-based), `64KiB` (1024-based), `B`, `MB`, `MiB`,
 /// `GB`, `GiB`.
-pub(crate) fn parse_bytes(text: &str) -> Result<u64, UnitError> {
+pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -157,7 +164,7 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, UnitError> {
     Ok(v.round() as u64)
 }
 
-pub(crate) fn parse_rate(text: &str) -> Result<f64, UnitError> {
+pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
     let s = text.trim();
     let expected = "expected a rate such as `200/s`, `12000/m`, `50/h` or `200` (per second)";
     let (num, per) = match s.split_once('/') {
@@ -189,7 +196,7 @@ pub(crate) fn parse_rate(text: &str) -> Result<f64, UnitError> {
 }
 
 /// `1.5s`, `250ms`, `2m30s`: a short human form for messages.
-pub(crate) fn show_duration(d: Duration) -> String {
+pub fn show_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if d.subsec_nanos() != d.subsec_millis() * 1_000_000 {
         format!("{}us", d.as_micros())
