@@ -709,3 +709,26 @@ fn a_plan_without_target_needs_full_urls_in_its_http_steps() {
         "add `target: http://host:port`",
     );
 }
+
+#[test]
+fn a_step_that_is_no_step_lists_every_kind_this_build_has() {
+    // The hint lists onrush-plan's own steps, then each protocol's as its grammar writes it.
+    let shown = check(
+        &scenario("{ vus: 1, iterations: 1 }", "[ 42 ]"),
+        5,
+        "scenarios[0].steps[0]",
+        "expected a step (a mapping)",
+    );
+    for kind in [
+        "`{ get: /path }`",
+        "`{ think: 1s }`",
+        "`{ tcp: HOST:PORT, send, until }`",
+        "`{ exec: [program, arg...] }`",
+    ] {
+        assert!(shown.contains(kind), "{kind} missing in:\n{shown}");
+    }
+    assert!(
+        shown.contains(" or `{"),
+        "the last kind after `or` in:\n{shown}"
+    );
+}

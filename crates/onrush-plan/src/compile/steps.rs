@@ -42,7 +42,8 @@ pub(super) const REQUEST_KEYS: [&str; 23] = [
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
-pub(super) const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`, `{ tcp: HOST:PORT, send, until }`, `{ udp: HOST:PORT, send }`, `{ ws: connect, url: ws://HOST:PORT/PATH }`, `{ thrift: HOST:PORT, call: Service.method, args }`, `{ grpc: HOST:PORT, call: pkg.Service/Method, message: {...} }` or `{ exec: [program, arg...] }`";
+/// The steps onrush-plan holds, for hints; [`Ctx::step_example`] adds each protocol's.
+const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -84,6 +85,23 @@ impl Build {
 }
 
 impl Ctx<'_> {
+    /// Every kind of step this build knows, for a hint: onrush-plan's own, then each
+    /// protocol's example, as its grammar writes it.
+    fn step_example(&self) -> String {
+        let mut text = STEP_EXAMPLE.to_string();
+        let examples: Vec<&str> = self.grammars.iter().map(|g| g.example()).collect();
+        for (i, example) in examples.iter().enumerate() {
+            text.push_str(if i + 1 == examples.len() {
+                " or `"
+            } else {
+                ", `"
+            });
+            text.push_str(example);
+            text.push('`');
+        }
+        text
+    }
+
     pub(super) fn scenario_steps(
         &self,
         node: &Node,
@@ -149,7 +167,7 @@ impl Ctx<'_> {
         let Kind::Map(entries) = &node.kind else {
             let hint = match node.as_scalar() {
                 Some(s) if s.text.starts_with('/') => format!("write `- {{ get: {} }}`", s.text),
-                _ => STEP_EXAMPLE.to_string(),
+                _ => self.step_example(),
             };
             return Err(self
                 .err(
@@ -230,7 +248,7 @@ impl Ctx<'_> {
             return self.any_method(&f, node, path, &methods, base, m);
         }
         match methods.as_slice() {
-            [] => Err(self.err(node, path, format!("the step has no method key; expected one of {}, or `think` / `loop`", one_of(&METHODS))).with_hint(STEP_EXAMPLE)),
+            [] => Err(self.err(node, path, format!("the step has no method key; expected one of {}, or `think` / `loop`", one_of(&METHODS))).with_hint(self.step_example())),
             [key] => Ok(Step::Request(self.request(
                 &f,
                 key,
