@@ -146,78 +146,11 @@ builtin_classes! {
         "the request was still waiting for its response when the run stopped (Ctrl-C, \
                  SIGTERM, abort_on_fail, stop_test, or the end of graceful_stop): its latency is \
                  how long it had waited; raise load.graceful_stop to let requests finish";
-    /// UDP: no reply datagram within the step's timeout (a datagram, or its reply, was lost,
-    /// or the server did not answer). Its own class: on UDP a loss is an expected event to
-    /// count, not a stalled connection.
-    NoReply = 24, "no_reply",
-        "no reply datagram came within the step's timeout: the request or its reply was \
-                 lost (a full socket buffer on either side, a lossy network), or the server does \
-                 not answer this request; raise the timeout if replies are only slow";
-    /// Thrift: the server answered with an exception the method declares (`throws`); the
-    /// exception's type name is the reply's `exception` header, its fields the JSON body.
-    ThriftException = 25, "thrift_exception",
-        "the Thrift server threw an exception the method declares: the service refused \
-                 the call (its `exception` header names the type, the body holds its fields); \
-                 check the arguments, or expect it with `on_failure: continue`";
-    /// Thrift: the server answered with a `TApplicationException` (unknown method, wrong
-    /// arguments, an internal error of the server's handler).
-    ThriftApplicationException = 26, "thrift_application_exception",
-        "the Thrift server answered with a TApplicationException: an unknown method \
-                 (is `call:` right, and `multiplexed:` as the server expects?), arguments it \
-                 could not read, or its handler failed; the body holds its message";
     /// A templated argument rendered to a value its type cannot hold (`abc` for an i32): the
     /// request was not sent.
-    BadArgument = 27, "bad_argument",
+    BadArgument = 24, "bad_argument",
         "a templated argument rendered to a value its type cannot hold (e.g. `abc` for \
                  an i32, an enum name the IDL does not declare): fix the variable or its feeder";
-    /// gRPC status 1 (`cancelled`).
-    Cancelled = 28, "cancelled",
-        "the server cancelled the call (CANCELLED)";
-    /// gRPC status 2 (`unknown`).
-    Unknown = 29, "unknown",
-        "the server failed with an unknown error (UNKNOWN): often an exception in its handler; check its logs";
-    /// gRPC status 3 (`invalid_argument`).
-    InvalidArgument = 30, "invalid_argument",
-        "the server rejected the request message (INVALID_ARGUMENT): check the step's message";
-    /// gRPC status 4 (`deadline_exceeded`).
-    DeadlineExceeded = 31, "deadline_exceeded",
-        "no answer within the call's deadline (DEADLINE_EXCEEDED, the step's timeout, sent as grpc-timeout): the server is slow or overloaded; raise the timeout or lower the load";
-    /// gRPC status 5 (`not_found`).
-    NotFound = 32, "not_found",
-        "the server found no such entity (NOT_FOUND): check the message's ids";
-    /// gRPC status 6 (`already_exists`).
-    AlreadyExists = 33, "already_exists",
-        "the entity already exists (ALREADY_EXISTS): use unique values (e.g. ${uuid()})";
-    /// gRPC status 7 (`permission_denied`).
-    PermissionDenied = 34, "permission_denied",
-        "the caller may not do this (PERMISSION_DENIED): check the metadata's credentials";
-    /// gRPC status 8 (`resource_exhausted`).
-    ResourceExhausted = 35, "resource_exhausted",
-        "the server ran out of a resource or rate-limited the call (RESOURCE_EXHAUSTED), or a message exceeded its size limit";
-    /// gRPC status 9 (`failed_precondition`).
-    FailedPrecondition = 36, "failed_precondition",
-        "the system is not in a state for this call (FAILED_PRECONDITION)";
-    /// gRPC status 10 (`aborted`).
-    Aborted = 37, "aborted",
-        "the call was aborted, often by a concurrency conflict (ABORTED)";
-    /// gRPC status 11 (`out_of_range`).
-    OutOfRange = 38, "out_of_range",
-        "a value was out of range (OUT_OF_RANGE)";
-    /// gRPC status 12 (`unimplemented`).
-    Unimplemented = 39, "unimplemented",
-        "the server does not implement this method (UNIMPLEMENTED): do its .proto and the plan's match?";
-    /// gRPC status 13 (`internal`).
-    Internal = 40, "internal",
-        "the server failed internally (INTERNAL): check its logs";
-    /// gRPC status 14 (`unavailable`).
-    Unavailable = 41, "unavailable",
-        "the service is unavailable (UNAVAILABLE): overloaded, shutting down or restarting; a retry may succeed";
-    /// gRPC status 15 (`data_loss`).
-    DataLoss = 42, "data_loss",
-        "unrecoverable data loss or corruption (DATA_LOSS)";
-    /// gRPC status 16 (`unauthenticated`).
-    Unauthenticated = 43, "unauthenticated",
-        "the call has no valid credentials (UNAUTHENTICATED): check the metadata (authorization)";
 }
 
 /// The classes registered at run time (by protocols onrush does not ship, or read from files),
@@ -323,17 +256,6 @@ impl FailureClass {
         FailureClass::named(name).or_else(|| FailureClass::register(name, "").ok())
     }
 
-    /// The failure class of a gRPC status code (`None` for 0, OK). Codes 1-16 have a class
-    /// each, named as gRPC names them; a code beyond (not defined by gRPC) is `Unknown`.
-    pub fn grpc(code: u32) -> Option<FailureClass> {
-        let first = FailureClass::Cancelled.0;
-        match code {
-            0 => None,
-            1..=16 => Some(FailureClass(first + code as u8 - 1)),
-            _ => Some(FailureClass::Unknown),
-        }
-    }
-
     /// Dense index of the class, for per-class counter arrays of [`FailureClass::CAPACITY`].
     #[inline]
     pub fn index(self) -> usize {
@@ -430,7 +352,9 @@ mod tests {
             assert!(!c.hint().is_empty());
         }
         assert!("nope".parse::<FailureClass>().is_err());
-        assert_eq!(FailureClass::BUILTIN_COUNT, 44);
+        // onrush's own: transport, TLS, HTTP, checks and run events; each protocol's own
+        // (gRPC's statuses, Thrift's exceptions, UDP's `no_reply`) are registered by its crate.
+        assert_eq!(FailureClass::BUILTIN_COUNT, 25);
         assert!(FailureClass::all().all(|c| c.index() < FailureClass::CAPACITY));
     }
 
@@ -537,16 +461,5 @@ mod tests {
         );
         assert_eq!(FailureClass::for_status(503), Some(FailureClass::Http5xx));
         assert_eq!(FailureClass::for_status(302), None);
-    }
-
-    #[test]
-    fn grpc_codes_name_their_class() {
-        assert_eq!(FailureClass::grpc(0), None);
-        assert_eq!(FailureClass::grpc(1), Some(FailureClass::Cancelled));
-        assert_eq!(FailureClass::grpc(4), Some(FailureClass::DeadlineExceeded));
-        assert_eq!(FailureClass::grpc(5).unwrap().as_str(), "not_found");
-        assert_eq!(FailureClass::grpc(14).unwrap().as_str(), "unavailable");
-        assert_eq!(FailureClass::grpc(16), Some(FailureClass::Unauthenticated));
-        assert_eq!(FailureClass::grpc(99), Some(FailureClass::Unknown));
     }
 }

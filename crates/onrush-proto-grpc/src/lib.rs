@@ -41,6 +41,7 @@
 //! the head and trailers (with `grpc-status`) are the headers, and `onrush-grpc-messages` is
 //! the number of messages received.
 
+pub mod classes;
 mod codec;
 mod grammar;
 mod message;
@@ -76,6 +77,7 @@ impl onrush_protocol::Protocol for Grpc {
     type Session = GrpcSession;
 
     fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        classes::registered();
         grammars.add_section(Arc::new(ProtoSection))?;
         grammars.add(Arc::new(GrpcGrammar))
     }

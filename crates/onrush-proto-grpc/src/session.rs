@@ -25,6 +25,7 @@ use onrush_protocol::{
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
+use crate::classes::{self, code};
 use crate::codec::{decode_message, encode, parse_status, Deframer, FrameError};
 use crate::message::{build, BuildError};
 use crate::plan::{GrpcPlan, GrpcStep};
@@ -247,7 +248,7 @@ impl GrpcSession {
             }
             if let Err(e) = push_header(&mut self.headers, name.as_bytes(), &self.render) {
                 warn_invalid_once(&step.plan.path, &format!("metadata {name}: {e:?}"));
-                return Err(FailureClass::InvalidArgument);
+                return Err(classes::status(code::INVALID_ARGUMENT));
             }
         }
         self.body.clear();
@@ -260,7 +261,7 @@ impl GrpcSession {
                 }
                 Err(BuildError::Invalid(why)) => {
                     warn_invalid_once(&step.plan.path, &why);
-                    return Err(FailureClass::InvalidArgument);
+                    return Err(classes::status(code::INVALID_ARGUMENT));
                 }
             };
             self.encoded.clear();
@@ -422,22 +423,22 @@ fn outcome(r: &Reply) -> Result<(), FailureClass> {
     if r.status != 200 {
         // gRPC's mapping of HTTP statuses from a server (or proxy) that did not answer in gRPC.
         return Err(match r.status {
-            400 => FailureClass::Internal,
-            401 => FailureClass::Unauthenticated,
-            403 => FailureClass::PermissionDenied,
-            404 => FailureClass::Unimplemented,
-            429 | 502..=504 => FailureClass::Unavailable,
-            _ => FailureClass::Unknown,
+            400 => classes::status(code::INTERNAL),
+            401 => classes::status(code::UNAUTHENTICATED),
+            403 => classes::status(code::PERMISSION_DENIED),
+            404 => classes::status(code::UNIMPLEMENTED),
+            429 | 502..=504 => classes::status(code::UNAVAILABLE),
+            _ => classes::status(code::UNKNOWN),
         });
     }
     match r.frame_error {
-        Some(FrameError::Oversized) => return Err(FailureClass::ResourceExhausted),
+        Some(FrameError::Oversized) => return Err(classes::status(code::RESOURCE_EXHAUSTED)),
         Some(_) => return Err(FailureClass::BadResponse),
         None => {}
     }
     match r.grpc_status {
         None => Err(FailureClass::BadResponse),
-        Some(code) => match FailureClass::grpc(code) {
+        Some(status) => match classes::of_status(status) {
             Some(class) => Err(class),
             None if r.undecodable => Err(FailureClass::BadResponse),
             None => Ok(()),
@@ -488,7 +489,7 @@ impl Session for GrpcSession {
                             self.drop_connection(step.target.slot);
                             Err(FailureClass::ConnectTimeout)
                         } else {
-                            Err(FailureClass::DeadlineExceeded)
+                            Err(classes::status(code::DEADLINE_EXCEEDED))
                         }
                     }
                 }

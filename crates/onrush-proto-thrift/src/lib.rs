@@ -17,6 +17,7 @@
 //! - the connection is TCP's (`onrush_proto_tcp::stream`): plain, or TLS for a `tls://`
 //!   target (as Apache Thrift's TSSLSocket), with the scenario's `http.tls`.
 
+pub mod classes;
 mod grammar;
 mod grammar_args;
 mod plan;
@@ -41,6 +42,7 @@ impl onrush_protocol::Protocol for Thrift {
     type Session = ThriftSession;
 
     fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        classes::register();
         grammars.add_section(std::sync::Arc::new(IdlSection))?;
         grammars.add(std::sync::Arc::new(ThriftGrammar))
     }

@@ -15,6 +15,7 @@ use onrush_thrift::value::{encode_call, EncodeError};
 use onrush_thrift::wire::{Encoder, WireError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::classes;
 use crate::plan::{ThriftPlan, ThriftStep};
 
 /// The header that names a declared exception's type, for `header` extractors and checks.
@@ -245,10 +246,8 @@ impl Session for ThriftSession {
                         exchange.responded = true;
                         exchange.record.failure = match outcome {
                             None | Some(Outcome::Success) => None,
-                            Some(Outcome::Exception(_)) => Some(FailureClass::ThriftException),
-                            Some(Outcome::Application(_)) => {
-                                Some(FailureClass::ThriftApplicationException)
-                            }
+                            Some(Outcome::Exception(_)) => Some(classes::exception()),
+                            Some(Outcome::Application(_)) => Some(classes::application_exception()),
                         };
                         self.set_exception(step, outcome);
                     }

@@ -18,6 +18,7 @@ use std::net::SocketAddr;
 
 use onrush_plan::Plan;
 
+pub mod classes;
 mod grammar;
 
 pub use grammar::{UdpGrammar, UdpSpec};
@@ -35,6 +36,7 @@ impl onrush_protocol::Protocol for Udp {
     type Session = UdpSession;
 
     fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        classes::no_reply();
         grammars.add(std::sync::Arc::new(UdpGrammar))
     }
 

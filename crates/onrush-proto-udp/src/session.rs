@@ -104,7 +104,7 @@ impl UdpSession {
         })
         .await;
         let n = match received {
-            Err(_elapsed) => return Err(FailureClass::NoReply),
+            Err(_elapsed) => return Err(crate::classes::no_reply()),
             Ok(n) => n.map_err(io_failure)?,
         };
         exchange.record.ttfb_us = Some(micros(started.elapsed()));
@@ -159,7 +159,7 @@ impl Session for UdpSession {
                 Ok(()) => exchange.responded = true,
                 Err(class) => {
                     exchange.record.failure = Some(class);
-                    if class != FailureClass::NoReply && class != FailureClass::BadResponse {
+                    if class != crate::classes::no_reply() && class != FailureClass::BadResponse {
                         // The socket's state is unknown (an ICMP error is sticky): a new one.
                         self.sockets[step.slot] = None;
                     }

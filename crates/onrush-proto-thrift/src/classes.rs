@@ -1,0 +1,48 @@
+//! Thrift's failure classes, this crate's: registered by name when the binary starts
+//! (`Thrift::register`), or on first use; a one-byte index either way.
+
+use std::sync::OnceLock;
+
+use onrush_protocol::FailureClass;
+
+static CLASSES: OnceLock<[FailureClass; 2]> = OnceLock::new();
+
+fn registered() -> &'static [FailureClass; 2] {
+    CLASSES.get_or_init(|| {
+        let register = |name, hint| {
+            FailureClass::register(name, hint).expect("Thrift's classes fit beside onrush's own")
+        };
+        [
+            register(
+                "thrift_exception",
+                "the Thrift server threw an exception the method declares: the service refused \
+                 the call (its `exception` header names the type, the body holds its fields); \
+                 check the arguments, or expect it with `on_failure: continue`",
+            ),
+            register(
+                "thrift_application_exception",
+                "the Thrift server answered with a TApplicationException: an unknown method \
+                 (is `call:` right, and `multiplexed:` as the server expects?), arguments it \
+                 could not read, or its handler failed; the body holds its message",
+            ),
+        ]
+    })
+}
+
+/// The server answered with an exception the method declares (`throws`); the exception's type
+/// name is the reply's `exception` header, its fields the JSON body.
+pub fn exception() -> FailureClass {
+    registered()[0]
+}
+
+/// The server answered with a `TApplicationException` (unknown method, wrong arguments, an
+/// internal error of the server's handler).
+pub fn application_exception() -> FailureClass {
+    registered()[1]
+}
+
+/// Registers both (the binary does it before any plan is read, so that `validate`, `merge`
+/// and `report` know their hints).
+pub fn register() {
+    registered();
+}
