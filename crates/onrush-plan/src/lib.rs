@@ -15,8 +15,6 @@
 //! .unwrap();
 //! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
 //! ```
-// The plan schema is one large `json!` literal (schema.rs).
-#![recursion_limit = "256"]
 
 use std::path::{Path, PathBuf};
 
