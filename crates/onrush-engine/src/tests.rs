@@ -1,7 +1,8 @@
 //! The engine driven through its protocol seam by a fake protocol, in-process: the closed and
 //! open drivers, dropped iterations, and the program's flow ops, with no network and no binary.
 //!
-//! The fake protocol compiles the plan's `get:` steps and answers each from its path alone:
+//! The fake protocol has its own step grammar, `get: PATH` (a template), and answers each
+//! step from its path alone:
 //! `/fail` fails (`http_5xx`), `/slow/N` takes N ms, `/busy/N` holds the worker thread N ms,
 //! anything else succeeds at once with the path
 //! as the body. Every exchange is logged as `(scenario, vu, path)` so that tests can see exactly
@@ -11,7 +12,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
+use onrush_plan::grammar::{CompiledStep, Grammars, Mapping, StepGrammar};
+use onrush_plan::{Check, Extract, OnFailure, Plan, PlanError, RenderContext, Step, Template};
 use onrush_protocol::{
     Exchange, FailureClass, Protocol, RequestStart, ResponseView, Session, StepSpec, Warmed,
 };
@@ -26,8 +28,42 @@ struct FakePlan {
     log: Log,
 }
 
+/// The fake protocol's step grammar: `- get: /path` (a template), metric `GET /path`.
+struct FakeGrammar;
+
+impl StepGrammar for FakeGrammar {
+    fn key(&self) -> &'static str {
+        "get"
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn example(&self) -> &'static str {
+        "{ get: /path }"
+    }
+    fn schema(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    fn compile(&self, step: &Mapping<'_>) -> Result<CompiledStep, PlanError> {
+        let path = step.required("get", "a path")?;
+        Ok(CompiledStep {
+            name: format!("GET {}", path.written().unwrap_or_default()),
+            spec: Box::new(path.template()?),
+        })
+    }
+}
+
+/// What a fake step keeps of the plan's.
+struct FakeRequest {
+    metric: usize,
+    path: Template,
+    extract: Vec<Extract>,
+    checks: Vec<Check>,
+    on_failure: OnFailure,
+}
+
 struct FakeStep {
-    plan: onrush_plan::RequestStep,
+    plan: FakeRequest,
     scenario: usize,
 }
 
@@ -71,8 +107,14 @@ impl Protocol for Fake {
         step: &Step,
     ) -> anyhow::Result<Option<FakeStep>> {
         Ok(match step {
-            Step::Request(r) => Some(FakeStep {
-                plan: r.clone(),
+            Step::Custom(c) => c.spec::<Template>().map(|path| FakeStep {
+                plan: FakeRequest {
+                    metric: c.metric,
+                    path: path.clone(),
+                    extract: c.extract.clone(),
+                    checks: c.checks.clone(),
+                    on_failure: c.on_failure,
+                },
                 scenario,
             }),
             _ => None,
@@ -164,13 +206,26 @@ fn run_plan(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)
 
 /// [`run_plan`], the log also holding a `(scenario, vu, "warm_up")` per VU warmed up.
 fn run_plan_with_warm_ups(yaml: &str, threads: usize) -> (RunOutcome, Vec<(usize, u64, String)>) {
-    let plan = onrush_plan::load_str("test.yaml", yaml, std::path::Path::new("."), &[])
-        .expect("the test plan loads");
+    let plan = load(yaml);
     let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
     let log = prepared.protocol.log.clone();
     let outcome = run(prepared, RunOptions::quiet(threads, "test")).expect("no files to write");
     let log = log.lock().unwrap().clone();
     (outcome, log)
+}
+
+/// `yaml` loaded with the fake protocol's grammar.
+fn load(yaml: &str) -> Plan {
+    let grammars = Grammars::only(FakeGrammar);
+    onrush_plan::load_str_with_grammars(
+        "test.yaml",
+        yaml,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        &grammars,
+    )
+    .expect("the test plan loads")
 }
 
 /// The paths VU `vu` of scenario 0 requested, in order.
@@ -622,13 +677,9 @@ fn a_process_that_joins_late_runs_the_rest_of_the_schedule_in_the_runs_seconds()
     // A spare agent taking over a lost segment at 1.5 s of a 3-s plan: the open model's
     // arrivals from 1.5 s on (300 of 600), the ramp's VUs as they are from 1.5 s on, nothing
     // of a scenario bounded by iterations; its seconds are the run's (1 and 2, not 0).
-    let plan = onrush_plan::load_str(
-        "test.yaml",
+    let plan = load(
         "target: http://127.0.0.1:9\nscenarios:\n  - name: open\n    load: { rate: 200/s, duration: 3s, max_vus: 20 }\n    steps:\n      - get: /o\n  - name: ramp\n    load: { stages: [ { vus: 4, over: 3s } ] }\n    steps:\n      - get: /r\n      - think: 100ms\n  - name: counted\n    load: { vus: 2, iterations: 5 }\n    steps:\n      - get: /c\n",
-        std::path::Path::new("."),
-        &[],
-    )
-    .expect("the test plan loads");
+    );
     let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
     let log = prepared.protocol.log.clone();
     let mut options = RunOptions::quiet(2, "test");

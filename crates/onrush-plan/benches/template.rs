@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use onrush_plan::{Body, RenderContext, Step, Template, Vars};
+use onrush_plan::{RenderContext, Template, Vars};
+use onrush_proto_http::{Body, RequestStep};
 
 /// Compiles `body` as the inline body of a request in a scenario that extracts `token` and `user`.
 fn body_template(body: &str) -> (Template, usize, usize) {
@@ -15,11 +16,18 @@ fn body_template(body: &str) -> (Template, usize, usize) {
         "target: builtin\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n      - get: /json\n        extract: {{ token: {{ jsonpath: \"$.token\" }}, user: {{ jsonpath: \"$.user.name\" }} }}\n      - post: /echo\n        body: {}\n",
         serde_json::to_string(body).unwrap()
     );
-    let p = onrush_plan::load_str("bench.yaml", &plan, Path::new("."), &[]).unwrap();
+    let grammars = onrush_protocols::grammars();
+    let p = onrush_plan::load_str_with_grammars(
+        "bench.yaml",
+        &plan,
+        Path::new("."),
+        &[],
+        &[],
+        grammars,
+    )
+    .unwrap();
     let s = &p.scenarios[0];
-    let Step::Request(r) = &s.steps[1] else {
-        unreachable!()
-    };
+    let r = RequestStep::of(&s.steps[1]).unwrap();
     let Body::Inline(t) = &r.body else {
         unreachable!()
     };

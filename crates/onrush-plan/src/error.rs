@@ -94,7 +94,7 @@ impl PlanError {
         self.inner.column
     }
 
-    /// The file name as given to `load`/`load_str`.
+    /// The file name as given to `load_with_grammars`/`load_str_with_grammars`.
     pub fn source_name(&self) -> &str {
         &self.inner.source
     }

@@ -5,12 +5,17 @@
 //! normalised, steps given metric ids. Every problem is a [`PlanError`] that names the file,
 //! line, column and field, says what was expected and, where possible, how to fix it.
 //!
+//! A plan's request steps are its protocols' (onrush-plan holds none): a plan is loaded with
+//! the step grammars of the binary's protocols, onrush's own being `onrush_protocols::grammars()`.
+//!
 //! ```
-//! let plan = onrush_plan::load_str(
+//! let plan = onrush_plan::load_str_with_grammars(
 //!     "plan.yaml",
 //!     "target: builtin\nscenarios:\n  - name: s\n    load: { vus: 2, iterations: 3 }\n    steps: [{ get: / }]\n",
 //!     std::path::Path::new("."),
 //!     &[],
+//!     &[],
+//!     onrush_protocols::grammars(),
 //! )
 //! .unwrap();
 //! assert_eq!(plan.scenarios[0].metrics[0].name, "GET /");
@@ -42,23 +47,10 @@ pub use onrush_threshold::{
 pub use schema::{json_schema, json_schema_with};
 pub use template::{RenderContext, Template, Unset, VarValue, Vars};
 
-/// Reads and compiles the plan file at `path`. `overrides` are `-D name=value` pairs.
-pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<Plan, PlanError> {
-    load_with_profiles(path, &[], overrides)
-}
-
-/// Like [`load`], with the plan's `profiles:` named in `profiles` applied in order first
-/// (`onrush run -P smoke,tls`); `overrides` apply after them.
-pub fn load_with_profiles(
-    path: &Path,
-    profiles: &[String],
-    overrides: &[(String, String)],
-) -> Result<Plan, PlanError> {
-    load_with_grammars(path, profiles, overrides, Grammars::none())
-}
-
-/// Like [`load_with_profiles`], with the step grammars of protocols onrush-plan does not hold
-/// (a binary that adds its own protocol passes them).
+/// Reads and compiles the plan file at `path` with the step grammars of the protocols the
+/// binary has (`onrush_protocols::grammars()` for onrush's own; onrush-plan holds none: a
+/// plan's request steps are all some protocol's). The plan's `profiles:` named in `profiles`
+/// apply in order first (`onrush run -P smoke,tls`), then `overrides` (`-D name=value`).
 pub fn load_with_grammars(
     path: &Path,
     profiles: &[String],
@@ -70,26 +62,8 @@ pub fn load_with_grammars(
     compile::compile(&name, &text, &base_dir, profiles, overrides, &env, grammars)
 }
 
-/// Like [`load_str`], with `profiles` applied first (see [`load_with_profiles`]).
-pub fn load_str_with_profiles(
-    source_name: &str,
-    text: &str,
-    base_dir: &Path,
-    profiles: &[String],
-    overrides: &[(String, String)],
-) -> Result<Plan, PlanError> {
-    load_str_with_grammars(
-        source_name,
-        text,
-        base_dir,
-        profiles,
-        overrides,
-        Grammars::none(),
-    )
-}
-
-/// Like [`load_str_with_profiles`], with the step grammars of protocols onrush-plan does not
-/// hold.
+/// Like [`load_with_grammars`], for plan text read elsewhere: `source_name` is what errors
+/// call it, `base_dir` what its relative paths start from.
 pub fn load_str_with_grammars(
     source_name: &str,
     text: &str,
@@ -186,37 +160,4 @@ fn read_plan(path: &Path) -> Result<(String, String, PathBuf), PlanError> {
         _ => PathBuf::from("."),
     };
     Ok((name, text, base_dir))
-}
-
-/// Compiles plan `text`. `source_name` is used in messages and as [`Plan::source`]; `base_dir`
-/// is where `body_file:` paths are resolved. Environment variables come from the process.
-pub fn load_str(
-    source_name: &str,
-    text: &str,
-    base_dir: &Path,
-    overrides: &[(String, String)],
-) -> Result<Plan, PlanError> {
-    load_str_with_env(source_name, text, base_dir, overrides, &|name| {
-        std::env::var(name).ok()
-    })
-}
-
-/// Like [`load_str`], with environment variables read through `env` instead of the process
-/// environment (for tests and embedding).
-pub fn load_str_with_env(
-    source_name: &str,
-    text: &str,
-    base_dir: &Path,
-    overrides: &[(String, String)],
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Plan, PlanError> {
-    compile::compile(
-        source_name,
-        text,
-        base_dir,
-        &[],
-        overrides,
-        env,
-        Grammars::none(),
-    )
 }

@@ -407,7 +407,18 @@ fn emit_into(node: &Node, indent: usize, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use crate::{load_str_with_profiles, Plan, PlanError};
+    use crate::{load_str_with_grammars, Grammars, Plan, PlanError};
+
+    fn load_str_with_profiles(
+        name: &str,
+        text: &str,
+        dir: &std::path::Path,
+        profiles: &[String],
+        overrides: &[(String, String)],
+    ) -> Result<Plan, PlanError> {
+        let grammars = Grammars::only(GetGrammar);
+        load_str_with_grammars(name, text, dir, profiles, overrides, &grammars)
+    }
 
     const PLAN: &str = r#"
 target: http://127.0.0.1:8080
@@ -554,8 +565,44 @@ scenarios:
             printed.contains("target: http://127.0.0.1:9090"),
             "{printed}"
         );
-        let again = crate::load_str("printed.yaml", &printed, std::path::Path::new("."), &[])
-            .unwrap_or_else(|e| panic!("{e}\n{printed}"));
+        let grammars = crate::Grammars::only(GetGrammar);
+        let again = crate::load_str_with_grammars(
+            "printed.yaml",
+            &printed,
+            std::path::Path::new("."),
+            &[],
+            &[],
+            &grammars,
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{printed}"));
         assert_eq!(again.scenarios[0].load.max_vus(), 1);
+    }
+
+    /// `get: PATH`, as the HTTP step is written (its grammar is onrush-proto-http's).
+    struct GetGrammar;
+
+    impl crate::StepGrammar for GetGrammar {
+        fn key(&self) -> &'static str {
+            "get"
+        }
+        fn keys(&self) -> &'static [&'static str] {
+            &[]
+        }
+        fn example(&self) -> &'static str {
+            "{ get: / }"
+        }
+        fn schema(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn compile(
+            &self,
+            step: &crate::grammar::Mapping<'_>,
+        ) -> Result<crate::grammar::CompiledStep, crate::PlanError> {
+            let path = step.required("get", "a path")?;
+            Ok(crate::grammar::CompiledStep {
+                name: format!("GET {}", path.written().unwrap_or_default()),
+                spec: Box::new(path.template()?),
+            })
+        }
     }
 }

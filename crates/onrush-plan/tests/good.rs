@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use common::{load, load_env, ok, scenario, EXAMPLE};
 use onrush_plan::*;
+use onrush_proto_http::{Body, RequestStep};
 
-fn requests(steps: &[Step]) -> Vec<&RequestStep> {
+fn requests(steps: &[Step]) -> Vec<RequestStep> {
     let mut out = Vec::new();
     for s in steps {
         match s {
-            Step::Request(r) => out.push(r),
+            Step::Custom(_) => out.extend(RequestStep::of(s)),
             Step::Loop { steps, .. } => out.extend(requests(steps)),
             Step::Think { .. } => {}
             _ => {}
@@ -138,7 +139,15 @@ fn real_process_environment() {
     // A variable name used by no other test, so setting it cannot race with them.
     std::env::set_var("ONRUSH_PLAN_TEST_REAL_ENV_PORT_4d1c", "7777");
     let text = EXAMPLE.replace("${PORT:-8080}", "${ONRUSH_PLAN_TEST_REAL_ENV_PORT_4d1c}");
-    let plan = onrush_plan::load_str("plan.yaml", &text, Path::new("."), &[]).unwrap();
+    let plan = onrush_plan::load_str_with_grammars(
+        "plan.yaml",
+        &text,
+        Path::new("."),
+        &[],
+        &[],
+        common::grammars(),
+    )
+    .unwrap();
     let Target::Url(u) = &plan.target else {
         panic!()
     };
@@ -148,14 +157,18 @@ fn real_process_environment() {
 #[test]
 fn example_files_load() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let basic = onrush_plan::load(&dir.join("basic.yaml"), &[]).unwrap();
+    let basic =
+        onrush_plan::load_with_grammars(&dir.join("basic.yaml"), &[], &[], common::grammars())
+            .unwrap();
     assert_eq!(basic.name, "basic");
     assert_eq!(
         std::fs::read_to_string(dir.join("basic.yaml")).unwrap(),
         EXAMPLE,
         "examples/basic.yaml is the issue's example"
     );
-    let quick = onrush_plan::load(&dir.join("quickstart.yaml"), &[]).unwrap();
+    let quick =
+        onrush_plan::load_with_grammars(&dir.join("quickstart.yaml"), &[], &[], common::grammars())
+            .unwrap();
     assert_eq!(quick.target, Target::Builtin);
     assert_eq!(quick.scenarios.len(), 2);
     assert!(matches!(
@@ -479,7 +492,7 @@ fn escape_dollar_brace() {
     ));
     let s = &p.scenarios[0];
     assert_eq!(s.metrics[0].name, "cost ${price}");
-    let Step::Request(r) = &s.steps[0] else {
+    let Some(r) = RequestStep::of(&s.steps[0]) else {
         panic!()
     };
     let Body::Inline(b) = &r.body else { panic!() };
@@ -640,7 +653,7 @@ fn yaml_anchors_and_merge_keys() {
     let text = "target: builtin\nscenarios:\n  - name: a\n    load: &load { vus: 2, iterations: 3 }\n    steps: &steps [{ get: / }]\n  - name: b\n    load: *load\n    steps:\n      - <<: { headers: { X-A: a } }\n        get: /b\n";
     let p = ok(text);
     assert_eq!(p.scenarios[1].load, p.scenarios[0].load);
-    let Step::Request(r) = &p.scenarios[1].steps[0] else {
+    let Some(r) = RequestStep::of(&p.scenarios[1].steps[0]) else {
         panic!()
     };
     assert_eq!(r.headers.len(), 1);
@@ -681,9 +694,10 @@ fn load_from_a_path_resolves_body_files_next_to_the_plan() {
         "target: builtin\nscenarios: [{ name: s, load: { vus: 1, iterations: 1 }, steps: [{ post: /o, body_file: bodies/order.json }] }]\n",
     )
     .unwrap();
-    let p = onrush_plan::load(&dir.join("shop.yaml"), &[]).unwrap();
+    let p = onrush_plan::load_with_grammars(&dir.join("shop.yaml"), &[], &[], common::grammars())
+        .unwrap();
     assert_eq!(p.name, "shop");
-    let Step::Request(r) = &p.scenarios[0].steps[0] else {
+    let Some(r) = RequestStep::of(&p.scenarios[0].steps[0]) else {
         panic!()
     };
     assert_eq!(r.body, Body::File(dir.join("bodies/order.json")));

@@ -104,11 +104,13 @@ fn errors_in_a_registered_step_name_the_file_line_and_field() {
     assert_eq!(e.line(), Some(5));
     assert!(e.to_string().contains("kv: 127.0.0.1:7000"), "{e}");
     // Without the grammar the key is unknown, and the message says which steps exist.
-    let e = onrush_plan::load_str(
+    let e = onrush_plan::load_str_with_grammars(
         "plan.yaml",
         "scenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - { kv: 127.0.0.1:7000, get: k }\n",
         Path::new("."),
         &[],
+        &[],
+        onrush_plan::Grammars::none(),
     )
     .unwrap_err();
     assert!(e.to_string().contains("unknown step `kv`"), "{e}");
@@ -137,15 +139,18 @@ fn grammars_refuse_onrush_keys_and_duplicates() {
     }
     let mut g = grammars();
     assert!(g
-        .add(Arc::new(Named("get")))
+        .add(Arc::new(Named("loop")))
         .unwrap_err()
         .contains("onrush's own"));
-    // A built-in protocol's key is its grammar's: a second protocol cannot take it.
+    // A built-in protocol's key is its grammar's (HTTP's methods too): a second protocol
+    // cannot take it.
     let mut built_in = crate::common::grammars().clone();
-    assert!(built_in
-        .add(Arc::new(Named("tcp")))
-        .unwrap_err()
-        .contains("two protocols"));
+    for key in ["tcp", "get", "post", "method"] {
+        assert!(built_in
+            .add(Arc::new(Named(key)))
+            .unwrap_err()
+            .contains("two protocols"));
+    }
     assert!(g
         .add(Arc::new(Named("kv")))
         .unwrap_err()

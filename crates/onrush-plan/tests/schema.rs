@@ -94,13 +94,13 @@ fn schema_is_valid_json_and_describes_every_key() {
         "path",
     ] {
         assert!(
-            props("/definitions/request/properties").contains(&key.to_string()),
+            props("/definitions/get/properties").contains(&key.to_string()),
             "{key}"
         );
     }
     assert_eq!(
         schema
-            .pointer("/definitions/request/oneOf")
+            .pointer("/definitions/get/oneOf")
             .unwrap()
             .as_array()
             .unwrap()
@@ -257,8 +257,14 @@ fn threshold_pattern_accepts_the_documented_forms() {
             "target: builtin\nthresholds: [\"{}\"]\nscenarios: [{{ name: s, load: {{ vus: 1, iterations: 1 }}, steps: [{{ name: home, get: / }}] }}]\n",
             e.as_str().unwrap()
         );
-        if let Err(err) = onrush_plan::load_str("plan.yaml", &text, std::path::Path::new("."), &[])
-        {
+        if let Err(err) = onrush_plan::load_str_with_grammars(
+            "plan.yaml",
+            &text,
+            std::path::Path::new("."),
+            &[],
+            &[],
+            common::grammars(),
+        ) {
             panic!("schema example {e} does not load:\n{err}");
         }
     }
@@ -376,19 +382,23 @@ fn new_keys_are_described() {
         json!(["continue", "next_iteration", "stop_vu", "stop_test"])
     );
 
-    // request: bodies, auth, extract, check
-    let request = &schema["definitions"]["request"];
+    // The HTTP request step (onrush-proto-http's grammar, under its key): bodies, auth,
+    // extract, check.
+    let request = &schema["definitions"]["get"];
     assert_eq!(
         sorted_keys(&request["dependencies"]),
         ["body", "body_file", "body_template", "form", "multipart"]
     );
     assert_eq!(
-        keys("/definitions/multipart_file/properties"),
+        keys("/definitions/get/properties/multipart/additionalProperties/anyOf/1/properties"),
         ["content_type", "file", "filename"]
     );
-    assert_eq!(keys("/definitions/auth/properties"), ["basic", "bearer"]);
     assert_eq!(
-        keys("/definitions/auth/properties/basic/properties"),
+        keys("/definitions/get/properties/auth/properties"),
+        ["basic", "bearer"]
+    );
+    assert_eq!(
+        keys("/definitions/get/properties/auth/properties/basic/properties"),
         ["password", "user"]
     );
     assert_eq!(
@@ -460,7 +470,7 @@ fn new_keys_are_described() {
         .collect();
     kinds.sort_unstable();
     let mut expected = [
-        "#/definitions/request",
+        "#/definitions/get",
         "#/definitions/think",
         "#/definitions/loop",
         "#/definitions/group",

@@ -5,7 +5,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::{ok, scenario};
-use onrush_plan::{Body, RenderContext, Step, Template, Vars};
+use onrush_plan::{RenderContext, Template, Vars};
+use onrush_proto_http::{Body, RequestStep};
 
 /// Counts allocations made by the current thread.
 struct Counting;
@@ -41,7 +42,7 @@ fn body_template() -> Template {
         "{ vus: 1, iterations: 1 }",
         r#"[{ post: "/users/${vu}/orders?n=${iteration}", body: '{"user": ${vu}, "iteration": ${iteration}, "note": "x"}' }]"#,
     ));
-    let Step::Request(r) = &p.scenarios[0].steps[0] else {
+    let Some(r) = RequestStep::of(&p.scenarios[0].steps[0]) else {
         panic!()
     };
     let Body::Inline(b) = &r.body else { panic!() };

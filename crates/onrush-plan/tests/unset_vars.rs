@@ -3,7 +3,8 @@
 use crate::common;
 
 use common::load_env;
-use onrush_plan::{Body, Step, UnsetVar};
+use onrush_plan::UnsetVar;
+use onrush_proto_http::{Body, RequestStep};
 
 fn plan(vars: &str, steps: &str) -> String {
     format!("target: http://127.0.0.1:8080\nvars:\n{vars}scenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps: {steps}\n")
@@ -24,7 +25,7 @@ fn an_unset_variable_is_empty_in_requests_and_listed_for_the_run() {
         }]
     );
     assert_eq!(p.vars["token"], "");
-    let Step::Request(r) = &p.scenarios[0].steps[0] else {
+    let Some(r) = RequestStep::of(&p.scenarios[0].steps[0]) else {
         panic!()
     };
     let Body::Inline(body) = &r.body else {
@@ -93,7 +94,7 @@ fn functions_in_vars_are_computed_once_at_load() {
     assert!((1..=9).contains(&p.vars["pick"].parse::<u32>().unwrap()));
     assert!((1..=5).contains(&p.vars["upto"].parse::<u32>().unwrap()));
     assert_eq!(p.vars["tag"].len(), "run-".len() + 40);
-    let Step::Request(r) = &p.scenarios[0].steps[0] else {
+    let Some(r) = RequestStep::of(&p.scenarios[0].steps[0]) else {
         panic!()
     };
     assert!(r.path.to_string().contains(run_id.as_str()));

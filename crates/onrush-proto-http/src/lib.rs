@@ -5,6 +5,8 @@
 //!
 //! | file | job |
 //! |---|---|
+//! | `grammar.rs` | how a request step is written in a plan (`- { post: /orders, body: ... }`): its keys, errors and hints; bodies and `auth` in `grammar_body.rs`, its JSON Schema in `schema.rs` |
+//! | `request.rs` | the request step as the plan wrote it ([`HttpRequest`]) and as a session runs it ([`RequestStep`]) |
 //! | `plan.rs` | what is resolved once per run: targets, each scenario's `http:` settings and TLS client |
 //! | `target.rs` | a target (address, `Host`, TLS name) and the plan's list of them |
 //! | `step.rs` | a request step compiled once (constant headers preformatted, a request that never changes encoded, what to keep decided) |
@@ -20,10 +22,14 @@
 mod capture;
 mod classify;
 mod connect;
+mod grammar;
+mod grammar_body;
 mod plan;
 mod pool;
 mod redirect;
 mod render;
+mod request;
+mod schema;
 mod session;
 mod step;
 mod target;
@@ -32,13 +38,15 @@ mod tls_stream;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use onrush_plan::{Plan, RequestStep};
+use onrush_plan::Plan;
 
 pub use classify::classify;
 pub use connect::alpn_for;
+pub use grammar::HttpGrammar;
 pub use onrush_http1::cookies::CookieJar;
 pub use plan::{session_mode, tls_options, HttpPlan, ScenarioHttp};
 pub use pool::{ConnectionPool, Lease};
+pub use request::{Body, HttpRequest, MultipartField, RequestStep};
 pub use session::HttpSession;
 pub use step::HttpStep;
 pub use target::{HttpTarget, Targets};
@@ -66,6 +74,10 @@ impl onrush_protocol::Protocol for Http {
     type Worker = Rc<ConnectionPool>;
     type Session = HttpSession;
 
+    fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        grammars.add(std::sync::Arc::new(HttpGrammar))
+    }
+
     fn prepare(plan: &Plan, builtin: Option<SocketAddr>) -> anyhow::Result<HttpPlan> {
         HttpPlan::new(plan, builtin)
     }
@@ -76,9 +88,9 @@ impl onrush_protocol::Protocol for Http {
         scenario: usize,
         step: &onrush_plan::Step,
     ) -> anyhow::Result<Option<HttpStep>> {
-        match step {
-            onrush_plan::Step::Request(request) => state.compile(plan, scenario, request).map(Some),
-            _ => Ok(None),
+        match RequestStep::of(step) {
+            Some(request) => state.compile(plan, scenario, &request).map(Some),
+            None => Ok(None),
         }
     }
 

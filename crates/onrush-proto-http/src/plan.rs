@@ -4,10 +4,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::Context;
+
+use crate::request::RequestStep;
 use onrush_http1::{ClientIdentity, SessionMode, TlsClient, TlsOptions, TlsVersion};
 use onrush_plan::{
-    CloseMode, ConnectionScope, CookieMode, HttpVersion, Plan, RequestStep, Target, TlsSessionMode,
-    TlsSettings, TlsVersionSetting,
+    CloseMode, ConnectionScope, CookieMode, HttpVersion, Plan, Target, TlsSessionMode, TlsSettings,
+    TlsVersionSetting,
 };
 
 use crate::step::HttpStep;

@@ -1,8 +1,9 @@
 //! Rendering a request step's templates into reused buffers: per request in a session, and
 //! once, when a step is compiled, for a request that never changes ([`crate::step`]).
 
+use crate::request::Body;
 use onrush_http1 as http1;
-use onrush_plan::{Body, RenderContext, Unset};
+use onrush_plan::{RenderContext, Unset};
 
 use crate::step::HttpStep;
 

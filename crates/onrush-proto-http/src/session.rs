@@ -8,10 +8,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::request::Body;
 use onrush_http1::cookies::CookieJar;
 use onrush_http1::{self as http1, AnyConnection, Decompress};
 use onrush_http2::H2Settings;
-use onrush_plan::{Body, CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
+use onrush_plan::{CloseMode, ConnectionScope, CookieMode, HttpVersion, RenderContext};
 use onrush_protocol::turn;
 use onrush_protocol::{
     within, Exchange, FailureClass, Moment, RequestRecord, RequestStart, RequestTimer,

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use onrush_plan::{RenderContext, Step, Vars};
+use onrush_plan::{RenderContext, Vars};
 use onrush_protocol::{RequestStart, Session};
 use tokio::runtime::Runtime;
 
@@ -63,14 +63,23 @@ fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
 
 /// The plan's steps compiled, and a session of VU 1.
 fn compile(yaml: &str) -> (Vec<HttpStep>, HttpSession) {
-    let plan = onrush_plan::load_str("t", yaml, std::path::Path::new("."), &[]).unwrap();
+    let grammars = onrush_plan::Grammars::only(crate::HttpGrammar);
+    let plan = onrush_plan::load_str_with_grammars(
+        "t",
+        yaml,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        &grammars,
+    )
+    .unwrap();
     let mut http = HttpPlan::new(&plan, None).unwrap();
     let steps = plan.scenarios[0]
         .steps
         .iter()
-        .map(|s| match s {
-            Step::Request(r) => http.compile(&plan, 0, r).unwrap(),
-            _ => panic!("a request step"),
+        .map(|s| match crate::RequestStep::of(s) {
+            Some(r) => http.compile(&plan, 0, &r).unwrap(),
+            None => panic!("a request step"),
         })
         .collect();
     let pool = Rc::new(ConnectionPool::new(http.targets.len(), 1));

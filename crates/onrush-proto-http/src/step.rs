@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use onrush_http1 as http1;
 use onrush_plan::{
-    Body, Check, CheckKind, CloseMode, CookieMode, Extract, HashAlgorithm, HttpSettings,
-    HttpVersion, MultipartField, OnFailure, RenderContext, RequestStep,
+    Check, CheckKind, CloseMode, CookieMode, Extract, HashAlgorithm, HttpSettings, HttpVersion,
+    OnFailure, RenderContext,
 };
 use onrush_protocol::StepSpec;
 
 use crate::render::RequestParts;
+use crate::request::{Body, MultipartField, RequestStep};
 use crate::target::HttpTarget;
 
 /// A request step ready to run: the plan's step, its target resolved, its settings fixed.

@@ -18,11 +18,13 @@
 //!   test case per threshold for CI.
 //!
 //! ```
-//! let plan = onrush_plan::load_str(
+//! let plan = onrush_plan::load_str_with_grammars(
 //!     "plan.yaml",
 //!     "target: builtin\nthresholds: [\"p99 < 100ms\", \"failure_rate < 1%\"]\nscenarios:\n  - { name: s, load: { vus: 1, iterations: 1 }, steps: [{ get: / }] }\n",
 //!     std::path::Path::new("."),
 //!     &[],
+//!     &[],
+//!     onrush_protocols::grammars(),
 //! )
 //! .unwrap();
 //! # use onrush_metrics::*;

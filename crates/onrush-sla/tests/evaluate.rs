@@ -353,7 +353,15 @@ fn scenario_level_thresholds_and_all_thresholds() {
         "    load: { vus: 2, iterations: 10 }\n",
         "    load: { vus: 2, iterations: 10 }\n    thresholds: [\"p99 < 1s\", \"cart: p50 < 1ms\"]\n",
     );
-    let plan = onrush_plan::load_str("plan.yaml", &text, std::path::Path::new("."), &[]).unwrap();
+    let plan = onrush_plan::load_str_with_grammars(
+        "plan.yaml",
+        &text,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    )
+    .unwrap();
     let res = evaluate(&plan.all_thresholds(), &r.summary, None);
     assert_eq!(res.len(), 2);
     assert_eq!(res[0].scope, "scenario closed");

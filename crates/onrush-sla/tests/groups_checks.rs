@@ -31,7 +31,14 @@ fn load(thresholds: &[&str]) -> Plan {
         .map(|t| format!("  - \"{t}\"\n"))
         .collect();
     let text = PLAN.replace("scenarios:\n", &format!("thresholds:\n{list}scenarios:\n"));
-    match onrush_plan::load_str("plan.yaml", &text, Path::new("."), &[]) {
+    match onrush_plan::load_str_with_grammars(
+        "plan.yaml",
+        &text,
+        Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    ) {
         Ok(p) => p,
         Err(e) => panic!("{e}\n--- plan:\n{text}"),
     }

@@ -3,7 +3,8 @@
 //! body is written as a JSON string, which is also a YAML double-quoted scalar, so every
 //! input reaches the template parser whatever characters it holds.
 
-use onrush_plan::{Body, RenderContext, Step, Vars};
+use onrush_plan::{RenderContext, Vars};
+use onrush_proto_http::{Body, RequestStep};
 
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -21,7 +22,7 @@ pub fn run(data: &[u8]) {
         return;
     };
     let scenario = &plan.scenarios[0];
-    let Some(Step::Request(r)) = scenario.steps.get(1) else {
+    let Some(r) = scenario.steps.get(1).and_then(RequestStep::of) else {
         return;
     };
     let Body::Inline(t) = &r.body else {

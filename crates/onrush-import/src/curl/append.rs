@@ -151,7 +151,15 @@ mod tests {
         let out = append(PLAN, &step(), Some("two")).unwrap();
         assert!(out.contains("    - get: /c\n    # appended by `onrush import curl`\n    - get: \"/new\"\nthresholds"), "{out}");
         for text in [PLAN, &out] {
-            onrush_plan::load_str("p.yaml", text, std::path::Path::new("."), &[]).unwrap();
+            onrush_plan::load_str_with_grammars(
+                "p.yaml",
+                text,
+                std::path::Path::new("."),
+                &[],
+                &[],
+                onrush_protocols::grammars(),
+            )
+            .unwrap();
         }
     }
 

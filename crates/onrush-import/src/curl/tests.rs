@@ -5,8 +5,15 @@ use super::*;
 fn step(cmd: &str) -> (String, CurlImport) {
     let out = import_curl(&[cmd.to_string()]).unwrap();
     let plan = out.plan_yaml("test");
-    onrush_plan::load_str("curl.yaml", &plan, std::path::Path::new("."), &[])
-        .unwrap_or_else(|e| panic!("{e}\n{plan}"));
+    onrush_plan::load_str_with_grammars(
+        "curl.yaml",
+        &plan,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{plan}"));
     (plan, out)
 }
 

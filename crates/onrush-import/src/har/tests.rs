@@ -7,8 +7,15 @@ const CHROME: &str = include_str!("testdata/chrome-h2-login.har");
 fn import(options: &HarOptions) -> HarImport {
     let out = import_har(CHROME, options).unwrap();
     // Every plan the importer writes loads.
-    onrush_plan::load_str("imported.yaml", &out.yaml, std::path::Path::new("."), &[])
-        .unwrap_or_else(|e| panic!("{e}\n{}", out.yaml));
+    onrush_plan::load_str_with_grammars(
+        "imported.yaml",
+        &out.yaml,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", out.yaml));
     out
 }
 
@@ -117,7 +124,15 @@ fn templates_in_recorded_text_stay_literal() {
     assert_ne!(har, CHROME);
     let out = import_har(&har, &HarOptions::default()).unwrap();
     assert!(out.yaml.contains("$${book}"), "{}", out.yaml);
-    onrush_plan::load_str("p.yaml", &out.yaml, std::path::Path::new("."), &[]).unwrap();
+    onrush_plan::load_str_with_grammars(
+        "p.yaml",
+        &out.yaml,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -139,8 +154,15 @@ const CHROMIUM: &str = include_str!("testdata/chromium-shop.har");
 fn a_real_chromium_recording_replays_its_tokens_and_ids() {
     let out = import_har(CHROMIUM, &HarOptions::default()).unwrap();
     let y = &out.yaml;
-    onrush_plan::load_str("chromium.yaml", y, std::path::Path::new("."), &[])
-        .unwrap_or_else(|e| panic!("{e}\n{y}"));
+    onrush_plan::load_str_with_grammars(
+        "chromium.yaml",
+        y,
+        std::path::Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{y}"));
     assert_eq!(out.report.kept, 6, "{y}");
     let skipped: Vec<(usize, &str)> = out
         .report

@@ -5,7 +5,7 @@ use super::steps::Build;
 use super::Ctx;
 use crate::error::PlanError;
 use crate::grammar::{Mapping, StepGrammar, COMMON_KEYS};
-use crate::yaml::Node;
+use crate::yaml::{Kind, Node};
 use crate::{CustomStep, Step};
 
 impl Ctx<'_> {
@@ -19,6 +19,7 @@ impl Ctx<'_> {
         grammar: &dyn StepGrammar,
         node: &Node,
         path: &str,
+        base: &str,
         m: &mut Build,
     ) -> Result<Step, PlanError> {
         let key = grammar.key();
@@ -27,7 +28,21 @@ impl Ctx<'_> {
             .chain(grammar.keys().iter().copied())
             .chain(COMMON_KEYS)
             .collect();
+        if let Kind::Map(entries) = &node.kind {
+            for (k, _) in entries {
+                let text = k.as_scalar().map_or("", |s| s.text.as_str());
+                if allowed.contains(&text) {
+                    continue;
+                }
+                if let Some((message, hint)) = grammar.explain_unknown(text) {
+                    return Err(self
+                        .err(k, &format!("{path}.{text}"), message)
+                        .with_hint(hint));
+                }
+            }
+        }
         let step = Mapping::new(self, self.map(node, path, &allowed)?);
+        self.step_base.replace(base.to_string());
         let f = step.fields();
         let timeout = self.step_timeout(f)?;
         let name = match f.get("name") {
@@ -44,7 +59,7 @@ impl Ctx<'_> {
         let metric = m.id(name.unwrap_or(compiled.name));
         let outcome = self.step_outcome(f, metric, m)?;
         Ok(Step::Custom(CustomStep::new(
-            key,
+            grammar.protocol(),
             metric,
             timeout,
             outcome,

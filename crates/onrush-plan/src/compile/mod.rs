@@ -39,6 +39,7 @@ use thresholds::ScopeNames;
 pub use endpoint::split_host_port;
 pub(crate) use endpoint::{parse_hex, stream_target};
 pub use unset::UnsetVar;
+pub use url::{split_url, UrlError};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.
@@ -91,6 +92,7 @@ pub(crate) fn compile(
         files: RefCell::new(std::collections::BTreeSet::new()),
         sections: Vec::new(),
         scenario_memory: RefCell::new(HashMap::new()),
+        step_base: RefCell::default(),
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -359,8 +361,8 @@ pub(crate) fn compile(
 pub(crate) struct Ctx<'a> {
     /// The step grammars of protocols onrush-plan does not hold (`Step::Custom`).
     grammars: &'a crate::Grammars,
-    /// The plan has no `target:`: an HTTP step must give a full URL.
-    no_target: bool,
+    /// The plan has no `target:`: a step must give a full URL.
+    pub(crate) no_target: bool,
     source: &'a str,
     text: &'a str,
     base_dir: &'a Path,
@@ -387,6 +389,9 @@ pub(crate) struct Ctx<'a> {
     /// What grammars remember across the steps of the scenario being compiled, one value per
     /// type (`grammar::Mapping::scenario_memory`); emptied when a scenario's steps start.
     pub(crate) scenario_memory: RefCell<HashMap<std::any::TypeId, Box<dyn std::any::Any>>>,
+    /// The base path of the target the step being compiled sends to (`/api` of
+    /// `target: http://host/api`), for [`Mapping::target_base`](crate::grammar::Mapping::target_base).
+    pub(crate) step_base: RefCell<String>,
 }
 
 /// The variables marked `${unset(...)}` themselves (not those unset through them), by name.
@@ -441,7 +446,7 @@ impl<'n> Fields<'n> {
 }
 
 /// A `${...}` expansion: literal text and per-request slots.
-pub(crate) enum Part {
+pub enum Part {
     Lit(String),
     /// A built-in (`vu`, `iteration`).
     Slot(&'static str),

@@ -1,22 +1,21 @@
-//! The parts of a request step beyond method, path and headers: bodies (`body`, `body_file`,
-//! `body_template`, `form`, `multipart`), `query`, `auth`, `extract`, `check`, `on_failure`.
+//! What every request step (of any protocol) may have beyond its own keys: `extract`, `check`,
+//! `on_failure`; and the plan's files (`plan_file`, a file compiled as a template), and
+//! `name: value` mappings of templates, which protocols' grammars read.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::steps::Build;
-use super::{to_template, Ctx, Fields};
+use super::{Ctx, Fields};
 use crate::error::PlanError;
-use crate::template::{Builder, Func, Transform};
 use crate::units;
 use crate::yaml::{Kind, Node};
 use crate::{
-    Body, Check, CheckKind, Extract, ExtractSource, HashAlgorithm, MultipartField, Occurrence,
-    OnFailure, Shared, Template, ValueExpect,
+    Check, CheckKind, Extract, ExtractSource, HashAlgorithm, Occurrence, OnFailure, Shared,
+    Template, ValueExpect,
 };
 
-const BODY_KEYS: [&str; 5] = ["body", "body_file", "body_template", "form", "multipart"];
 const EXTRACT_KINDS: [&str; 9] = [
     "boundary", "regex", "jsonpath", "css", "xpath", "header", "cookie", "status", "url",
 ];
@@ -64,31 +63,6 @@ const CHECK_KEYS: [&str; 14] = [
 ];
 
 impl Ctx<'_> {
-    /// The request body from whichever of the body keys is given (at most one).
-    pub(super) fn request_body(&self, f: &Fields) -> Result<Body, PlanError> {
-        let Some(key) = self.at_most_one(
-            f,
-            &BODY_KEYS,
-            "body per request",
-            "keep `body:` for an inline body, or one of `body_file`, `body_template`, `form`, `multipart`",
-        )?
-        else {
-            return Ok(Body::None);
-        };
-        let node = f.get(key).expect("present");
-        let field = f.child(key);
-        if node.is_null() {
-            return Ok(Body::None);
-        }
-        Ok(match key {
-            "body" => Body::Inline(self.template(node, &field)?),
-            "body_file" => Body::File(self.plan_file(node, &field, "the body")?),
-            "body_template" => Body::Inline(self.template_file(node, &field)?),
-            "form" => Body::Form(self.pairs(node, &field, "form field")?),
-            _ => Body::Multipart(self.multipart(node, &field)?),
-        })
-    }
-
     /// A file path relative to the plan's directory that must exist.
     pub(crate) fn plan_file(
         &self,
@@ -123,7 +97,7 @@ impl Ctx<'_> {
 
     /// `body_template: FILE`: the file's text compiled as a template; errors in it name the
     /// file and its line.
-    fn template_file(&self, node: &Node, field: &str) -> Result<Template, PlanError> {
+    pub(crate) fn template_file(&self, node: &Node, field: &str) -> Result<Template, PlanError> {
         let path = self.plan_file(node, field, "a body template")?;
         let bytes = std::fs::read(&path)
             .map_err(|e| self.err(node, field, format!("cannot read {}: {e}", path.display())))?;
@@ -156,6 +130,7 @@ impl Ctx<'_> {
             files: RefCell::new(std::collections::BTreeSet::new()),
             sections: Vec::new(),
             scenario_memory: RefCell::default(),
+            step_base: RefCell::default(),
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
@@ -166,7 +141,7 @@ impl Ctx<'_> {
     }
 
     /// A mapping of names to template values (`form:`, `query:`), in file order.
-    pub(super) fn pairs(
+    pub(crate) fn pairs(
         &self,
         node: &Node,
         path: &str,
@@ -197,97 +172,6 @@ impl Ctx<'_> {
             out.push((name, value));
         }
         Ok(out)
-    }
-
-    fn multipart(&self, node: &Node, path: &str) -> Result<Vec<MultipartField>, PlanError> {
-        let Kind::Map(entries) = &node.kind else {
-            return Err(self
-                .err(node, path, format!("expected a mapping of field names to values or files, found {}", node.describe()))
-                .with_hint("e.g. `multipart: { title: report, upload: { file: data.bin, content_type: application/octet-stream } }`"));
-        };
-        let mut out = Vec::with_capacity(entries.len());
-        for (k, v) in entries {
-            let key = &k.as_scalar().expect("keys are scalars").text;
-            let field = format!("{path}.{key}");
-            let name = self.string(k, &field)?;
-            if let Kind::Map(_) = v.kind {
-                let f = self.map(v, &field, &["file", "filename", "content_type"])?;
-                let file_node = self.required(&f, "file", "the path of the file to upload")?;
-                let file = self.plan_file(file_node, &f.child("file"), "a multipart file")?;
-                let filename = match f.get("filename") {
-                    Some(n) => self.string(n, &f.child("filename"))?,
-                    None => file
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| "file".into()),
-                };
-                let content_type = match f.get("content_type") {
-                    Some(c) => self.string(c, &f.child("content_type"))?,
-                    None => "application/octet-stream".into(),
-                };
-                if filename.contains(['"', '\r', '\n']) || content_type.contains(['\r', '\n']) {
-                    return Err(self.err(v, &field, "the file name or content type contains a quote or a line break; expected plain text"));
-                }
-                out.push(MultipartField::File {
-                    name,
-                    path: file,
-                    filename,
-                    content_type,
-                });
-            } else {
-                let value = if v.is_null() {
-                    Template::constant("")
-                } else {
-                    self.template(v, &field)?
-                };
-                out.push(MultipartField::Text { name, value });
-            }
-        }
-        Ok(out)
-    }
-
-    /// `auth: { basic: { user, password } }` or `auth: { bearer: TOKEN }` → an Authorization
-    /// header template.
-    pub(super) fn auth(&self, node: &Node, path: &str) -> Result<Template, PlanError> {
-        let hint = "write `auth: { basic: { user: alice, password: \"${password}\" } }` or `auth: { bearer: \"${token}\" }`";
-        let f = self
-            .map(node, path, &["basic", "bearer"])
-            .map_err(|e| e.with_hint(hint))?;
-        match (f.get("basic"), f.get("bearer")) {
-            (Some(b), None) => {
-                let bf = self.map(b, &f.child("basic"), &["user", "password"])?;
-                let user = self.required(&bf, "user", "the user name")?;
-                let password = self.required(&bf, "password", "the password")?;
-                let user = self.expand(user, &bf.child("user"))?;
-                let password = self.expand(password, &bf.child("password"))?;
-                let mut parts = user;
-                parts.push(super::Part::Lit(":".into()));
-                parts.extend(password);
-                let credentials = to_template(parts, "user:password");
-                let mut b = Builder::default();
-                b.literal("Basic ");
-                match credentials.constant_bytes() {
-                    Some(c) => {
-                        let mut out = Vec::new();
-                        Transform::Base64.apply(c, &mut out);
-                        b.literal(std::str::from_utf8(&out).expect("base64 is ASCII"));
-                    }
-                    None => b.func(Func::Apply {
-                        transform: Transform::Base64,
-                        arg: credentials,
-                    }),
-                }
-                Ok(b.finish("auth: basic".into()))
-            }
-            (None, Some(t)) => {
-                let mut parts = vec![super::Part::Lit("Bearer ".into())];
-                parts.extend(self.expand(t, &f.child("bearer"))?);
-                Ok(to_template(parts, "auth: bearer"))
-            }
-            _ => Err(self
-                .err(node, path, "expected exactly one of `basic` or `bearer`")
-                .with_hint(hint)),
-        }
     }
 
     pub(super) fn on_failure(&self, node: &Node, path: &str) -> Result<OnFailure, PlanError> {

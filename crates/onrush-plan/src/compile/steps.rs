@@ -1,49 +1,20 @@
-//! `steps:` → [`Step`]s: requests (one method key), `think`, and the flow steps (`loop`,
+//! `steps:` → [`Step`]s: a protocol's step (by its grammar, custom.rs), `think`, and the flow steps (`loop`,
 //! `group`, `if`, `once`, `random`, in flow.rs); metric names, check names.
 
-use super::url::split_url;
 use super::{to_template, Ctx, Fields, Part};
 use crate::error::{did_you_mean, one_of, PlanError};
+use crate::grammar::COMMON_KEYS;
 use crate::units::{self, show_duration};
 use crate::yaml::{Kind, Node};
 use std::time::Duration;
 
-use crate::{
-    Check, CheckInfo, Extract, MetricKind, OnFailure, RequestStep, Step, StepInfo, Template,
-};
+use crate::{Check, CheckInfo, Extract, MetricKind, OnFailure, Step, StepInfo, Template};
 
-const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
-pub(super) const REQUEST_KEYS: [&str; 23] = [
-    "get",
-    "post",
-    "put",
-    "patch",
-    "delete",
-    "head",
-    "options",
-    // Any other method: `{ method: PURGE, path: /cache/1 }`.
-    "method",
-    "path",
-    "name",
-    "headers",
-    "body",
-    "body_file",
-    "body_template",
-    "form",
-    "multipart",
-    "query",
-    "auth",
-    "timeout",
-    "expect_status",
-    "extract",
-    "check",
-    "on_failure",
-];
 /// Keys that start a step other than a request.
 pub(super) const FLOW_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 pub(super) const MAX_DEPTH: usize = 8;
 /// The steps onrush-plan holds, for hints; [`Ctx::step_example`] adds each protocol's.
-const STEP_EXAMPLE: &str = "a step is `{ get: /path }` (or post, put, patch, delete, head, options), `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`";
+const STEP_EXAMPLE: &str = "a step is `{ think: 1s }`, `{ loop: { count: 3, steps: [...] } }`, `{ group: { name, steps } }`, `{ if: { var, equals }, then: [...] }`, `{ once: [...] }`, `{ random: [{ weight, steps }] }`";
 
 /// What a scenario's steps declare: metric names (deduplicated, first-appearance order),
 /// check names, `once` blocks.
@@ -178,11 +149,9 @@ impl Ctx<'_> {
                 .with_hint(hint));
         };
         let key_text = |k: &Node| k.as_scalar().map_or(String::new(), |s| s.text.clone());
-        if !self.grammars.is_empty() {
-            let keys: Vec<String> = entries.iter().map(|(k, _)| key_text(k)).collect();
-            if let Some(grammar) = self.custom_grammar(&keys) {
-                return self.custom(grammar, node, path, m);
-            }
+        let keys: Vec<String> = entries.iter().map(|(k, _)| key_text(k)).collect();
+        if let Some(grammar) = self.custom_grammar(&keys) {
+            return self.custom(grammar, node, path, base, m);
         }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
@@ -202,64 +171,61 @@ impl Ctx<'_> {
             }
             return self.flow(node, path, &flow, base, m, depth);
         }
-        for (k, _) in entries {
-            let key = key_text(k);
-            if !REQUEST_KEYS.contains(&key.as_str()) {
-                let field = format!("{path}.{key}");
-                let lower = key.to_ascii_lowercase();
-                if METHODS.contains(&lower.as_str()) {
-                    return Err(self
-                        .err(
-                            k,
-                            &field,
-                            format!("unknown key `{key}`; method keys are lower case"),
-                        )
-                        .with_hint(format!("write `{lower}:`")));
-                }
-                if matches!(lower.as_str(), "url" | "uri")
-                    || strsim::damerau_levenshtein(&lower, "method") <= 2
-                {
-                    return Err(self
-                        .err(k, &field, format!("unknown key `{key}`; expected the method as the key: {}", one_of(&METHODS)))
-                        .with_hint("write the method and the path together, e.g. `- { post: /echo, body: \"...\" }`, or `- { method: PURGE, path: /cache/1 }` for another method"));
-                }
-                let all: Vec<&str> = REQUEST_KEYS
+        // No step key: explain the first key that no step takes, or say what is missing.
+        let step_keys: Vec<&str> = FLOW_KEYS
+            .iter()
+            .copied()
+            .chain(
+                self.grammars
                     .iter()
-                    .chain(FLOW_KEYS.iter())
-                    .copied()
-                    .chain(self.grammars.iter().map(|g| g.key()))
-                    .collect();
-                let first = entries
-                    .first()
-                    .is_some_and(|(first, _)| std::ptr::eq(first, k));
-                if first && did_you_mean(&key, all.iter().copied()).is_none() {
-                    // The step's first key names no step kind this build knows and is no typo
-                    // of one: most likely a protocol of a binary built with it.
-                    return Err(self
-                        .err(k, &field, format!("unknown step `{key}`; expected a step key: {}", one_of(&all)))
-                        .with_hint(format!("a request step starts with its protocol's key (`get:`, `tcp:`, `grpc:` ...); `{key}:` is no step of this build of onrush: a protocol onrush does not ship runs in a binary built with it (docs/extending.md)")));
-                }
-                return Err(self.unknown_key(k, &field, &key, &all));
+                    .flat_map(|g| std::iter::once(g.key()).chain(g.aliases().iter().copied())),
+            )
+            .collect();
+        let owner = |key: &str| self.grammars.iter().find(|g| g.keys().contains(&key));
+        let known = |key: &str| COMMON_KEYS.contains(&key) || owner(key).is_some();
+        for (i, (k, _)) in entries.iter().enumerate() {
+            let key = key_text(k);
+            if known(&key) {
+                continue;
             }
+            let field = format!("{path}.{key}");
+            if let Some((message, hint)) =
+                self.grammars.iter().find_map(|g| g.explain_unknown(&key))
+            {
+                return Err(self.err(k, &field, message).with_hint(hint));
+            }
+            let all: Vec<&str> = step_keys
+                .iter()
+                .copied()
+                .chain(self.grammars.iter().flat_map(|g| g.keys().iter().copied()))
+                .chain(COMMON_KEYS)
+                .collect();
+            if i == 0 && did_you_mean(&key, all.iter().copied()).is_none() {
+                // The step's first key names no step kind this build knows and is no typo
+                // of one: most likely a protocol of a binary built with it.
+                return Err(self
+                    .err(k, &field, format!("unknown step `{key}`; expected a step key: {}", one_of(&step_keys)))
+                    .with_hint(format!("a request step starts with its protocol's key (`get:`, `tcp:`, `grpc:` ...); `{key}:` is no step of this build of onrush: a protocol onrush does not ship runs in a binary built with it (docs/extending.md)")));
+            }
+            return Err(self.unknown_key(k, &field, &key, &all));
         }
-        let f = self.map(node, path, &REQUEST_KEYS)?;
-        let methods: Vec<&str> = f.keys().filter(|k| METHODS.contains(k)).collect();
-        if f.get("method").is_some() || f.get("path").is_some() {
-            return self.any_method(&f, node, path, &methods, base, m);
-        }
-        match methods.as_slice() {
-            [] => Err(self.err(node, path, format!("the step has no method key; expected one of {}, or `think` / `loop`", one_of(&METHODS))).with_hint(self.step_example())),
-            [key] => Ok(Step::Request(self.request(
-                &f,
-                key,
-                &key.to_ascii_uppercase(),
-                base,
-                m,
-            )?)),
-            [first, second, ..] => Err(self
-                .err(f.key(second).expect("present"), &f.child(second), format!("a second method key (`{first}` and `{second}`); expected exactly one per step"))
-                .with_hint("make each request its own step: `- { get: /a }` then `- { post: /b }`")),
-        }
+        // Every key belongs to some step, but none starts one (`{ headers: ..., body: ... }`).
+        let first = entries
+            .first()
+            .map(|(k, _)| key_text(k))
+            .unwrap_or_default();
+        let what = match owner(&first) {
+            Some(g) => {
+                let mut keys = vec![g.key()];
+                keys.extend(g.aliases());
+                format!("the step has no step key (`{first}` belongs in a step of {}); expected one of {}", one_of(&keys), one_of(&step_keys))
+            }
+            _ => format!(
+                "the step has no step key; expected one of {}",
+                one_of(&step_keys)
+            ),
+        };
+        Err(self.err(node, path, what).with_hint(self.step_example()))
     }
 
     /// A step mapping that may hold only `key`.
@@ -318,138 +284,6 @@ impl Ctx<'_> {
                 )));
         }
         Ok(Step::Think { min, max })
-    }
-
-    /// `{ method: TOKEN, path: ... }`: a request with any method (JMeter and k6 allow any token:
-    /// PURGE, PROPFIND, a house verb), sent exactly as written.
-    fn any_method(
-        &self,
-        f: &Fields,
-        node: &Node,
-        path: &str,
-        method_keys: &[&str],
-        base: &str,
-        m: &mut Build,
-    ) -> Result<Step, PlanError> {
-        let example = "write `- { method: PURGE, path: /cache/1 }`, or `- { get: /x }` for a method with its own key";
-        if let Some(key) = method_keys.first() {
-            return Err(self
-                .err(
-                    f.key(key).expect("present"),
-                    &f.child(key),
-                    format!(
-                        "`{key}:` beside `method:`/`path:`; expected one way to give the method"
-                    ),
-                )
-                .with_hint(example));
-        }
-        let Some(method_node) = f.get("method") else {
-            return Err(self
-                .err(node, path, "`path:` without `method:`; expected the method")
-                .with_hint(example));
-        };
-        let method = self.string(method_node, &f.child("method"))?;
-        if method.is_empty() || !method.bytes().all(is_tchar) {
-            return Err(self
-                .err(
-                    method_node,
-                    &f.child("method"),
-                    format!("`{method}` is not an HTTP method; expected a token of letters, digits and !#$%&'*+-.^_`|~"),
-                )
-                .with_hint("e.g. `method: PURGE`"));
-        }
-        if f.get("path").is_none() {
-            return Err(self
-                .err(node, path, format!("`method: {method}` without `path:`; expected the path or URL to send it to"))
-                .with_hint(example));
-        }
-        Ok(Step::Request(self.request(f, "path", &method, base, m)?))
-    }
-
-    /// A request step whose path (or URL) is under `key`, sent with `method`.
-    fn request(
-        &self,
-        f: &Fields,
-        key: &str,
-        method: &str,
-        base: &str,
-        m: &mut Build,
-    ) -> Result<RequestStep, PlanError> {
-        let path_field = f.child(key);
-        let node = f.get(key).expect("present");
-        if node.is_null() {
-            return Err(self
-                .err(
-                    node,
-                    &path_field,
-                    "missing value; expected a path such as `/` or a URL",
-                )
-                .with_hint(format!("e.g. `{key}: /`")));
-        }
-        let raw = node.as_scalar().map_or(String::new(), |s| s.text.clone());
-        let (target, path) = self.request_path(node, &path_field, &raw, base)?;
-
-        let name = match f.get("name") {
-            Some(n) => {
-                let name = self.string(n, &f.child("name"))?;
-                if name.trim().is_empty() {
-                    return Err(self
-                        .err(n, &f.child("name"), "empty name; expected a metric name")
-                        .with_hint("remove `name:` to get the default `METHOD /path`"));
-                }
-                name
-            }
-            None => format!("{method} {raw}"),
-        };
-
-        let headers = match f.get("headers") {
-            Some(h) => self.headers(h, &f.child("headers"))?,
-            None => Vec::new(),
-        };
-
-        let body = self.request_body(f)?;
-        let mut headers = headers;
-        if let Some(a) = f.get("auth") {
-            if headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-            {
-                return Err(self
-                    .err(
-                        a,
-                        &f.child("auth"),
-                        "`auth` and an `Authorization` header are both given; expected one of them",
-                    )
-                    .with_hint("remove the Authorization header, `auth:` writes it"));
-            }
-            headers.push(("Authorization".to_string(), self.auth(a, &f.child("auth"))?));
-        }
-        let query = match f.get("query") {
-            Some(q) => self.pairs(q, &f.child("query"), "query parameter")?,
-            None => Vec::new(),
-        };
-
-        let timeout = self.step_timeout(f)?;
-        let expect_status = match f.get("expect_status") {
-            Some(s) => Some(self.statuses(s, &f.child("expect_status"))?),
-            None => None,
-        };
-        let metric = m.id(name);
-        let (extract, checks, on_failure) = self.step_outcome(f, metric, m)?;
-        Ok(RequestStep {
-            metric,
-            method: method.to_string(),
-            target,
-            path,
-            headers,
-            body,
-            timeout,
-            expect_status,
-            query,
-            extract,
-            checks,
-            on_failure,
-        })
     }
 
     /// A request step's `timeout:` (of any protocol): a positive duration, or none.
@@ -563,121 +397,4 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
-
-    /// The path template of a request, and its own target when the step gives an absolute URL.
-    fn request_path(
-        &self,
-        node: &Node,
-        field: &str,
-        raw: &str,
-        base: &str,
-    ) -> Result<(Option<crate::TargetUrl>, Template), PlanError> {
-        let mut parts = self.expand(node, field)?;
-        let lead = match parts.first() {
-            Some(Part::Lit(l)) => l.clone(),
-            _ => String::new(),
-        };
-        let mut target = None;
-        if lead.contains("://") {
-            let after = lead.find("://").map_or(0, |i| i + 3);
-            let end = lead[after..].find(['/', '?', '#']).map(|i| after + i);
-            let end = match end {
-                Some(e) => e,
-                None if parts.len() > 1 => {
-                    return Err(self.err(node, field, "the host of a step URL uses `${vu}` or `${iteration}`; expected a fixed host").with_hint("only the path, query, headers and body can change per request"));
-                }
-                None => lead.len(),
-            };
-            let (url, _) = split_url(&lead[..end])
-                .map_err(|e| self.err(node, field, e.message).with_hint(e.hint))?;
-            target = Some(url);
-            let rest = &lead[end..];
-            let rest = if rest.is_empty() || rest.starts_with('?') {
-                format!("/{rest}")
-            } else {
-                rest.to_string()
-            };
-            parts[0] = Part::Lit(rest);
-        } else if self.no_target {
-            return Err(self
-                .err(
-                    node,
-                    field,
-                    format!(
-                        "{:?} is a path, and the plan has no `target:` to send it to; expected a full URL",
-                        raw.trim()
-                    ),
-                )
-                .with_hint("add `target: http://host:port` at the top of the plan, or write the step's URL in full: `get: http://host:port/path`"));
-        } else if matches!(parts.first(), Some(Part::Var { .. } | Part::Func(_))) {
-            // The path starts with a runtime variable (`get: "${next_page}"`): its value must
-            // be a path; the target's base path still goes in front.
-            if !base.is_empty() {
-                parts.insert(0, Part::Lit(base.to_string()));
-            }
-        } else if !lead.starts_with('/') {
-            let shown = raw.trim();
-            let hint = if shown.contains('.') && !shown.contains(' ') {
-                format!("write `/{shown}` for a path, or a full URL `http://{shown}`")
-            } else {
-                format!("write `/{}`", shown.trim_start_matches('/'))
-            };
-            return Err(self.err(node, field, format!("the path {shown:?} does not start with `/`; expected `/path` or `http://host:port/path`")).with_hint(hint));
-        } else if !base.is_empty() {
-            parts[0] = Part::Lit(format!("{base}{lead}"));
-        }
-        for p in &parts {
-            if let Part::Lit(l) = p {
-                if let Some(c) = l
-                    .chars()
-                    .find(|c| c.is_whitespace() || c.is_control() || !c.is_ascii())
-                {
-                    return Err(self
-                        .err(node, field, format!("the path contains {c:?}; expected a URL path without spaces or non-ASCII characters"))
-                        .with_hint("percent-encode it, e.g. a space as `%20`"));
-                }
-                if l.contains('#') {
-                    return Err(self
-                        .err(
-                            node,
-                            field,
-                            "the path contains a fragment (`#`); expected a path and query",
-                        )
-                        .with_hint("fragments are never sent to servers; remove the `#...` part"));
-                }
-            }
-        }
-        Ok((target, to_template(parts, raw)))
-    }
-
-    fn statuses(&self, node: &Node, path: &str) -> Result<Vec<u16>, PlanError> {
-        let hint = "HTTP status codes are 100..599, e.g. `expect_status: [200, 201]`";
-        match &node.kind {
-            Kind::Seq(items) if items.is_empty() => Err(self
-                .err(
-                    node,
-                    path,
-                    "the list is empty; expected at least one status code",
-                )
-                .with_hint(hint)),
-            Kind::Seq(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, s)| Ok(self.uint(s, &format!("{path}[{i}]"), 100, 599, hint)? as u16))
-                .collect(),
-            Kind::Scalar(_) => Ok(vec![self.uint(node, path, 100, 599, hint)? as u16]),
-            Kind::Map(_) => Err(self
-                .err(
-                    node,
-                    path,
-                    "expected a status code or a list of them, found a mapping",
-                )
-                .with_hint(hint)),
-        }
-    }
-}
-
-/// RFC 9110 `tchar`: what a method token may hold.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

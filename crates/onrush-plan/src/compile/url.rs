@@ -6,7 +6,8 @@ use crate::yaml::Node;
 use crate::{Scheme, TargetUrl};
 
 /// What is wrong with a URL, and the fix.
-pub(crate) struct UrlError {
+#[derive(Debug, Clone)]
+pub struct UrlError {
     pub message: String,
     pub hint: String,
 }
@@ -19,7 +20,7 @@ fn bad(message: impl Into<String>, hint: impl Into<String>) -> UrlError {
 }
 
 /// Splits `scheme://authority` off `url`; returns the target and the rest (path, query...).
-pub(crate) fn split_url(url: &str) -> Result<(TargetUrl, &str), UrlError> {
+pub fn split_url(url: &str) -> Result<(TargetUrl, &str), UrlError> {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     let (scheme, rest) = if lower.starts_with("http://") {
         (Scheme::Http, &url[7..])

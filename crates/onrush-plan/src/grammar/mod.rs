@@ -23,10 +23,7 @@ use crate::yaml::Node;
 pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
-pub(crate) const RESERVED_KEYS: [&str; 15] = [
-    "get", "post", "put", "patch", "delete", "head", "options", "method", "path", "think", "loop",
-    "group", "if", "once", "random",
-];
+pub(crate) const RESERVED_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
 const RESERVED_MORE: [&str; 1] = ["script"];
 
 /// How one protocol's steps are written in a plan.
@@ -55,6 +52,20 @@ pub trait StepGrammar: Send + Sync + 'static {
     /// Other keys that start a step of this protocol (`shell` beside `exec`).
     fn aliases(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// The protocol's name, as [`CustomStep::protocol`](crate::CustomStep::protocol) holds it
+    /// (default: [`key`](Self::key); `http` for the step whose keys are its methods).
+    fn protocol(&self) -> &'static str {
+        self.key()
+    }
+
+    /// A message and a hint for a key that is no key of any step (`GET:`, `url:`), when this
+    /// protocol knows what the user meant; asked for every unknown key of its own steps and
+    /// of a step that no grammar takes.
+    fn explain_unknown(&self, key: &str) -> Option<(String, String)> {
+        let _ = key;
+        None
     }
 
     /// Compiles one step (its keys already checked against [`keys`](Self::keys)).
@@ -103,8 +114,8 @@ pub struct CompiledStep {
     pub name: String,
 }
 
-/// The step grammars a plan is loaded with (none for onrush's built-in protocols, whose
-/// grammars onrush-plan still holds).
+/// The step grammars a plan is loaded with: every protocol's, onrush's own included
+/// (`onrush_protocols::grammars()`); onrush-plan itself holds none.
 #[derive(Clone, Default)]
 pub struct Grammars {
     list: Vec<Arc<dyn StepGrammar>>,
@@ -142,10 +153,10 @@ impl Grammars {
                 "step key {key:?} is not lower case (a-z, 0-9, `_`): plans write it as a key"
             ));
         }
-        if RESERVED_KEYS.contains(&key) || RESERVED_MORE.contains(&key) {
-            return Err(format!("step key `{key}` is one of onrush's own step keys"));
-        }
         for key in std::iter::once(key).chain(grammar.aliases().iter().copied()) {
+            if RESERVED_KEYS.contains(&key) || RESERVED_MORE.contains(&key) {
+                return Err(format!("step key `{key}` is one of onrush's own step keys"));
+            }
             if self.get(key).is_some() {
                 return Err(format!("two protocols take the step key `{key}`"));
             }
@@ -211,5 +222,7 @@ pub struct Value<'a> {
 
 mod compound;
 mod reading;
+mod templates;
 
 pub use compound::{headers_schema, UrlParts};
+pub use templates::{split_url, template_of, TemplatePart, UrlError};

@@ -1,10 +1,9 @@
-//! The compiled plan's data model, one file per part: what [`load`](crate::load) returns and
+//! The compiled plan's data model, one file per part: what [`load_with_grammars`](crate::load_with_grammars) returns and
 //! the engine and protocols read. Every type is re-exported at the crate's root.
 
 mod http;
 mod load;
 mod plan;
-mod request;
 mod response;
 mod scenario;
 mod step;
@@ -14,7 +13,6 @@ mod tls;
 pub use http::{CloseMode, ConnectionScope, CookieMode, HttpSettings, HttpVersion};
 pub use load::{LoadModel, RateStage, VuStage, WarmUp, DEFAULT_ARRIVAL_SLACK};
 pub use plan::{DistributedSettings, OnAgentLoss, Plan, MASK, MASK_MIN_LEN};
-pub use request::{Body, MultipartField, RequestStep};
 pub use response::{
     Check, CheckKind, Extract, ExtractSource, HashAlgorithm, Occurrence, ValueExpect,
 };

@@ -5,16 +5,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{Check, Extract, RequestStep, Shared, Template};
+use crate::{Check, Extract, ExtractSource, Shared, Template};
 
 // Steps are built once at load and only read on the hot path; the size difference between
-// variants does not matter, and `Request(RequestStep)` is the documented shape.
+// variants does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    Request(RequestStep),
-    /// A step of a protocol onrush-plan does not hold, compiled by its
-    /// [`StepGrammar`](crate::StepGrammar).
+    /// A request step of a protocol (HTTP's `get:` as much as a `redis:` step of a protocol
+    /// built outside onrush), compiled by the protocol's [`StepGrammar`](crate::StepGrammar).
     Custom(CustomStep),
     /// Fixed: `min == max`; `1s..3s`: uniform in `[min, max]`.
     Think {
@@ -99,6 +98,14 @@ impl CustomStep {
     /// The protocol's own compiled step, as its grammar made it (`None` for another type).
     pub fn spec<T: 'static>(&self) -> Option<&T> {
         self.spec.downcast_ref()
+    }
+
+    /// True when extractors or checks need the response body.
+    pub fn needs_body(&self) -> bool {
+        self.extract
+            .iter()
+            .any(|e| matches!(e.source, ExtractSource::Body(_)))
+            || self.checks.iter().any(|c| c.kind.needs_body())
     }
 }
 

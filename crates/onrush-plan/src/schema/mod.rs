@@ -1,19 +1,19 @@
 //! JSON Schema (draft-07, the dialect yaml-language-server handles best) of the plan file format,
 //! for editor completion and checking. Written by hand: the parser works on a span-carrying YAML
-//! tree, not on serde structs, and the method-key steps (`get: /path`) are easier to describe here.
+//! tree, not on serde structs.
 //!
 //! Every place that takes a number or a duration also takes a `${...}` template string.
 //!
 //! One file per part of the plan, each returning its `definitions`: the shared value shapes
 //! (values.rs), the top level (plan.rs), `http:` (http.rs) and its TLS (tls.rs), scenarios and
-//! their loads (scenario.rs), steps (steps.rs), the HTTP request step (request.rs) and what
-//! steps read in responses (response.rs).
+//! their loads (scenario.rs), steps (steps.rs) and what steps read in responses (response.rs).
+//! Each protocol's step (HTTP's `get: /path` too) is its grammar's fragment, added by
+//! [`json_schema_with`].
 
 use serde_json::{json, Map, Value};
 
 mod http;
 mod plan;
-mod request;
 mod response;
 mod scenario;
 mod steps;
@@ -24,7 +24,7 @@ mod values;
 /// grammar's fragment, and the keys every request step has).
 pub fn json_schema_with(grammars: &crate::Grammars) -> Value {
     let mut schema = json_schema();
-    // The keys every request step has, as the HTTP request step describes them.
+    // The keys every request step has, whatever its protocol.
     let mut common = steps::common_properties();
     common.insert(
         "name".into(),
@@ -89,7 +89,6 @@ pub fn json_schema() -> Value {
     definitions.extend(tls::definitions());
     definitions.extend(scenario::definitions());
     definitions.extend(steps::definitions());
-    definitions.extend(request::definitions());
     definitions.extend(response::definitions());
     let mut schema = plan::document();
     schema["definitions"] = Value::Object(definitions);

@@ -22,7 +22,6 @@ pub(super) fn definitions() -> Map<String, Value> {
         "step".into(),
         json!({
             "anyOf": [
-                { "$ref": "#/definitions/request" },
                 { "$ref": "#/definitions/think" },
                 { "$ref": "#/definitions/loop" },
                 { "$ref": "#/definitions/group" },
@@ -154,7 +153,7 @@ pub(super) fn definitions() -> Map<String, Value> {
     defs
 }
 
-/// The keys every request step has, as the HTTP request step describes them (`name` apart:
+/// The keys every request step has, whatever its protocol (`name` apart:
 /// each step says its own default); a protocol's step gets them as well.
 pub(crate) fn common_properties() -> Map<String, Value> {
     let mut props = Map::new();

@@ -1,8 +1,9 @@
 //! A request's hops: the request, its redirects followed, and what each response leaves
 //! behind. A child of the session module, so it sees the session's fields.
 
+use crate::request::Body;
 use onrush_http1::{self as http1, AnyConnection, Request, RequestBody};
-use onrush_plan::{Body, CloseMode, RenderContext};
+use onrush_plan::{CloseMode, RenderContext};
 use onrush_protocol::{FailureClass, RequestRecord};
 
 use super::HttpSession;

@@ -114,7 +114,14 @@ pub fn load(thresholds: &str) -> Plan {
             &format!("thresholds:\n{thresholds}scenarios:\n"),
         )
     };
-    match onrush_plan::load_str("plan.yaml", &text, Path::new("."), &[]) {
+    match onrush_plan::load_str_with_grammars(
+        "plan.yaml",
+        &text,
+        Path::new("."),
+        &[],
+        &[],
+        onrush_protocols::grammars(),
+    ) {
         Ok(p) => p,
         Err(e) => panic!("{e}\n--- plan:\n{text}"),
     }

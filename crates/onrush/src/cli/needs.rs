@@ -64,7 +64,7 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
     let mut think = Duration::ZERO;
     for step in steps {
         match step {
-            Step::Request(_) | Step::Custom(_) => requests += 1,
+            Step::Custom(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
@@ -103,8 +103,8 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
 /// True when a request step (at any depth) keeps its response body for extractors or checks.
 fn reads_bodies(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
-        Step::Request(r) => r.needs_body(),
-        Step::Custom(_) | Step::Think { .. } => false,
+        Step::Custom(step) => step.needs_body(),
+        Step::Think { .. } => false,
         Step::Loop { steps, .. }
         | Step::While { steps, .. }
         | Step::ForEach { steps, .. }
