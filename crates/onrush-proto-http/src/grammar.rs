@@ -306,3 +306,7 @@ fn statuses(value: &Value<'_>) -> Result<Vec<u16>, PlanError> {
 fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
+
+#[cfg(test)]
+#[path = "grammar_tests.rs"]
+mod tests;
