@@ -4,13 +4,16 @@
 //! histograms per step and scenario, and the per-second figures folded by [`Seconds`]: its
 //! size does not grow with the length of the run.
 
+use std::collections::BTreeMap;
+
+use crate::failure::FailureClass;
 use crate::hist::{add_into, new_hist, round3, Hist, MsStats};
 use crate::rates::{rate, Seconds};
 use crate::record::{Layout, ScenarioLayout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepCounters, StepInterval};
 use crate::summary::{
-    CheckStats, CheckSummary, Extras, HandshakeStats, RunSummary, ScenarioSummary, StepSummary,
-    Summary, Totals,
+    CheckStats, CheckSummary, Extras, FailureClassInfo, HandshakeStats, RunSummary,
+    ScenarioSummary, StepSummary, Summary, Totals,
 };
 
 /// Identity of a run: what the summary's `run` holds besides figures.
@@ -345,11 +348,22 @@ impl Aggregate {
             },
             totals,
             scenarios,
+            failure_classes: failure_classes(&steps),
             steps,
             checks,
             extra: extra.clone(),
         }
     }
+}
+
+/// The group and hint of every class counted in `steps` (the totals' classes are theirs),
+/// recorded beside the counts: a reader without the class's protocol learns them there.
+fn failure_classes(steps: &[StepSummary]) -> BTreeMap<String, FailureClassInfo> {
+    steps
+        .iter()
+        .flat_map(|st| st.failures_by_class.keys())
+        .filter_map(|name| Some((name.clone(), FailureClass::named(name)?.info())))
+        .collect()
 }
 
 fn handshake_stats(c: &StepCounters, h: &Hist) -> HandshakeStats {

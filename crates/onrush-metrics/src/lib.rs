@@ -74,6 +74,6 @@ pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, StepKind, Wor
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::{CheckCounts, Snapshot};
 pub use summary::{
-    CheckStats, CheckSummary, Extras, HandshakeStats, RunSummary, ScenarioSummary, StepSummary,
-    Summary, Totals,
+    failure_class_info, CheckStats, CheckSummary, Extras, FailureClassInfo, HandshakeStats,
+    RunSummary, ScenarioSummary, StepSummary, Summary, Totals,
 };

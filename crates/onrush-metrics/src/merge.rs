@@ -12,7 +12,7 @@ use onrush_results::{HistDecoder, IntervalsReader, Line, ReadError};
 use crate::aggregate::{Aggregate, RunMeta};
 use crate::files;
 use crate::hist::Encoder;
-use crate::merge_extras::{merged_extras, InputRecord};
+use crate::merge_extras::{keep_failure_classes, merged_extras, InputRecord};
 use crate::record::{Layout, StepKind};
 use crate::snapshot::{CheckCounts, ScenarioInterval, StepInterval};
 use crate::summary::{Extras, Summary};
@@ -144,8 +144,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
     let written = merged.and_then(|()| {
         let merged_from: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         let meta = merged_meta(&inputs, Some(merged_from.clone()));
-        let extras = merged_extras(&input_records(dirs, &inputs)?);
-        let summary = agg.summary(&meta, &extras);
+        let records = input_records(dirs, &inputs)?;
+        let mut summary = agg.summary(&meta, &merged_extras(&records));
+        keep_failure_classes(&records, &mut summary.failure_classes);
         let header = files::header(
             &meta.plan,
             meta.start_unix_ms,
@@ -247,9 +248,14 @@ fn input_records(dirs: &[PathBuf], inputs: &[Input]) -> Result<Vec<InputRecord>,
                 }
                 Err(e) => return Err(e.into()),
             };
+            let (extras, failure_classes) = match summary {
+                Some(s) => (Some(s.extra), s.failure_classes),
+                None => (None, Default::default()),
+            };
             Ok(InputRecord {
                 dir: dir.display().to_string(),
-                extras: summary.map(|s| s.extra),
+                extras,
+                failure_classes,
                 unfinished: input.reader.header().unfinished,
             })
         })

@@ -16,10 +16,14 @@
 //!
 //! An input without `summary.json` (a run that was killed) has none of these fields: it
 //! counts as interrupted and is left out of the others.
+//!
+//! `failure_classes` (each class's group and hint) is the figures' own field, not the caller's,
+//! but comes from the inputs too ([`keep_failure_classes`]): the build that merges may not have
+//! the protocol whose classes the inputs counted.
 
 use std::collections::BTreeMap;
 
-use onrush_results::{Extras, GeneratorVerdict, SaturationCause};
+use onrush_results::{Extras, FailureClassInfo, GeneratorVerdict, SaturationCause};
 
 /// One input of a merge, as far as its top-level fields go.
 pub(crate) struct InputRecord {
@@ -27,6 +31,8 @@ pub(crate) struct InputRecord {
     pub dir: String,
     /// Its `summary.json`'s fields; `None` without `summary.json`.
     pub extras: Option<Extras>,
+    /// Its `summary.json`'s `failure_classes` (empty without `summary.json`).
+    pub failure_classes: BTreeMap<String, FailureClassInfo>,
     /// Its `intervals.jsonl` says the run did not finish.
     pub unfinished: bool,
 }
@@ -103,6 +109,24 @@ pub(crate) fn merged_extras(inputs: &[InputRecord]) -> Extras {
         }
     }
     out
+}
+
+/// Completes the group and hint of each class of a merged summary (as this build knows them)
+/// with what the inputs recorded, which says more when this build does not have the class's
+/// protocol; the first input to say wins, so merging one run keeps its own.
+pub(crate) fn keep_failure_classes(
+    inputs: &[InputRecord],
+    classes: &mut BTreeMap<String, FailureClassInfo>,
+) {
+    for (name, info) in classes.iter_mut() {
+        let recorded = inputs
+            .iter()
+            .filter_map(|i| i.failure_classes.get(name))
+            .fold(FailureClassInfo::default(), |said, more| {
+                said.or(more.clone())
+            });
+        *info = recorded.or(std::mem::take(info));
+    }
 }
 
 /// The generator verdicts of the inputs (with their directories) as one; `inputs` is the
@@ -229,8 +253,50 @@ mod tests {
         InputRecord {
             dir: dir.into(),
             extras,
+            failure_classes: BTreeMap::new(),
             unfinished: false,
         }
+    }
+
+    fn info(group: &str, hint: &str) -> FailureClassInfo {
+        FailureClassInfo {
+            group: group.into(),
+            hint: hint.into(),
+        }
+    }
+
+    #[test]
+    fn failure_classes_keep_what_the_inputs_recorded() {
+        let mut a = input("a", None);
+        a.failure_classes
+            .insert("not_found".into(), info("other", ""));
+        let mut b = input("b", None);
+        b.failure_classes.insert(
+            "not_found".into(),
+            info("gRPC", "no such entity (NOT_FOUND)"),
+        );
+        b.failure_classes
+            .insert("timeout".into(), info("connection", "an older hint"));
+        // What this build knows: `timeout` itself; `not_found` only by name (read from a file).
+        let mut merged = BTreeMap::from([
+            ("not_found".to_string(), info("other", "")),
+            (
+                "timeout".to_string(),
+                info("connection", "this build's hint"),
+            ),
+            ("io".to_string(), info("connection", "io hint")),
+        ]);
+        keep_failure_classes(&[a, b], &mut merged);
+        assert_eq!(
+            merged["not_found"],
+            info("gRPC", "no such entity (NOT_FOUND)")
+        );
+        assert_eq!(merged["timeout"], info("connection", "an older hint"));
+        assert_eq!(
+            merged["io"],
+            info("connection", "io hint"),
+            "no input recorded it"
+        );
     }
 
     #[test]
@@ -256,9 +322,8 @@ mod tests {
         );
         b.machine.as_mut().unwrap().hostname = "other".into();
         let killed = InputRecord {
-            dir: "c".into(),
-            extras: None,
             unfinished: true,
+            ..input("c", None)
         };
         let m = merged_extras(&[input("a", Some(a)), input("b", Some(b)), killed]);
         assert_eq!(m.interrupted, Some(true)); // c did not finish

@@ -2,9 +2,8 @@
 
 use std::io::{self, Write};
 
-use crate::failure::FailureClass;
 use crate::hist::MsStats;
-use crate::summary::Summary;
+use crate::summary::{failure_class_info, FailureClassInfo, Summary};
 
 /// Target terminal width.
 const WIDTH: usize = 100;
@@ -131,17 +130,26 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
         writeln!(w, "failures by class")?;
         let mut classes: Vec<(&String, &u64)> = t.failures_by_class.iter().collect();
         classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (name, &n) in classes {
+        let infos: Vec<FailureClassInfo> = classes
+            .iter()
+            .map(|(name, _)| failure_class_info(s, name))
+            .collect();
+        // The group first (`TLS`, `gRPC`), in a column as wide as the longest printed.
+        let group_width = infos
+            .iter()
+            .map(|i| i.group.chars().count())
+            .max()
+            .unwrap_or(0);
+        for ((name, &n), info) in classes.into_iter().zip(infos) {
             writeln!(
                 w,
-                "  {name:<20}{:>12}  {:>7} of requests",
+                "  {:<group_width$}  {name:<20}{:>12}  {:>7} of requests",
+                info.group,
                 thousands(n),
                 fmt_pct(ratio(n, t.requests))
             )?;
-            if let Ok(c) = name.parse::<FailureClass>() {
-                for l in wrap(c.hint(), WIDTH - 6) {
-                    writeln!(w, "      {l}")?;
-                }
+            for l in wrap(&info.hint, WIDTH - 6) {
+                writeln!(w, "      {l}")?;
             }
             let example = s.extra.failure_examples.as_ref().and_then(|e| e.get(name));
             if let Some(example) = example {

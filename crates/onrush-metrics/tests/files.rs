@@ -11,8 +11,8 @@ use common::{layout_ab, synthetic_run, temp_dir};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use onrush_metrics::{
-    merge, summary_text, Collector, FailureClass, Layout, MergeError, MsStats, RequestRecord,
-    RunInfo, Summary, WorkerMetrics,
+    failure_class_info, merge, summary_text, Collector, FailureClass, Layout, MergeError, MsStats,
+    RequestRecord, RunInfo, Summary, WorkerMetrics,
 };
 use serde_json::Value;
 
@@ -297,6 +297,8 @@ fn summary_json_has_every_field() {
         "run.duration_s",
         "interrupted",
         "vars.host",
+        "failure_classes.timeout.group",
+        "failure_classes.timeout.hint",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -392,7 +394,101 @@ fn printed_summary_fits_100_columns_and_hints_only_seen_classes() {
     }
     assert!(text.contains(FailureClass::Timeout.hint().split(':').next().unwrap()));
     assert!(!text.contains("connect_refused"));
+    // Each class after its group, in a column as wide as the longest group printed.
+    assert!(
+        text.contains("\n  connection  timeout ") && text.contains("\n  HTTP        http_5xx "),
+        "{text}"
+    );
     println!("{text}");
+}
+
+/// A class that this process never registered: as if written by a build with more protocols.
+const REMOTE: &str = "remote_only_status";
+
+/// Rewrites `dir`'s results as a build with one more protocol would have written them: its
+/// `http_5xx` failures are `REMOTE`'s, a class of the group `Remote` with its own hint.
+fn as_written_by_another_build(dir: &Path) {
+    for file in ["intervals.jsonl", "summary.json"] {
+        let text = fs::read_to_string(dir.join(file)).unwrap();
+        fs::write(
+            dir.join(file),
+            text.replace("\"http_5xx\"", &format!("{REMOTE:?}")),
+        )
+        .unwrap();
+    }
+    let mut s = Summary::read_from(&dir.join("summary.json")).unwrap();
+    let info = s
+        .failure_classes
+        .get_mut(REMOTE)
+        .expect("renamed with its counts");
+    info.group = "Remote".into();
+    info.hint = "the remote protocol failed".into();
+    s.write_to(&dir.join("summary.json")).unwrap();
+}
+
+#[test]
+fn summary_records_each_failing_class_group_and_hint_and_merge_keeps_them() {
+    let (mut c, _) = synthetic_run(&layout_ab(), 2, 6, 13);
+    c.set_duration(Duration::from_secs(6));
+    let s = c.summary();
+    let classes: Vec<&str> = s.failure_classes.keys().map(String::as_str).collect();
+    assert_eq!(
+        classes,
+        ["http_5xx", "timeout"],
+        "the classes counted, no other"
+    );
+    let timeout = &s.failure_classes["timeout"];
+    assert_eq!(timeout.group, "connection");
+    assert_eq!(timeout.hint, FailureClass::Timeout.hint());
+    assert_eq!(s.failure_classes["http_5xx"].group, "HTTP");
+    assert_eq!(failure_class_info(&s, "timeout"), *timeout);
+
+    // Written by a build with a protocol this one lacks: its group and hint survive a merge
+    // here, where the class is known only by the name the files give.
+    let a = temp_dir("classes-a");
+    let b = temp_dir("classes-b");
+    for dir in [&a, &b] {
+        c.write_results(dir).unwrap();
+        as_written_by_another_build(dir);
+    }
+    assert_eq!(FailureClass::named(REMOTE), None);
+    let m = merge(&[a, b], &temp_dir("classes-out")).unwrap();
+    assert_eq!(
+        FailureClass::named(REMOTE).map(|c| c.group()),
+        Some("other")
+    );
+    let remote = &m.failure_classes[REMOTE];
+    assert_eq!(
+        (remote.group.as_str(), remote.hint.as_str()),
+        ("Remote", "the remote protocol failed")
+    );
+    assert_eq!(m.failure_classes["timeout"], *timeout);
+    assert_eq!(
+        m.totals.failures_by_class[REMOTE],
+        2 * s.totals.failures_by_class["http_5xx"]
+    );
+    let text = summary_text(&m);
+    assert!(
+        text.contains(&format!("\n  Remote      {REMOTE} ")),
+        "{text}"
+    );
+    assert!(text.contains("the remote protocol failed"), "{text}");
+
+    // A summary of an older onrush records none: a reader uses what it knows.
+    let mut old = s.clone();
+    old.failure_classes.clear();
+    let json = old.to_json_pretty();
+    assert!(
+        !json.contains("failure_classes"),
+        "absent when empty, as before"
+    );
+    let old = Summary::from_json(Path::new("old/summary.json"), &json).unwrap();
+    assert_eq!(failure_class_info(&old, "timeout"), *timeout);
+    let unknown = failure_class_info(&old, "never_heard_of");
+    assert_eq!(
+        (unknown.group.as_str(), unknown.hint.as_str()),
+        ("other", "")
+    );
 }
 
 #[test]

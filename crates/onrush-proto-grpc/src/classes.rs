@@ -1,8 +1,9 @@
 //! gRPC's failure classes: one per non-OK status code, named as gRPC names them
 //! (`deadline_exceeded`, `unavailable`, ...), each with the advice the summary and the report
-//! print. They are this crate's: registered by name when the binary starts (`Grpc::register`),
-//! or on first use in a program that never registered protocols (a test); a class is then a
-//! one-byte index, as onrush's own are.
+//! print, in the group `gRPC` (the report's heading for them). They are this crate's:
+//! registered by name when the binary starts (`Grpc::register`), or on first use in a program
+//! that never registered protocols (a test); a class is then a one-byte index, as onrush's own
+//! are.
 
 use std::sync::OnceLock;
 
@@ -41,6 +42,9 @@ const STATUSES: [(&str, &str); 16] = [
     ("unauthenticated", "the call has no valid credentials (UNAUTHENTICATED): check the metadata (authorization)"),
 ];
 
+/// The group the report shows these classes under.
+pub const GROUP: &str = "gRPC";
+
 static CLASSES: OnceLock<[FailureClass; 16]> = OnceLock::new();
 
 /// The classes of codes 1 to 16, registered on first use.
@@ -48,7 +52,8 @@ pub fn registered() -> &'static [FailureClass; 16] {
     CLASSES.get_or_init(|| {
         std::array::from_fn(|i| {
             let (name, hint) = STATUSES[i];
-            FailureClass::register(name, hint).expect("gRPC's 16 classes fit beside onrush's own")
+            FailureClass::register_in(GROUP, name, hint)
+                .expect("gRPC's 16 classes fit beside onrush's own")
         })
     })
 }
@@ -77,6 +82,7 @@ mod tests {
         assert_eq!(of_status(16).unwrap().as_str(), "unauthenticated");
         assert_eq!(of_status(99).unwrap().as_str(), "unknown");
         assert!(of_status(14).unwrap().hint().contains("UNAVAILABLE"));
+        assert!(registered().iter().all(|c| c.group() == "gRPC"));
         assert_eq!(
             FailureClass::named("not_found"),
             Some(status(5)),

@@ -1,5 +1,5 @@
-//! Thrift's failure classes, this crate's: registered by name when the binary starts
-//! (`Thrift::register`), or on first use; a one-byte index either way.
+//! Thrift's failure classes, this crate's, in the group `Thrift`: registered by name when the
+//! binary starts (`Thrift::register`), or on first use; a one-byte index either way.
 
 use std::sync::OnceLock;
 
@@ -10,7 +10,8 @@ static CLASSES: OnceLock<[FailureClass; 2]> = OnceLock::new();
 fn registered() -> &'static [FailureClass; 2] {
     CLASSES.get_or_init(|| {
         let register = |name, hint| {
-            FailureClass::register(name, hint).expect("Thrift's classes fit beside onrush's own")
+            FailureClass::register_in("Thrift", name, hint)
+                .expect("Thrift's classes fit beside onrush's own")
         };
         [
             register(
@@ -45,4 +46,21 @@ pub fn application_exception() -> FailureClass {
 /// and `report` know their hints).
 pub fn register() {
     registered();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_classes_are_in_the_thrift_group() {
+        register();
+        for (class, name) in [
+            (exception(), "thrift_exception"),
+            (application_exception(), "thrift_application_exception"),
+        ] {
+            assert_eq!((class.as_str(), class.group()), (name, "Thrift"));
+            assert!(!class.hint().is_empty());
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! UDP's failure class, this crate's: registered by name when the binary starts
-//! (`Udp::register`), or on first use; a one-byte index either way.
+//! UDP's failure class, this crate's, in the group `UDP`: registered by name when the binary
+//! starts (`Udp::register`), or on first use; a one-byte index either way.
 
 use std::sync::OnceLock;
 
@@ -12,7 +12,8 @@ static NO_REPLY: OnceLock<FailureClass> = OnceLock::new();
 /// not a stalled connection.
 pub fn no_reply() -> FailureClass {
     *NO_REPLY.get_or_init(|| {
-        FailureClass::register(
+        FailureClass::register_in(
+            "UDP",
             "no_reply",
             "no reply datagram came within the step's timeout: the request or its reply was \
              lost (a full socket buffer on either side, a lossy network), or the server does \
@@ -20,4 +21,14 @@ pub fn no_reply() -> FailureClass {
         )
         .expect("UDP's class fits beside onrush's own")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_reply_is_in_the_udp_group() {
+        let class = super::no_reply();
+        assert_eq!((class.as_str(), class.group()), ("no_reply", "UDP"));
+        assert!(class.hint().contains("lost"));
+    }
 }

@@ -1,9 +1,9 @@
 //! The detailed tables: summary figures, steps (grouped by scenario), scenarios, status codes,
-//! failures by class with their hints.
+//! failures by class (grouped: `connection`, `TLS`, `gRPC`, ...) with their hints.
 
 use std::fmt::Write as _;
 
-use onrush_metrics::{FailureClass, MsStats};
+use onrush_metrics::{failure_class_info, MsStats, Summary};
 
 use crate::fmt::{bytes, esc, ms, ms_num, pct, rate, thousands};
 use crate::input::Run;
@@ -127,6 +127,61 @@ pub(crate) fn summary_figures(out: &mut String, run: &Run) {
         let _ = write!(out, "<dt>{k}</dt><dd>{v}</dd>");
     }
     out.push_str("</dl></section>\n");
+}
+
+/// The failures of one group of classes (`connection`, `TLS`, `gRPC`, ...).
+struct FailureGroup<'a> {
+    name: String,
+    failures: u64,
+    /// Name, count and hint of each class, most failures first.
+    classes: Vec<(&'a String, u64, String)>,
+}
+
+/// The run's failure classes by group (as the summary records it, else as this build knows
+/// it), the group with the most failures first.
+fn failure_groups(s: &Summary) -> Vec<FailureGroup<'_>> {
+    let mut groups: Vec<FailureGroup> = Vec::new();
+    for (name, &n) in &s.totals.failures_by_class {
+        let info = failure_class_info(s, name);
+        let at = match groups.iter().position(|g| g.name == info.group) {
+            Some(at) => at,
+            None => {
+                groups.push(FailureGroup {
+                    name: info.group,
+                    failures: 0,
+                    classes: Vec::new(),
+                });
+                groups.len() - 1
+            }
+        };
+        groups[at].failures += n;
+        groups[at].classes.push((name, n, info.hint));
+    }
+    for g in &mut groups {
+        g.classes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    }
+    groups.sort_by(|a, b| b.failures.cmp(&a.failures).then(a.name.cmp(&b.name)));
+    groups
+}
+
+/// The (up to three) request steps where `class` failed most, as HTML:
+/// `scenario / step (count)`, most first.
+fn most_in(s: &Summary, class: &str) -> String {
+    let mut worst: Vec<(&str, &str, u64)> = s
+        .request_steps()
+        .filter_map(|st| {
+            st.failures_by_class
+                .get(class)
+                .map(|&k| (st.scenario.as_str(), st.name.as_str(), k))
+        })
+        .collect();
+    worst.sort_by_key(|w| std::cmp::Reverse(w.2));
+    let worst: Vec<String> = worst
+        .iter()
+        .take(3)
+        .map(|(sc, st, k)| format!("{} / {} ({})", esc(sc), esc(st), thousands(*k)))
+        .collect();
+    worst.join(", ")
 }
 
 pub(crate) fn steps(out: &mut String, run: &Run) {
@@ -360,34 +415,26 @@ pub(crate) fn status_and_failures(out: &mut String, run: &Run) {
     if t.failures_by_class.is_empty() {
         out.push_str(r#"<p class="ok-note">✓ No request failed.</p>"#);
     } else {
-        out.push_str(r#"<table class="grid failures"><thead><tr><th>class</th><th class="num">failures</th><th class="num">of requests</th></tr></thead><tbody>"#);
-        let mut classes: Vec<(&String, &u64)> = t.failures_by_class.iter().collect();
-        classes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (name, n) in classes {
-            let mut worst: Vec<(&str, &str, u64)> = s
-                .request_steps()
-                .filter_map(|st| {
-                    st.failures_by_class
-                        .get(name)
-                        .map(|&k| (st.scenario.as_str(), st.name.as_str(), k))
-                })
-                .collect();
-            worst.sort_by_key(|w| std::cmp::Reverse(w.2));
-            let where_: Vec<String> = worst
-                .iter()
-                .take(3)
-                .map(|(sc, st, k)| format!("{} / {} ({})", esc(sc), esc(st), thousands(*k)))
-                .collect();
-            let hint = name.parse::<FailureClass>().map(|c| c.hint()).unwrap_or("");
+        out.push_str(r#"<table class="grid failures"><thead><tr><th>group / class</th><th class="num">failures</th><th class="num">of requests</th></tr></thead><tbody>"#);
+        for group in failure_groups(s) {
             let _ = write!(
                 out,
-                r#"<tr><td><b>{}</b><div class="hint">{}</div><div class="what">most in: {}</div></td><td class="num">{}</td><td class="num">{}</td></tr>"#,
-                esc(name),
-                esc(hint),
-                where_.join(", "),
-                thousands(*n),
-                pct(ratio(*n, t.requests))
+                r#"<tr class="group"><td>{}</td><td class="num">{}</td><td class="num">{}</td></tr>"#,
+                esc(&group.name),
+                thousands(group.failures),
+                pct(ratio(group.failures, t.requests))
             );
+            for (name, n, hint) in group.classes {
+                let _ = write!(
+                    out,
+                    r#"<tr class="step"><td><b>{}</b><div class="hint">{}</div><div class="what">most in: {}</div></td><td class="num">{}</td><td class="num">{}</td></tr>"#,
+                    esc(name),
+                    esc(&hint),
+                    most_in(s, name),
+                    thousands(n),
+                    pct(ratio(n, t.requests))
+                );
+            }
         }
         out.push_str("</tbody></table>");
     }

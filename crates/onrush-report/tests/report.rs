@@ -365,6 +365,89 @@ fn unknown_lines_keys_and_fields_are_ignored() {
     assert!(html.contains("no thresholds defined"));
 }
 
+/// The rows of the failures table, as (kind, first cell) in order: `group` for a group's
+/// heading (its name), `step` for a class (its name, in bold).
+fn failure_rows(html: &str) -> Vec<(String, String)> {
+    let start = html
+        .find(r#"<table class="grid failures">"#)
+        .expect("a failures table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    table
+        .split("<tr class=\"")
+        .skip(1)
+        .map(|row| {
+            let (kind, rest) = row.split_once('"').unwrap();
+            let cell = rest.trim_start_matches("><td>").trim_start_matches("<b>");
+            let end = cell.find('<').unwrap();
+            (kind.to_string(), cell[..end].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn failures_are_grouped_onrush_classes_by_family_a_protocol_class_by_protocol() {
+    let dir = tmp("failure-groups");
+    let s = Fixture::new("groups").write(&dir);
+    let (http, timeouts) = (
+        s.totals.failures_by_class["http_5xx"],
+        s.totals.failures_by_class["timeout"],
+    );
+    assert_eq!(s.failure_classes["http_5xx"].group, "HTTP");
+    // Written by a build with gRPC, which this one (onrush-report's tests) does not register:
+    // the summary says the class's group and hint.
+    let path = dir.join("summary.json");
+    let mut summary: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    summary["totals"]["failures_by_class"]["unavailable"] = 5.into();
+    summary["steps"][2]["failures_by_class"]["unavailable"] = 5.into();
+    summary["failure_classes"]["unavailable"] = serde_json::json!({
+        "group": "gRPC",
+        "hint": "the service is unavailable (UNAVAILABLE): overloaded, shutting down or restarting",
+    });
+    fs::write(&path, summary.to_string()).unwrap();
+    assert_eq!(onrush_metrics::FailureClass::named("unavailable"), None);
+
+    let html = render_report(&dir, None).unwrap();
+    let group = |name: &str| ("group".to_string(), name.to_string());
+    let class = |name: &str| ("step".to_string(), name.to_string());
+    let mut want = vec![
+        (http, vec![group("HTTP"), class("http_5xx")]),
+        (timeouts, vec![group("connection"), class("timeout")]),
+    ];
+    want.sort_by_key(|(n, _)| std::cmp::Reverse(*n)); // the group with most failures first
+    let mut want: Vec<_> = want.into_iter().flat_map(|(_, rows)| rows).collect();
+    want.extend([group("gRPC"), class("unavailable")]);
+    assert_eq!(failure_rows(&html), want);
+    assert!(
+        html.contains(r#"<tr class="group"><td>gRPC</td><td class="num">5</td><td class="num">"#)
+    );
+    assert!(html.contains(&format!(
+        r#"<tr class="group"><td>HTTP</td><td class="num">{}</td>"#,
+        fmt_thousands(http)
+    )));
+    assert!(
+        html.contains("the service is unavailable (UNAVAILABLE)"),
+        "its hint"
+    );
+    assert!(html.contains("most in: browse / product (5)"));
+    assert!(html.contains("the server failed (5xx)"), "hint of http_5xx");
+
+    // A summary of an older onrush records no groups: onrush's own classes still have theirs,
+    // a class this build does not know is in `other`, without a hint.
+    summary.as_object_mut().unwrap().remove("failure_classes");
+    fs::write(&path, summary.to_string()).unwrap();
+    let html = render_report(&dir, None).unwrap();
+    let rows = failure_rows(&html);
+    for (kind, name) in [group("HTTP"), group("connection"), group("other")] {
+        assert!(rows.contains(&(kind, name.clone())), "{name} in {rows:?}");
+    }
+    assert_eq!(
+        rows[rows.len() - 2..],
+        [group("other"), class("unavailable")]
+    );
+    assert!(!html.contains("UNAVAILABLE"));
+    assert!(html.contains("the server failed (5xx)"), "hint of http_5xx");
+}
+
 #[test]
 fn a_run_without_requests() {
     let dir = tmp("idle");

@@ -79,8 +79,8 @@ pub use lines::{
 pub use reader::IntervalsReader;
 pub use state::{inspect_dir, DirState};
 pub use summary::{
-    read_summary, CheckStats, CheckSummary, HandshakeStats, RunSummary, ScenarioSummary, StepKind,
-    StepSummary, Summary, Totals,
+    read_summary, CheckStats, CheckSummary, FailureClassInfo, HandshakeStats, RunSummary,
+    ScenarioSummary, StepKind, StepSummary, Summary, Totals,
 };
 pub use thresholds::ThresholdOutcome;
 pub use version::RESULTS_FORMAT_VERSION;

@@ -57,9 +57,54 @@ pub struct Summary {
     /// checks (and in files of older versions).
     #[serde(default)]
     pub checks: Vec<CheckSummary>,
+    /// Every failure class counted anywhere in the summary (totals and steps), by name: its
+    /// group and hint, as the build that counted it knew them, so that a report made by
+    /// another build (one without that class's protocol) still shows them. Absent without
+    /// failures, and in files of older versions (a reader then knows only its own classes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_classes: BTreeMap<String, FailureClassInfo>,
     /// Caller-provided top-level fields; keys must not clash with the ones above.
     #[serde(flatten)]
     pub extra: Extras,
+}
+
+/// `failure_classes`: what a failure class is, beside its count (which is in
+/// `failures_by_class`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureClassInfo {
+    /// The family the report shows the class under: `connection`, `TLS`, `HTTP`, ..., or
+    /// its protocol (`gRPC`).
+    #[serde(default)]
+    pub group: String,
+    /// The plain-language advice printed for it (empty when the build that wrote the file
+    /// did not know it either).
+    #[serde(default)]
+    pub hint: String,
+}
+
+impl FailureClassInfo {
+    /// The group of a class that names none: registered without one, or read from a file
+    /// that did not say.
+    pub const OTHER_GROUP: &'static str = "other";
+
+    /// This, with what it leaves unsaid taken from `known`: an empty hint, and an empty
+    /// group or [`FailureClassInfo::OTHER_GROUP`] (which stays when neither says more).
+    pub fn or(self, known: FailureClassInfo) -> FailureClassInfo {
+        let says = |group: &str| !group.is_empty() && group != Self::OTHER_GROUP;
+        let group = if says(&self.group) {
+            self.group
+        } else if says(&known.group) {
+            known.group
+        } else {
+            Self::OTHER_GROUP.to_string()
+        };
+        let hint = if self.hint.is_empty() {
+            known.hint
+        } else {
+            self.hint
+        };
+        FailureClassInfo { group, hint }
+    }
 }
 
 /// `run`: which run this is.
@@ -228,7 +273,7 @@ pub struct StepSummary {
 }
 
 /// Top-level keys of [`Summary`] that `extra` must not use.
-pub(crate) const RESERVED_KEYS: [&str; 7] = [
+pub(crate) const RESERVED_KEYS: [&str; 8] = [
     "onrush_results",
     "onrush_version",
     "run",
@@ -236,6 +281,7 @@ pub(crate) const RESERVED_KEYS: [&str; 7] = [
     "scenarios",
     "steps",
     "checks",
+    "failure_classes",
 ];
 
 /// What is read of `summary.json` before the rest: a file of another format version may
@@ -374,6 +420,64 @@ mod tests {
         // The caller's fields come last, in alphabetical order, as before.
         assert!(text.ends_with("  \"checks\": [],\n  \"interrupted\": true,\n  \"threads\": 2\n}"));
         assert_eq!(Summary::from_json(Path::new("x"), &text).unwrap(), s);
+    }
+
+    #[test]
+    fn failure_classes_round_trip_and_older_files_load_without_them() {
+        let older = Summary::from_json(Path::new("d/summary.json"), TODAY).unwrap();
+        assert!(older.failure_classes.is_empty());
+        assert!(!older.to_json_pretty().contains("failure_classes"));
+
+        let mut s = older.clone();
+        s.failure_classes.insert(
+            "unavailable".into(),
+            FailureClassInfo {
+                group: "gRPC".into(),
+                hint: "the service is unavailable (UNAVAILABLE)".into(),
+            },
+        );
+        let text = s.to_json_pretty();
+        assert!(
+            text.contains(
+                "  \"failure_classes\": {\n    \"unavailable\": {\n      \"group\": \"gRPC\",\n      \
+                 \"hint\": \"the service is unavailable (UNAVAILABLE)\"\n    }\n  },\n  \
+                 \"interrupted\": true"
+            ),
+            "{text}"
+        );
+        assert_eq!(Summary::from_json(Path::new("x"), &text).unwrap(), s);
+        // Not one of the caller's fields.
+        s.set_extra("failure_classes", serde_json::json!({}));
+        assert_eq!(
+            Summary::from_json(Path::new("x"), &s.to_json_pretty())
+                .unwrap()
+                .failure_classes
+                .len(),
+            1
+        );
+
+        // An entry written without a group (or a hint) loads; `or` fills what it leaves unsaid.
+        let bare = TODAY.replacen(
+            "\"interrupted\"",
+            "\"failure_classes\": {\"x_fail\": {\"hint\": \"h\"}, \"y_fail\": {}},\n  \"interrupted\"",
+            1,
+        );
+        let s = Summary::from_json(Path::new("x"), &bare).unwrap();
+        let x = s.failure_classes["x_fail"].clone();
+        assert_eq!((x.group.as_str(), x.hint.as_str()), ("", "h"));
+        let known = |group: &str, hint: &str| FailureClassInfo {
+            group: group.into(),
+            hint: hint.into(),
+        };
+        assert_eq!(x.clone().or(known("Redis", "k")), known("Redis", "h"));
+        assert_eq!(x.or(FailureClassInfo::default()), known("other", "h"));
+        assert_eq!(
+            known("other", "").or(known("gRPC", "k")),
+            known("gRPC", "k"),
+            "`other` says nothing"
+        );
+        assert_eq!(known("TLS", "t").or(known("gRPC", "k")), known("TLS", "t"));
+        assert_eq!(s.failure_classes["y_fail"], FailureClassInfo::default());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Redis's own failure classes, registered by name when the binary starts: results files,
-//! the summary, the report and the exporters name them.
+//! Redis's own failure classes, registered by name in the group `Redis` when the binary
+//! starts: results files, the summary, the report and the exporters name them (the report
+//! shows them under `Redis`).
 
 use std::sync::OnceLock;
 
@@ -42,7 +43,8 @@ pub fn classes() -> Result<&'static Classes, String> {
     }
     let mut registered = Vec::with_capacity(DEFINITIONS.len());
     for (name, hint) in DEFINITIONS {
-        registered.push(FailureClass::register(name, hint).map_err(|e| e.to_string())?);
+        let class = FailureClass::register_in("Redis", name, hint).map_err(|e| e.to_string())?;
+        registered.push(class);
     }
     let classes = Classes {
         wrongtype: registered[0],

@@ -195,8 +195,15 @@ fn error_replies_are_counted_by_their_own_classes_and_the_run_goes_on() {
     // The first message of each class is kept for the user, and the summary prints the hint.
     let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(text.contains("WRONGTYPE Operation against a key"), "{text}");
+    // Each class's group and hint are recorded beside the counts.
+    let wrongtype = &s["failure_classes"]["redis_wrongtype"];
+    assert_eq!(wrongtype["group"], "Redis", "{s:#}");
+    assert!(
+        wrongtype["hint"].as_str().unwrap().contains("(WRONGTYPE)"),
+        "{s:#}"
+    );
     // onrush's own binary, which knows no Redis, merges and reports these results with their
-    // classes (registered by name as it reads them).
+    // classes (registered by name as it reads them), their groups and hints (as recorded).
     match plain_onrush() {
         Some(onrush) => {
             let merged = dir.join("merged");
@@ -207,13 +214,17 @@ fn error_replies_are_counted_by_their_own_classes_and_the_run_goes_on() {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             let m = summary(&merged);
             assert_eq!(m["totals"]["failures_by_class"], s["totals"]["failures_by_class"]);
+            assert_eq!(m["failure_classes"], s["failure_classes"]);
             let html = dir.join("plain.html");
             let o = Command::new(&onrush)
                 .args(["report", out.to_str().unwrap(), "--out", html.to_str().unwrap()])
                 .output()
                 .unwrap();
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            assert!(std::fs::read_to_string(html).unwrap().contains("redis_wrongtype"));
+            let html = std::fs::read_to_string(html).unwrap();
+            assert!(html.contains("redis_wrongtype"));
+            assert!(html.contains(r#"<tr class="group"><td>Redis</td><td class="num">40</td>"#));
+            assert!(html.contains("the key holds a value of another type"));
         }
         None => eprintln!("onrush's own binary is not beside this one: build the workspace into the same target directory to check that it reads these results"),
     }
