@@ -65,7 +65,13 @@ fn an_absolute_url_is_the_steps_own_target() {
 fn mistakes_name_the_field_and_the_fix() {
     let g = grammars();
     let dir = Path::new(".");
-    assert_step_error(&g, dir, "[{ GET: /a }]", "scenarios[0].steps[0].GET", "write `get:`");
+    assert_step_error(
+        &g,
+        dir,
+        "[{ GET: /a }]",
+        "scenarios[0].steps[0].GET",
+        "write `get:`",
+    );
     assert_step_error(
         &g,
         dir,

@@ -39,6 +39,7 @@
 mod behave;
 mod body;
 mod echo;
+mod endpoints;
 mod forms;
 mod grpc;
 mod listen;
@@ -62,6 +63,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::watch;
 
+pub use endpoints::{endpoint_paths, endpoints_help, Endpoint, ENDPOINTS};
 pub use forms::{MAX_TEXT_FIELD, MAX_URLENCODED_FORM};
 pub use login::{LOGIN_DEFAULT_USER, MAX_USER_LEN, SESSION_COOKIE, TOKEN_PREFIX};
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};

@@ -200,10 +200,8 @@ fn not_found(path: &str) -> Resp {
     text(
         StatusCode::NOT_FOUND,
         format!(
-            "not found: {path}\nendpoints: / /bytes/N[?chunked=1|encoding=gzip|deflate|br] \
-             /delay/MS /status/CODE /echo /upload /json /html /xml /stall /stats /login /verify \
-             /account /redirect/N /redirect-to /cookies /cookies/set /cookies/delete /gzip \
-             /deflate /brotli /basic-auth/USER/PASS /bearer /form /query /headers /tls\n"
+            "not found: {path}\nendpoints: {}\n(`onrush serve --help` says what each answers)\n",
+            crate::endpoint_paths()
         ),
     )
 }

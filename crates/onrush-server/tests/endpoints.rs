@@ -332,3 +332,40 @@ fn stall_validates_its_parameters() {
     let r = c.get("/stall?every=50&for=0");
     assert_eq!(r.text(), "stalled 0 ms\n");
 }
+
+#[test]
+fn every_listed_endpoint_answers_and_a_404_lists_them_all() {
+    let s = server(1);
+    let mut c = Client::connect(s.local_addr());
+    for endpoint in onrush_server::ENDPOINTS {
+        // A plain GET of each, its placeholders filled in (WebSocket's asks for an upgrade).
+        let path = endpoint
+            .path
+            .replace("/N", "/2")
+            .replace("/MS", "/1")
+            .replace("/CODE", "/200")
+            .replace("USER/PASS", "u/p");
+        let r = c.get(&path);
+        if path == "/ws/echo" {
+            assert_ne!(r.status, 200, "{path} without an upgrade");
+        } else {
+            assert_ne!(r.status, 404, "{path} is listed and must exist");
+        }
+        assert!(!endpoint.what.is_empty());
+    }
+    let r = c.get("/nope");
+    for endpoint in onrush_server::ENDPOINTS {
+        assert!(
+            r.text().contains(endpoint.path),
+            "{} in:\n{}",
+            endpoint.path,
+            r.text()
+        );
+    }
+    let help = onrush_server::endpoints_help();
+    assert_eq!(
+        help.lines().count(),
+        onrush_server::ENDPOINTS.len(),
+        "{help}"
+    );
+}

@@ -423,3 +423,27 @@ fn thrift_bad_input_closes_only_that_connection() {
     let p = server.0.as_ref().unwrap().protocol_stats();
     assert_eq!((p.thrift_connections, p.thrift_calls), (4, 1), "{p:?}");
 }
+
+/// `onrush serve --help` says what every HTTP endpoint answers (a new user should not have to
+/// provoke a 404 to find them), `-h` where to look, and docs/server.md lists each one.
+#[test]
+fn serve_help_and_the_docs_list_every_endpoint() {
+    let long = onrush().args(["serve", "--help"]).output().unwrap();
+    assert!(long.status.success());
+    let long = String::from_utf8(long.stdout).unwrap();
+    let short = onrush().args(["serve", "-h"]).output().unwrap();
+    let short = String::from_utf8(short.stdout).unwrap();
+    assert!(short.contains("onrush serve --help"), "{short}");
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/server.md"))
+            .unwrap();
+    for endpoint in onrush_server::ENDPOINTS {
+        let line = format!("{}  ", endpoint.path);
+        assert!(long.contains(&line), "{} in:\n{long}", endpoint.path);
+        assert!(
+            docs.contains(&format!("| `{}` |", endpoint.path)),
+            "docs/server.md lacks {}",
+            endpoint.path
+        );
+    }
+}

@@ -12,9 +12,8 @@ use clap::Args;
 
 use super::exit;
 
-#[derive(Args)]
-#[command(
-    after_help = "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
+/// What `-h` adds: the protocols the server speaks.
+const PROTOCOLS_HELP: &str = "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
   HTTP/1.1 (an HTTP request line), HTTP/2 with prior knowledge (h2c: the HTTP/2 preface),\n\
   WebSocket (GET /ws/echo: echo of text and binary, pings answered, close codes),\n\
   gRPC over h2c (helloworld.Greeter of examples/protos/greeter.proto: SayHello,\n\
@@ -33,8 +32,19 @@ With --tls: HTTP/2 or HTTP/1.1 as ALPN negotiates (h2 preferred); the other prot
   the plain port only.\n\
 GET /stats counts requests and connections, h2_*, tls_*, and per protocol tcp_connections,\n\
   tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls, grpc_messages_in,\n\
-  grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the TLS of the connection it is asked on."
-)]
+  grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the TLS of the connection it is asked on.\n\
+Every HTTP endpoint and what it answers: `onrush serve --help`, docs/server.md.";
+
+/// What `--help` adds: the protocols, then every HTTP endpoint and what it answers.
+fn serve_long_help() -> String {
+    format!(
+        "{PROTOCOLS_HELP}\n\nHTTP endpoints (a 404 lists them too; any method unless said):\n{}",
+        onrush_server::endpoints_help()
+    )
+}
+
+#[derive(Args)]
+#[command(after_help = PROTOCOLS_HELP, after_long_help = serve_long_help())]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
