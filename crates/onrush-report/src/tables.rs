@@ -75,30 +75,22 @@ pub(crate) fn summary_figures(out: &mut String, run: &Run) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
-    let window = if t.rate_10s_whole_run {
-        format!(
-            "whole run ({:.1} s, shorter than 10 s)",
-            t.rate_10s_window_s
-        )
-    } else {
-        "10-second window".to_string()
+    // A run shorter than 10 s has no 10-second window: its "highest" and "lowest" would be the
+    // same whole-run mean, which reads like a perfectly flat rate.
+    let ten_s = |v: f64| {
+        if t.rate_10s_whole_run {
+            format!(
+                "— <span class=\"what\">needs a run of at least 10 s (this one: {:.1} s)</span>",
+                t.rate_10s_window_s
+            )
+        } else {
+            format!("{} req/s", rate(v))
+        }
     };
     let rows: Vec<(&str, String)> = vec![
         ("mean request rate", format!("{} req/s", rate(t.rps))),
-        (
-            "highest mean rate",
-            format!(
-                "{} req/s <span class=\"what\">{window}</span>",
-                rate(t.rate_10s_max)
-            ),
-        ),
-        (
-            "lowest mean rate",
-            format!(
-                "{} req/s <span class=\"what\">{window}</span>",
-                rate(t.rate_10s_min)
-            ),
-        ),
+        ("highest 10-second mean rate", ten_s(t.rate_10s_max)),
+        ("lowest 10-second mean rate", ten_s(t.rate_10s_min)),
         (
             "highest 1-second rate",
             format!("{} req/s", rate(t.rate_1s_max)),
