@@ -29,3 +29,28 @@ fn a_run_shorter_than_10_s_says_it_has_no_10_second_rates() {
     );
     assert!(!html.contains("shorter than 10 s)"));
 }
+
+#[test]
+fn a_url_missing_the_colon_of_its_scheme_gets_the_mended_url() {
+    // `http//host` was answered "write the scheme too, e.g. `http://http//host`".
+    let out = temp_dir("figures-scheme-typo");
+    let output = onrush()
+        .args(["quick", "http//127.0.0.1:9/a", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{printed}");
+    assert!(printed.contains("write http://127.0.0.1:9/a"), "{printed}");
+    assert!(!printed.contains("http://http"), "{printed}");
+
+    let plan = write_plan(
+        &out,
+        "target: https//127.0.0.1:9\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps: [ { get: / } ]\n",
+    );
+    let output = onrush().arg("run").arg(&plan).output().unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{printed}");
+    assert!(printed.contains("write `https://127.0.0.1:9`"), "{printed}");
+    assert!(!printed.contains("http://https"), "{printed}");
+}

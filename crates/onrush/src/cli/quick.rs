@@ -229,9 +229,15 @@ fn literal(s: &str) -> String {
 
 /// "http://host:port/path?q" → ("http://host:port", "/path?q").
 fn split_url(url: &str) -> Result<(String, String), String> {
-    let rest_at = url.find("://").ok_or_else(|| {
-        format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/")
-    })? + 3;
+    let rest_at = url
+        .find("://")
+        .ok_or_else(|| match onrush_plan::scheme_typo(url) {
+            Some(fixed) => {
+                format!("{url:?} is not an absolute URL: its scheme lacks `://`; write {fixed}")
+            }
+            None => format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/"),
+        })?
+        + 3;
     match url[rest_at..].find('/') {
         Some(i) => Ok((
             url[..rest_at + i].to_string(),
