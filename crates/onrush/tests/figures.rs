@@ -54,3 +54,53 @@ fn a_url_missing_the_colon_of_its_scheme_gets_the_mended_url() {
     assert!(printed.contains("write `https://127.0.0.1:9`"), "{printed}");
     assert!(!printed.contains("http://https"), "{printed}");
 }
+
+#[test]
+fn a_threshold_on_a_group_is_labelled_group() {
+    // `checkout: p95 < 10s` on a group was labelled "step checkout" in the verdicts, the JUnit
+    // file and the report.
+    let server = Server::start();
+    let dir = temp_dir("figures-group-scope");
+    let plan = write_plan(
+        &dir,
+        &"target: http://127.0.0.1:{port}\nthresholds: [\"checkout: p95 < 10s\", \"shop/checkout: requests > 0\"]\nscenarios:\n  - name: shop\n    load: { vus: 1, iterations: 2 }\n    steps:\n      - { name: home, get: / }\n      - group:\n          name: checkout\n          steps: [ { name: cart, get: /cart }, { name: pay, get: /pay } ]\n"
+            .replace("{port}", &server.port().to_string()),
+    );
+    let junit = dir.join("junit.xml");
+    let out = dir.join("out");
+    let output = onrush()
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    let s = summary(&out);
+    let scopes: Vec<&str> = s["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["scope"].as_str().unwrap())
+        .collect();
+    // `checkout` names the group of the one scenario that has it.
+    assert_eq!(
+        scopes,
+        ["group shop/checkout", "group shop/checkout"],
+        "{s:#}"
+    );
+    assert!(printed.contains("group shop/checkout"), "{printed}");
+    assert!(!printed.contains("step shop/checkout"), "{printed}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("group shop/checkout") && !xml.contains("step shop/checkout"),
+        "{xml}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("group shop/checkout") && !html.contains("step shop/checkout"));
+}
