@@ -238,13 +238,18 @@ impl Error {
     /// A TLS handshake with `addr` failed.
     pub(crate) fn tls_handshake(e: io::Error, addr: SocketAddr) -> Self {
         let failure = TlsFailure::from_io(&e).unwrap_or(TlsFailure::Other);
+        let msg = match failure {
+            // The likely fix first: the reader scans the start of the line.
+            TlsFailure::NotTls => format!("{} (TLS handshake with {addr})", failure.hint()),
+            _ => format!(
+                "TLS handshake with {addr} failed ({failure:?}: {})",
+                failure.hint()
+            ),
+        };
         Error {
             kind: ErrorKind::ConnectOther,
             stale: false,
-            msg: Cow::Owned(format!(
-                "TLS handshake with {addr} failed ({failure:?}: {})",
-                failure.hint()
-            )),
+            msg: Cow::Owned(msg),
             io: Some(e),
             tls: Some(failure),
         }

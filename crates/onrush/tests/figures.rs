@@ -104,3 +104,47 @@ fn a_threshold_on_a_group_is_labelled_group() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("group shop/checkout") && !html.contains("step shop/checkout"));
 }
+
+#[test]
+fn https_against_a_plain_http_port_says_it_is_not_tls() {
+    // The built-in server waited silently on the ClientHello (a 30-s handshake timeout), or
+    // echoed it as a line; a plain web server's 400 was classed `tls_protocol` with cipher
+    // advice first. Now the server answers a 400 and the client says "not TLS" first.
+    let server = Server::start();
+    let out = temp_dir("figures-https-on-http");
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    let started = std::time::Instant::now();
+    let output = onrush()
+        .args([
+            "quick",
+            &url,
+            "-c",
+            "1",
+            "-n",
+            "2",
+            "--timeout",
+            "5s",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{printed}"
+    );
+    assert!(printed.contains("tls_protocol"), "{printed}");
+    // The printed summary wraps its lines: compare words.
+    let words = printed.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "first seen: the server did not answer in TLS: is this port plain HTTP? use http://"
+        ),
+        "{printed}"
+    );
+    assert!(
+        words.contains("of requests the server did not answer in TLS (is this port plain HTTP?"),
+        "the class hint does not lead with it:\n{printed}"
+    );
+}
