@@ -148,3 +148,59 @@ fn https_against_a_plain_http_port_says_it_is_not_tls() {
         "the class hint does not lead with it:\n{printed}"
     );
 }
+
+#[test]
+fn quick_takes_thresholds_and_refuses_junit_without_one() {
+    // `quick --junit` wrote an empty suite, which CI reads as passing.
+    let server = Server::start();
+    let dir = temp_dir("figures-quick-junit");
+    let junit = dir.join("junit.xml");
+    let quick = |extra: &[&str]| {
+        onrush()
+            .args([
+                "quick",
+                &server.url("/"),
+                "-c",
+                "1",
+                "-n",
+                "5",
+                "--quiet",
+                "--out",
+            ])
+            .arg(dir.join("out"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = quick(&["--junit", junit.to_str().unwrap()]);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{printed}");
+    assert!(
+        printed.contains("--junit without --threshold") && printed.contains("add --threshold EXPR"),
+        "{printed}"
+    );
+    assert!(!junit.exists());
+
+    let output = quick(&[
+        "--threshold",
+        "p99 < 1us",
+        "--threshold",
+        "failure_rate < 1%",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let results = summary(&dir.join("out"))["thresholds"].clone();
+    assert_eq!(results[0]["passed"], false, "{results:#}");
+    assert_eq!(results[1]["passed"], true, "{results:#}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<failure") && xml.contains("failure_rate"),
+        "{xml}"
+    );
+
+    let output = quick(&["--threshold", "p99 <"]);
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{printed}");
+    assert!(printed.contains("error: --threshold: "), "{printed}");
+}
