@@ -328,7 +328,7 @@ pub(crate) fn checks(out: &mut String, run: &Run) {
 
 pub(crate) fn scenarios(out: &mut String, run: &Run) {
     let s = &run.summary;
-    out.push_str(r#"<section id="scenarios" class="block"><h2>Scenarios</h2><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>load model</th><th class="num">iterations</th><th class="num">dropped</th><th class="num">peak VUs</th><th class="num">connections</th><th class="num">schedule lag p99</th></tr></thead><tbody>"#);
+    out.push_str(r#"<section id="scenarios" class="block"><h2>Scenarios</h2><p class="note">Peak active VUs: the most VUs in an iteration at once (each worker's peak of the second, summed over workers), not the VUs the plan asked for (the load model says those); it is lower when VUs finish their iterations before the last ones start (a ramp-up with few, short iterations).</p><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>load model</th><th class="num">iterations</th><th class="num">dropped</th><th class="num">peak active VUs</th><th class="num">connections</th><th class="num">schedule lag p99</th></tr></thead><tbody>"#);
     for sc in &s.scenarios {
         let model = run
             .extras

@@ -204,3 +204,23 @@ fn quick_takes_thresholds_and_refuses_junit_without_one() {
     assert_eq!(output.status.code(), Some(2), "{printed}");
     assert!(printed.contains("error: --threshold: "), "{printed}");
 }
+
+#[test]
+fn the_report_says_peak_vus_are_the_active_ones() {
+    // 8 VUs started over 2 s, each done after two 50-ms iterations: never more than one or two
+    // at once, which the Scenarios table showed as "peak VUs 2" beside an 8-VU load model.
+    let server = Server::start();
+    let dir = temp_dir("figures-peak-vus");
+    let plan = write_plan(
+        &dir,
+        &"target: http://127.0.0.1:{port}\nscenarios:\n  - name: ramp\n    load: { vus: 8, iterations: 2, ramp_up: 2s }\n    steps: [ { get: /delay/50 } ]\n"
+            .replace("{port}", &server.port().to_string()),
+    );
+    let out = dir.join("out");
+    let s = run_expect(0, &["run", plan.to_str().unwrap(), "-t", "2"], &out);
+    let peak = u64_at(scenario(&s, "ramp"), "/active_vus_max");
+    assert!((1..=2).contains(&peak), "{s:#}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(r#"<th class="num">peak active VUs</th>"#));
+    assert!(html.contains("not the VUs the plan asked for"));
+}
