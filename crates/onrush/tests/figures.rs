@@ -224,3 +224,41 @@ fn the_report_says_peak_vus_are_the_active_ones() {
     assert!(html.contains(r#"<th class="num">peak active VUs</th>"#));
     assert!(html.contains("not the VUs the plan asked for"));
 }
+
+#[test]
+fn the_report_gives_each_steps_rate_over_its_own_active_time_too() {
+    // A scenario that runs 1 s of a 3-s run: its rate over the run is a third of what it sent
+    // while it ran, and the report showed only the former.
+    let server = Server::start();
+    let dir = temp_dir("figures-active-rate");
+    let plan = write_plan(
+        &dir,
+        &"target: http://127.0.0.1:{port}\nscenarios:\n  - name: short\n    load: { rate: 20/s, duration: 1s, max_vus: 4 }\n    steps: [ { name: brief, get: / } ]\n  - name: long\n    load: { rate: 5/s, duration: 3s, max_vus: 4 }\n    steps: [ { name: steady, get: / } ]\n"
+            .replace("{port}", &server.port().to_string()),
+    );
+    let out = dir.join("out");
+    let s = run_expect(0, &["run", plan.to_str().unwrap()], &out);
+    let brief = step(&s, "short", "brief");
+    assert!(f64_at(brief, "/rps") < 10.0, "{s:#}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(r#"<th class="num">req/s run</th><th class="num">req/s active</th>"#));
+    // The step row of `brief`: 20 requests in its 1 active second (2 when the last one ends
+    // just past the second's end on a busy machine), against 20 over the 3-s run.
+    let row = html
+        .split("<tr class=\"step\"><td>brief</td>")
+        .nth(1)
+        .unwrap()
+        .split("</tr>")
+        .next()
+        .unwrap();
+    let active: f64 = row
+        .split(" s active\">")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no active rate in {row}"));
+    assert!(
+        active >= 10.0 && active > 1.4 * f64_at(brief, "/rps"),
+        "{row}"
+    );
+}
