@@ -133,6 +133,17 @@ impl Error {
                 ErrorKind::AddrNotAvailable,
                 format!("no local address available (out of local ports?) connecting to {addr}"),
             ),
+            // The server (or a middlebox between) answered the handshake with a reset: the
+            // server's doing, not a local I/O error such as too many open files.
+            (
+                io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe,
+                _,
+            ) => (
+                ErrorKind::Reset,
+                format!("connection reset by the peer while connecting to {addr}"),
+            ),
             (_, Some(ip)) => (
                 ErrorKind::ConnectOther,
                 format!("could not connect from {ip} to {addr}"),
@@ -227,13 +238,18 @@ impl Error {
     /// A TLS handshake with `addr` failed.
     pub(crate) fn tls_handshake(e: io::Error, addr: SocketAddr) -> Self {
         let failure = TlsFailure::from_io(&e).unwrap_or(TlsFailure::Other);
+        let msg = match failure {
+            // The likely fix first: the reader scans the start of the line.
+            TlsFailure::NotTls => format!("{} (TLS handshake with {addr})", failure.hint()),
+            _ => format!(
+                "TLS handshake with {addr} failed ({failure:?}: {})",
+                failure.hint()
+            ),
+        };
         Error {
             kind: ErrorKind::ConnectOther,
             stale: false,
-            msg: Cow::Owned(format!(
-                "TLS handshake with {addr} failed ({failure:?}: {})",
-                failure.hint()
-            )),
+            msg: Cow::Owned(msg),
             io: Some(e),
             tls: Some(failure),
         }
@@ -385,6 +401,23 @@ mod tests {
         );
         assert_eq!(e.kind(), ErrorKind::AddrNotAvailable);
         assert!(!e.is_stale_reuse());
+    }
+
+    #[test]
+    fn a_reset_while_connecting_is_a_reset_not_a_local_io_error() {
+        // It was `ConnectOther`, so classed `io` with the hint "too many open files".
+        let addr: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        for errno in [libc::ECONNRESET, libc::ECONNABORTED, libc::EPIPE] {
+            let e = Error::connect(io::Error::from_raw_os_error(errno), addr, None);
+            assert_eq!(e.kind(), ErrorKind::Reset, "errno {errno}");
+            assert!(
+                e.to_string()
+                    .starts_with("connection reset by the peer while connecting to 127.0.0.1:1"),
+                "{e}"
+            );
+        }
+        let e = Error::connect(io::Error::from_raw_os_error(libc::EMFILE), addr, None);
+        assert_eq!(e.kind(), ErrorKind::ConnectOther);
     }
 
     #[test]

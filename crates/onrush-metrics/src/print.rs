@@ -69,21 +69,34 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
             thousands(t.dropped_iterations)
         ),
     )?;
-    let window = if t.rate_10s_whole_run {
-        format!("whole run ({:.1} s < 10 s)", t.rate_10s_window_s)
+    // A run shorter than 10 s has no 10-second window: its "highest" and "lowest" would be the
+    // same whole-run mean, which reads like a perfectly flat rate. Said on a line of its own.
+    if t.rate_10s_whole_run {
+        label(
+            w,
+            "rate (req/s)",
+            format!("highest 1-s: {}", fmt_rate(t.rate_1s_max)),
+        )?;
+        label(
+            w,
+            "",
+            format!(
+                "highest/lowest 10-s: need a run of at least 10 s (this one: {:.1} s)",
+                t.rate_10s_window_s
+            ),
+        )?;
     } else {
-        "10-s mean".to_string()
-    };
-    label(
-        w,
-        "rate (req/s)",
-        format!(
-            "{window}: highest {}, lowest {}; highest 1-s: {}",
-            fmt_rate(t.rate_10s_max),
-            fmt_rate(t.rate_10s_min),
-            fmt_rate(t.rate_1s_max)
-        ),
-    )?;
+        label(
+            w,
+            "rate (req/s)",
+            format!(
+                "10-s mean: highest {}, lowest {}; highest 1-s: {}",
+                fmt_rate(t.rate_10s_max),
+                fmt_rate(t.rate_10s_min),
+                fmt_rate(t.rate_1s_max)
+            ),
+        )?;
+    }
     label(w, "active VUs (max)", thousands(t.active_vus_max))?;
     for (name, st) in [
         ("service time (ms)", &t.service_ms),

@@ -36,7 +36,7 @@ use onrush_template as template;
 use onrush_units as units;
 mod yaml;
 
-pub use compile::UnsetVar;
+pub use compile::{scheme_typo, UnsetVar};
 pub use error::PlanError;
 pub use grammar::{Grammars, StepGrammar};
 // The compiled plan's types (`Plan`, `Scenario`, `Step`, ...), each in its file under model/.

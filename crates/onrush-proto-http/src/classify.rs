@@ -31,7 +31,7 @@ fn class_of(error: &http1::Error) -> FailureClass {
             TlsFailure::NameMismatch => FailureClass::TlsNameMismatch,
             TlsFailure::ClientCertificateRequired => FailureClass::TlsClientCertificateRequired,
             TlsFailure::ClientCertificateRejected => FailureClass::TlsClientCertificateRejected,
-            TlsFailure::Protocol => FailureClass::TlsProtocol,
+            TlsFailure::Protocol | TlsFailure::NotTls => FailureClass::TlsProtocol,
             TlsFailure::HandshakeTimeout => FailureClass::TlsHandshakeTimeout,
             TlsFailure::Other => FailureClass::TlsOther,
         };

@@ -11,6 +11,10 @@ pub fn connect_failure(e: Error) -> FailureClass {
         ErrorKind::ConnectionRefused => FailureClass::ConnectRefused,
         ErrorKind::AddrNotAvailable => FailureClass::AddrNotAvailable,
         ErrorKind::TimedOut => FailureClass::ConnectTimeout,
+        // A reset answering the handshake is the peer's doing, not a local I/O error.
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
+            FailureClass::Reset
+        }
         _ => FailureClass::Io,
     }
 }
@@ -21,5 +25,23 @@ pub fn io_failure(e: Error) -> FailureClass {
         ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => FailureClass::Reset,
         ErrorKind::UnexpectedEof => FailureClass::ClosedEarly,
         _ => FailureClass::Io,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reset_while_connecting_is_a_reset() {
+        // It was `io`, whose hint blames the open-files limit.
+        for kind in [
+            ErrorKind::ConnectionReset,
+            ErrorKind::ConnectionAborted,
+            ErrorKind::BrokenPipe,
+        ] {
+            assert_eq!(connect_failure(kind.into()), FailureClass::Reset, "{kind}");
+        }
+        assert_eq!(connect_failure(ErrorKind::Other.into()), FailureClass::Io);
     }
 }

@@ -239,6 +239,11 @@ fn total_rows(b: &Summary, n: &Summary) -> Vec<Row> {
             Better::Lower,
         ),
     ];
+    // A run shorter than 10 s has no 10-second window (its figures are the whole-run mean):
+    // comparing them would compare unlike things.
+    if bt.rate_10s_whole_run || nt.rate_10s_whole_run {
+        rows.retain(|r| !r.label.contains("10-s"));
+    }
     lat_rows(&mut rows, "latency", &bt.latency_ms, &nt.latency_ms);
     rows.push(row(
         "connections opened",

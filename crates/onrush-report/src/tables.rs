@@ -7,6 +7,7 @@ use onrush_metrics::{failure_class_info, MsStats, Summary};
 
 use crate::fmt::{bytes, esc, ms, ms_num, pct, rate, thousands};
 use crate::input::Run;
+use crate::intervals::StepId;
 
 const LAT_HEAD: &str = r#"<th class="num">min</th><th class="num">mean</th><th class="num">p50</th><th class="num">p90</th><th class="num">p95</th><th class="num">p99</th><th class="num">p99.9</th><th class="num">max</th>"#;
 
@@ -75,30 +76,22 @@ pub(crate) fn summary_figures(out: &mut String, run: &Run) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
-    let window = if t.rate_10s_whole_run {
-        format!(
-            "whole run ({:.1} s, shorter than 10 s)",
-            t.rate_10s_window_s
-        )
-    } else {
-        "10-second window".to_string()
+    // A run shorter than 10 s has no 10-second window: its "highest" and "lowest" would be the
+    // same whole-run mean, which reads like a perfectly flat rate.
+    let ten_s = |v: f64| {
+        if t.rate_10s_whole_run {
+            format!(
+                "— <span class=\"what\">needs a run of at least 10 s (this one: {:.1} s)</span>",
+                t.rate_10s_window_s
+            )
+        } else {
+            format!("{} req/s", rate(v))
+        }
     };
     let rows: Vec<(&str, String)> = vec![
         ("mean request rate", format!("{} req/s", rate(t.rps))),
-        (
-            "highest mean rate",
-            format!(
-                "{} req/s <span class=\"what\">{window}</span>",
-                rate(t.rate_10s_max)
-            ),
-        ),
-        (
-            "lowest mean rate",
-            format!(
-                "{} req/s <span class=\"what\">{window}</span>",
-                rate(t.rate_10s_min)
-            ),
-        ),
+        ("highest 10-second mean rate", ten_s(t.rate_10s_max)),
+        ("lowest 10-second mean rate", ten_s(t.rate_10s_min)),
         (
             "highest 1-second rate",
             format!("{} req/s", rate(t.rate_1s_max)),
@@ -186,7 +179,7 @@ fn most_in(s: &Summary, class: &str) -> String {
 
 pub(crate) fn steps(out: &mut String, run: &Run) {
     let s = &run.summary;
-    out.push_str(r#"<section id="steps" class="block"><h2>Steps</h2><p class="note">Latency in milliseconds per step, grouped by scenario (a scenario row covers all its steps).</p><div class="scroll"><table class="grid steps"><thead><tr><th>scenario / step</th><th class="num">requests</th><th class="num">req/s</th><th class="num">failed</th>"#);
+    out.push_str(r#"<section id="steps" class="block"><h2>Steps</h2><p class="note">Latency in milliseconds per step, grouped by scenario (a scenario row covers all its steps). <b>req/s run</b>: the requests over the whole run; <b>req/s active</b>: over the step's (or scenario's) own active time, from the first to the last second in which it had requests (whole seconds), which is higher when it ran for only part of the run.</p><div class="scroll"><table class="grid steps"><thead><tr><th>scenario / step</th><th class="num">requests</th><th class="num">req/s run</th><th class="num">req/s active</th><th class="num">failed</th>"#);
     out.push_str(LAT_HEAD);
     out.push_str("</tr></thead><tbody>");
     let mut order: Vec<&str> = s.scenarios.iter().map(|sc| sc.name.as_str()).collect();
@@ -199,10 +192,11 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
         if let Some(sc) = s.scenarios.iter().find(|sc| sc.name == name) {
             let _ = write!(
                 out,
-                r#"<tr class="group"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
+                r#"<tr class="group"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
                 esc(name),
                 thousands(sc.requests),
                 rate(sc.rps),
+                active_rate(run, sc.requests, |id| id.scenario == name),
                 pct(sc.failure_rate)
             );
             lat_cells(out, &sc.latency_ms);
@@ -216,10 +210,12 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
             };
             let _ = write!(
                 out,
-                r#"<tr class="step"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td{fail}>{}</td>"#,
+                r#"<tr class="step"><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td{fail}>{}</td>"#,
                 esc(&st.name),
                 thousands(st.requests),
                 rate(st.rps),
+                active_rate(run, st.requests, |id| id.scenario == name
+                    && id.name == st.name),
                 pct(st.failure_rate)
             );
             lat_cells(out, &st.latency_ms);
@@ -229,14 +225,43 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
     let t = &s.totals;
     let _ = write!(
         out,
-        r#"</tbody><tfoot><tr><td>total</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
+        r#"</tbody><tfoot><tr><td>total</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>"#,
         thousands(t.requests),
         rate(t.rps),
+        active_rate(run, t.requests, |_| true),
         pct(t.failure_rate)
     );
     lat_cells(out, &t.latency_ms);
     out.push_str("</tr></tfoot></table></div></section>\n");
     groups(out, run);
+}
+
+/// `requests` over the active time of the steps `of` picks: from the first to the last second
+/// in which any of them had requests, in whole seconds; `-` when none had any.
+fn active_rate(run: &Run, requests: u64, of: impl Fn(&StepId) -> bool) -> String {
+    let series = &run.series;
+    let mut span: Option<(usize, usize)> = None;
+    for (id, counts) in series.steps.iter().zip(&series.step_requests) {
+        if !of(id) {
+            continue;
+        }
+        let first = counts.iter().position(|&n| n > 0);
+        let last = counts.iter().rposition(|&n| n > 0);
+        if let (Some(a), Some(b)) = (first, last) {
+            span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+    }
+    match span {
+        Some((a, b)) => {
+            let seconds = (b - a + 1) as f64;
+            format!(
+                r#"<span title="{} s active">{}</span>"#,
+                b - a + 1,
+                rate(requests as f64 / seconds)
+            )
+        }
+        None => "-".into(),
+    }
 }
 
 /// Groups (transactions): one row per group, grouped by scenario; nothing without groups.
@@ -336,7 +361,7 @@ pub(crate) fn checks(out: &mut String, run: &Run) {
 
 pub(crate) fn scenarios(out: &mut String, run: &Run) {
     let s = &run.summary;
-    out.push_str(r#"<section id="scenarios" class="block"><h2>Scenarios</h2><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>load model</th><th class="num">iterations</th><th class="num">dropped</th><th class="num">peak VUs</th><th class="num">connections</th><th class="num">schedule lag p99</th></tr></thead><tbody>"#);
+    out.push_str(r#"<section id="scenarios" class="block"><h2>Scenarios</h2><p class="note">Peak active VUs: the most VUs in an iteration at once (each worker's peak of the second, summed over workers), not the VUs the plan asked for (the load model says those); it is lower when VUs finish their iterations before the last ones start (a ramp-up with few, short iterations).</p><div class="scroll"><table class="grid"><thead><tr><th>scenario</th><th>load model</th><th class="num">iterations</th><th class="num">dropped</th><th class="num">peak active VUs</th><th class="num">connections</th><th class="num">schedule lag p99</th></tr></thead><tbody>"#);
     for sc in &s.scenarios {
         let model = run
             .extras

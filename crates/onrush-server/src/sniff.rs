@@ -11,6 +11,7 @@
 //! | `0x00`, a 4-byte length, then `0x80 0x01` (binary) or `0x82` and a byte `xxx00001` (compact) | Thrift, framed transport |
 //! | `0x00` otherwise | TCP echo of length-prefixed messages (4-byte big-endian length) |
 //! | `0x80 0x01` (binary), or `0x82` then a byte `xxx00001` (compact: version 1, any message type) | Thrift, buffered transport |
+//! | `0x16 0x03`, a TLS handshake record (a ClientHello) | a TLS client on the plain port: answered with an HTTP 400 and closed, as a plain web server would |
 //! | a first line `GET /ws/... HTTP/1.1` | WebSocket (RFC 6455) |
 //! | a first line ending in ` HTTP/1.x` (or no line end within [`PEEK`] bytes) | HTTP/1.1 |
 //! | any other first line | TCP echo of lines |
@@ -37,6 +38,8 @@ pub(crate) enum Wire {
     LengthPrefixed,
     ThriftFramed,
     ThriftBuffered,
+    /// A TLS ClientHello: an `https://` client on this plain port.
+    TlsHello,
 }
 
 /// What an HTTP/2 client sends first (RFC 9113 3.4).
@@ -65,6 +68,14 @@ pub(crate) fn classify(buf: &[u8], closed: bool) -> Option<Wire> {
     }
     if buf[0] == 0 {
         return classify_binary(buf, closed);
+    }
+    // A TLS record header: content type 22 (handshake), version 3.x.
+    if buf[0] == 0x16 {
+        match buf.get(1) {
+            Some(0x03) => return Some(Wire::TlsHello),
+            None if !closed => return None,
+            _ => {}
+        }
     }
     if buf[0] == 0x80 || buf[0] == 0x82 {
         match buf.get(1) {
@@ -187,6 +198,11 @@ mod tests {
             Some(Wire::WebSocket)
         );
         assert_eq!(classify(b"hello\n", false), Some(Wire::Lines));
+        assert_eq!(
+            classify(&[0x16, 0x03, 0x01, 0x02], false),
+            Some(Wire::TlsHello)
+        );
+        assert_eq!(classify(&[0x16], false), None);
         assert_eq!(classify(b"PING 1\r\n", false), Some(Wire::Lines));
         assert_eq!(classify(b"GET / HTTP", false), None);
         assert_eq!(classify(b"hello", true), Some(Wire::Http1));

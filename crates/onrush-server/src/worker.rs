@@ -16,6 +16,9 @@
 //!   hyper-util's `auto` builder: it consumes the bytes and wraps the socket in a rewinding
 //!   reader, and cost 384 instructions per keep-alive request (4.6%, callgrind); the peek costs
 //!   one `recvfrom` per connection and nothing per request.
+//!   A TLS ClientHello (an `https://` client on the plain port) is answered with a 400 and
+//!   closed, as a plain web server would, so the client can say "not TLS" at once instead of
+//!   waiting for a handshake that never comes.
 //! - TLS: ALPN decides, `h2` -> HTTP/2, `http/1.1` or no ALPN -> HTTP/1.1 (the same builder and
 //!   path as before HTTP/2 existed).
 
@@ -216,6 +219,7 @@ async fn accept_loop(
                         Wire::ThriftBuffered => {
                             thrift::serve(stream, Transport::Buffered, calc, shared, index).await
                         }
+                        Wire::TlsHello => refuse_tls(stream).await,
                     }
                 });
             }
@@ -261,4 +265,22 @@ fn is_per_connection_error(e: &io::Error) -> bool {
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
     )
+}
+
+/// What the plain port answers a TLS ClientHello: an HTTP/1.1 400, then the connection closes.
+const NOT_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\
+Content-Length: 50\r\nConnection: close\r\n\r\nthis port speaks plain HTTP, not TLS: use http://\n";
+
+/// Answers a TLS client on the plain port ([`NOT_TLS`]) and closes. The ClientHello is read
+/// first and the rest drained after the answer: closing with unread bytes would send a reset,
+/// which could overtake the answer.
+async fn refuse_tls(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = [0u8; 4096];
+    let _ = stream.read(&mut buf).await;
+    if stream.write_all(NOT_TLS).await.is_err() || stream.shutdown().await.is_err() {
+        return;
+    }
+    let drain = async { while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {} };
+    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
 }

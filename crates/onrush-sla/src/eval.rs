@@ -36,7 +36,7 @@ pub(crate) fn evaluate_one(
     verdict: Option<&str>,
     hists: Option<&Histograms>,
 ) -> (ThresholdResult, bool) {
-    let scope = t.scope.label();
+    let scope = scope_label(&t.scope, summary);
     let limit = match t.metric.kind() {
         ValueKind::Verdict => HEALTHY.to_string(),
         kind => format!("{} {}", t.op, fmt::value(kind, t.value)),
@@ -227,6 +227,26 @@ fn select<'a>(scope: &ThresholdScope, s: &'a Summary) -> Result<Rows<'a>, String
             }
             Ok(Rows::Steps(rows))
         }
+    }
+}
+
+/// The scope as the verdicts, JUnit and the report name it: a step scope naming a group
+/// (transaction) says `group`, not `step`.
+fn scope_label(scope: &ThresholdScope, s: &Summary) -> String {
+    match scope {
+        ThresholdScope::Step { scenario, step }
+            if s.steps.iter().any(|x| {
+                &x.name == step
+                    && x.kind.is_group()
+                    && scenario.as_ref().is_none_or(|sc| &x.scenario == sc)
+            }) =>
+        {
+            match scenario {
+                Some(sc) => format!("group {sc}/{step}"),
+                None => format!("group {step}"),
+            }
+        }
+        _ => scope.label(),
     }
 }
 

@@ -176,7 +176,7 @@ fn checks_where_no_check_ran_fail_with_no_checks() {
     for (expr, scope) in [
         ("admin: checks > 99%", "scenario admin"),
         ("stats: checks == 100%", "step admin/stats"),
-        ("checkout: checks > 99%", "step shop/checkout"),
+        ("checkout: checks > 99%", "group shop/checkout"),
         ("admin: checks_failed == 0", "scenario admin"),
     ] {
         let res = outcome(&r, expr);
@@ -220,7 +220,7 @@ fn a_group_is_a_scope_and_stays_out_of_the_totals() {
     assert!(res.passed, "{res:?}");
     assert_eq!(
         (res.scope.as_str(), res.measured),
-        ("step shop/checkout", Some(1.8))
+        ("group shop/checkout", Some(1.8))
     );
     let res = outcome(&r, "checkout: p95 < 1.7ms");
     assert!(!res.passed);

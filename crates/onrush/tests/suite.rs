@@ -16,6 +16,8 @@ mod distributed_ssh;
 mod exec;
 #[path = "failures.rs"]
 mod failures;
+#[path = "figures.rs"]
+mod figures;
 #[path = "generator.rs"]
 mod generator;
 #[path = "grpc.rs"]

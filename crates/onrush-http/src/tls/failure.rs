@@ -1,6 +1,6 @@
 //! Why a TLS handshake failed, in classes a report can count and a hint can fix.
 
-use rustls::{AlertDescription, CertificateError};
+use rustls::{AlertDescription, CertificateError, InvalidMessage};
 
 /// Why a TLS handshake (or a connection right after it) failed; see
 /// [`Error::tls_failure`](crate::Error::tls_failure).
@@ -18,6 +18,9 @@ pub enum TlsFailure {
     ClientCertificateRejected,
     /// No common version or cipher suite, or a malformed or unexpected message.
     Protocol,
+    /// What the server sent is not TLS at all (its first bytes are no TLS record header): most
+    /// likely a plain-HTTP server answering the ClientHello with an HTTP/1.x error.
+    NotTls,
     /// The handshake did not finish by [`ConnectOptions::deadline`](crate::ConnectOptions::deadline) (the TCP connection was
     /// up): a server too busy doing handshakes, or one that does not speak TLS on that port.
     HandshakeTimeout,
@@ -54,6 +57,10 @@ impl TlsFailure {
                 "the TLS handshake failed on the protocol itself (no common TLS version or \
                  cipher suite, or a malformed message): check tls.versions against what the \
                  server supports, and that the port really speaks TLS"
+            }
+            TlsFailure::NotTls => {
+                "the server did not answer in TLS: is this port plain HTTP? use http:// (what \
+                 it sent does not start like a TLS record)"
             }
             TlsFailure::HandshakeTimeout => {
                 "the TLS handshake did not finish in time although the TCP connection was up: \
@@ -96,6 +103,11 @@ impl TlsFailure {
                 | AlertDescription::UnknownCA
                 | AlertDescription::AccessDenied,
             ) => TlsFailure::ClientCertificateRejected,
+            // The record header itself is not TLS: an unknown content type (a plain-HTTP
+            // server's "HTTP/1.1 400" starts with `H`) or a version that is no TLS version.
+            E::InvalidMessage(
+                InvalidMessage::InvalidContentType | InvalidMessage::UnknownProtocolVersion,
+            ) => TlsFailure::NotTls,
             E::AlertReceived(_)
             | E::PeerIncompatible(_)
             | E::PeerMisbehaved(_)

@@ -104,7 +104,8 @@ builtin_classes! {
                  trusts?";
     /// TLS: no common protocol version or cipher suite, or a protocol error.
     TlsProtocol = 16, "tls_protocol", TLS,
-        "TLS versions or cipher suites do not match: check http.tls.versions and \
+        "the server did not answer in TLS (is this port plain HTTP? use http://), or TLS \
+                 versions or cipher suites do not match: check http.tls.versions and \
                  http.tls.ciphers; or, on a connection already up, the server (or a proxy between) \
                  sent bytes that are not valid TLS records";
     /// TLS: the TCP connection was up but the handshake did not finish in time (a server short

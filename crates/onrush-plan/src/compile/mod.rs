@@ -39,7 +39,7 @@ use thresholds::ScopeNames;
 pub use endpoint::split_host_port;
 pub(crate) use endpoint::{parse_hex, stream_target};
 pub use unset::UnsetVar;
-pub use url::{split_url, UrlError};
+pub use url::{scheme_typo, split_url, UrlError};
 pub(crate) use vars::to_template;
 
 /// Longest string a template expansion may produce.

@@ -19,6 +19,21 @@ fn bad(message: impl Into<String>, hint: impl Into<String>) -> UrlError {
     }
 }
 
+/// `url` with its mistyped scheme separator mended (`http//host`, `http:/host`, `https:host`
+/// become `http://host`, ...), or None when it does not start with such a scheme.
+pub fn scheme_typo(url: &str) -> Option<String> {
+    let lower = url.to_ascii_lowercase();
+    let scheme = ["https", "http"]
+        .into_iter()
+        .find(|s| lower.starts_with(s))?;
+    let sep = &url[scheme.len()..];
+    let host = [":/", "//", ":", "/"]
+        .into_iter()
+        .find_map(|p| sep.strip_prefix(p))?
+        .trim_start_matches('/');
+    (!sep.starts_with("://") && !host.is_empty()).then(|| format!("{scheme}://{host}"))
+}
+
 /// Splits `scheme://authority` off `url`; returns the target and the rest (path, query...).
 pub fn split_url(url: &str) -> Result<(TargetUrl, &str), UrlError> {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
@@ -33,6 +48,13 @@ pub fn split_url(url: &str) -> Result<(TargetUrl, &str), UrlError> {
                 &url[..i]
             ),
             "onrush speaks HTTP: write e.g. `http://127.0.0.1:8080`",
+        ));
+    } else if let Some(fixed) = scheme_typo(url) {
+        return Err(bad(
+            format!(
+                "{url:?} is not a URL: its scheme lacks `://`; expected `http://host:port[/base]`"
+            ),
+            format!("write `{fixed}`"),
         ));
     } else {
         return Err(bad(

@@ -55,6 +55,10 @@ pub struct QuickArgs {
     /// would show it).
     #[arg(long, value_name = "VAR", requires = "p12")]
     p12_password_env: Option<String>,
+    /// A threshold, as in a plan's `thresholds:` (repeatable), e.g. --threshold 'p99 < 500ms'
+    /// --threshold 'failure_rate < 1%'. A failed one exits 1; --junit writes them for CI.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    thresholds: Vec<String>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -91,6 +95,15 @@ pub fn run(args: QuickArgs) -> i32 {
 
 /// The plan (as JSON, which is YAML) equivalent to the flags.
 fn plan_text(args: &QuickArgs) -> Result<String, String> {
+    // A JUnit file of no threshold is an empty suite, which CI reads as passing.
+    if args.common.junit.is_some() && args.thresholds.is_empty() {
+        return Err(
+            "--junit without --threshold: the JUnit file holds the thresholds' \
+             verdicts, and an empty suite would read as passing; add --threshold EXPR, e.g. \
+             --threshold 'p99 < 500ms' --threshold 'failure_rate < 1%'"
+                .into(),
+        );
+    }
     let (origin, path) = split_url(&args.url)?;
     let method = args.method.to_ascii_lowercase();
     let mut step = serde_json::Map::new();
@@ -187,6 +200,9 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     if !secrets.is_empty() {
         plan["secrets"] = Value::Object(secrets);
     }
+    if !args.thresholds.is_empty() {
+        plan["thresholds"] = json!(args.thresholds);
+    }
     Ok(serde_json::to_string_pretty(&plan).expect("JSON serialises"))
 }
 
@@ -216,6 +232,7 @@ fn flag_of(field: &str) -> &'static str {
         "client_p12_password" => "--p12-password-env",
         _ if field.contains(P12_SECRET) => "--p12-password-env",
         "target" => "URL",
+        _ if field.starts_with("thresholds") => "--threshold",
         _ if field.contains("headers") => "-H/--header",
         _ if field.contains("steps") => "URL or -m/--method",
         _ => "the flags",
@@ -229,9 +246,15 @@ fn literal(s: &str) -> String {
 
 /// "http://host:port/path?q" → ("http://host:port", "/path?q").
 fn split_url(url: &str) -> Result<(String, String), String> {
-    let rest_at = url.find("://").ok_or_else(|| {
-        format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/")
-    })? + 3;
+    let rest_at = url
+        .find("://")
+        .ok_or_else(|| match onrush_plan::scheme_typo(url) {
+            Some(fixed) => {
+                format!("{url:?} is not an absolute URL: its scheme lacks `://`; write {fixed}")
+            }
+            None => format!("{url:?} is not an absolute URL; write e.g. http://127.0.0.1:8080/"),
+        })?
+        + 3;
     match url[rest_at..].find('/') {
         Some(i) => Ok((
             url[..rest_at + i].to_string(),
