@@ -129,4 +129,20 @@ fn mistakes_name_the_field_and_the_fix() {
         "scenarios[0].steps[0]",
         "no step key",
     );
+    // A step with no step key: a near miss of one, or of a key that belongs inside a step.
+    assert_step_error(
+        &g,
+        dir,
+        "[{ gte: /x }]",
+        "scenarios[0].steps[0].gte",
+        "did you mean `get`?",
+    );
+    let shown = assert_step_error(
+        &g,
+        dir,
+        "[{ boddy: x }]",
+        "scenarios[0].steps[0].boddy",
+        "did you mean `body`?",
+    );
+    assert!(shown.contains("expected a step key"), "{shown}");
 }

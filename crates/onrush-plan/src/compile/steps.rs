@@ -207,7 +207,23 @@ impl Ctx<'_> {
                     .err(k, &field, format!("unknown step `{key}`; expected a step key: {}", one_of(&step_keys)))
                     .with_hint(format!("a request step starts with its protocol's key (`get:`, `tcp:`, `grpc:` ...); `{key}:` is no step of this build of onrush: a protocol onrush does not ship runs in a binary built with it (docs/extending.md)")));
             }
-            return Err(self.unknown_key(k, &field, &key, &all));
+            // The message lists the keys that start a step (the others belong inside one);
+            // the hint is the nearest of any key, e.g. `headrs` → `headers`.
+            if did_you_mean(&key, step_keys.iter().copied()).is_some() {
+                return Err(self.unknown_key(k, &field, &key, &step_keys));
+            }
+            let near =
+                did_you_mean(&key, all.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+            return Err(self
+                .err(
+                    k,
+                    &field,
+                    format!(
+                        "unknown key `{key}`; expected a step key: {}",
+                        one_of(&step_keys)
+                    ),
+                )
+                .with_opt_hint(near));
         }
         // Every key belongs to some step, but none starts one (`{ headers: ..., body: ... }`).
         let first = entries
