@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use onrush_plan::{Check, CustomStep, Extract, ExtractSource, OnFailure, TargetUrl, Template};
+use onrush_plan::{Check, CustomStep, Extract, OnFailure, TargetUrl, Template};
 
 /// The request part of a step, as its grammar compiled it.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,10 +90,7 @@ impl RequestStep {
 
     /// True when extractors or checks need the response body.
     pub fn needs_body(&self) -> bool {
-        self.extract
-            .iter()
-            .any(|e| matches!(e.source, ExtractSource::Body(_)))
-            || self.checks.iter().any(|c| c.kind.needs_body())
+        onrush_plan::reads_body(&self.extract, &self.checks)
     }
 }
 

@@ -14,7 +14,7 @@ pub use http::{CloseMode, ConnectionScope, CookieMode, HttpSettings, HttpVersion
 pub use load::{LoadModel, RateStage, VuStage, WarmUp, DEFAULT_ARRIVAL_SLACK};
 pub use plan::{DistributedSettings, OnAgentLoss, Plan, MASK, MASK_MIN_LEN};
 pub use response::{
-    Check, CheckKind, Extract, ExtractSource, HashAlgorithm, Occurrence, ValueExpect,
+    reads_body, Check, CheckKind, Extract, ExtractSource, HashAlgorithm, Occurrence, ValueExpect,
 };
 pub use scenario::{CheckInfo, FeederUse, MetricKind, Scenario, Shared, StepInfo};
 pub use step::{Condition, ConditionTest, CustomStep, ExecCommand, OnFailure, Step, TcpPayload};

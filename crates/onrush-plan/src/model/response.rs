@@ -78,6 +78,15 @@ pub enum CheckKind {
     },
 }
 
+/// True when a step's extractors or checks read the response body (a step that needs none
+/// need not keep it).
+pub fn reads_body(extract: &[Extract], checks: &[Check]) -> bool {
+    extract
+        .iter()
+        .any(|e| matches!(e.source, ExtractSource::Body(_)))
+        || checks.iter().any(|c| c.kind.needs_body())
+}
+
 impl CheckKind {
     /// True when the check reads body bytes kept in memory (hashes and sizes stream).
     pub fn needs_body(&self) -> bool {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{Check, Extract, ExtractSource, Shared, Template};
+use crate::{Check, Extract, Shared, Template};
 
 // Steps are built once at load and only read on the hot path; the size difference between
 // variants does not matter.
@@ -102,10 +102,7 @@ impl CustomStep {
 
     /// True when extractors or checks need the response body.
     pub fn needs_body(&self) -> bool {
-        self.extract
-            .iter()
-            .any(|e| matches!(e.source, ExtractSource::Body(_)))
-            || self.checks.iter().any(|c| c.kind.needs_body())
+        crate::reads_body(&self.extract, &self.checks)
     }
 }
 
