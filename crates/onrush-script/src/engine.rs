@@ -365,6 +365,11 @@ impl Engine {
         })
     }
 
+    pub(crate) fn sources(&self) -> (Vec<(String, String)>, Vec<String>, Vec<(String, String)>) {
+        let s = self.sources.borrow();
+        (s.modules.clone(), self.entries.clone(), s.opened.clone())
+    }
+
     pub(crate) fn into_sources(
         self,
     ) -> (Vec<(String, String)>, Vec<String>, Vec<(String, String)>) {
@@ -431,14 +436,15 @@ impl Engine {
     }
 
     /// A `js` check: whether `f(res, ctx)` (or the inline expression) is truthy.
+    /// Variables are read-only in checks (extractors and `after` hooks set them).
     pub fn check(
         &self,
         f: FunctionId,
         who: Caller,
-        vars: &mut Vars,
+        vars: &Vars,
         reply: &Reply,
     ) -> Result<bool, Failure> {
-        let _g = VarsGuard::write(vars);
+        let _g = VarsGuard::read(vars);
         Ok(self
             .call(f, who, |ctx| reply_object(ctx, reply).map(Some))?
             .unwrap_or(false))

@@ -17,9 +17,11 @@ mod builtins;
 mod engine;
 mod load;
 mod location;
+pub mod worker;
 
 pub use engine::{Caller, Engine, Failure, FailureKind, Reply, Request};
 pub use load::{load, scan_var_names, LoadError, Scripts, ScriptsBuilder};
+pub use onrush_template::script::SCRIPT_FAILED;
 
 /// A function of the plan's scripts, by number (its index in [`Scripts::functions`]).
 pub type FunctionId = u32;

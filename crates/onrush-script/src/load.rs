@@ -10,7 +10,7 @@ use crate::FunctionId;
 
 /// What the workers need of a plan's scripts: sources in memory (no file is read after load,
 /// so agents of a distributed run need only the plan's bundle), and the functions the plan uses.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scripts {
     /// Every module, the plan's and those they import: (name relative to the plan's folder,
     /// source), in load order.
@@ -165,6 +165,18 @@ impl ScriptsBuilder {
         }
         self.functions.push(f);
         (self.functions.len() - 1) as FunctionId
+    }
+
+    /// What [`finish`](Self::finish) would give now (the modules and opened files so far).
+    pub fn snapshot(&self) -> Scripts {
+        let (modules, entries, opened) = self.engine.sources();
+        Scripts {
+            modules,
+            entries,
+            opened,
+            functions: self.functions.clone(),
+            timeout: self.timeout,
+        }
     }
 
     pub fn finish(self) -> Scripts {

@@ -118,12 +118,12 @@ fn hooks_checks_and_templates_run_in_one_engine() {
     assert_eq!(vars.get(0), &VarValue::One(b"21".to_vec()));
     // A value kept outside the plan's variables stays in the VU's script state.
     engine.after(remember, WHO, &mut vars, &reply).unwrap();
-    assert!(engine.check(check, WHO, &mut vars, &reply).unwrap());
+    assert!(engine.check(check, WHO, &vars, &reply).unwrap());
     let bad = Reply {
         status: 500,
         ..reply
     };
-    assert!(!engine.check(check, WHO, &mut vars, &bad).unwrap());
+    assert!(!engine.check(check, WHO, &vars, &bad).unwrap());
 
     engine.run_step(step, WHO, &mut vars).unwrap();
     assert_eq!(vars.get(1), &VarValue::One(b"43".to_vec()));
