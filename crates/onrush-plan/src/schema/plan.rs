@@ -51,6 +51,15 @@ pub(super) fn document() -> Value {
                 "items": { "$ref": "#/definitions/scenario" }
             },
             "thresholds": { "$ref": "#/definitions/thresholds" },
+            "scripts": {
+                "description": "JavaScript modules (ES modules, paths relative to the plan) whose exported functions the plan calls: `before:`/`after:` hooks, `script:` steps, `${fn(...)}` in templates (docs/scripting.md)",
+                "anyOf": [
+                    { "type": "string", "pattern": "\\.m?js\\s*$" },
+                    { "type": "array", "items": { "type": "string", "pattern": "\\.m?js\\s*$" } }
+                ],
+                "examples": [["lib/sign.js"]]
+            },
+            "script_timeout": { "$ref": "#/definitions/duration", "description": "How long one call into the plan's JavaScript may run before it is interrupted and counted as `script_timeout` (default 1s)" },
             "distributed": {
                 "type": "object",
                 "additionalProperties": false,

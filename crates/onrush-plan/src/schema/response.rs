@@ -13,6 +13,7 @@ pub(super) fn definitions() -> Map<String, Value> {
         "boundary", "regex", "jsonpath", "css", "xpath", "header", "cookie", "status", "url",
     ];
     let check_kinds = [
+        "js",
         "status",
         "body_contains",
         "body_matches",
@@ -115,6 +116,7 @@ pub(super) fn definitions() -> Map<String, Value> {
                 "examples": [{ "min": 100, "max": "2MB" }, 1024]
             },
             "body_sha256": { "type": "string", "pattern": "^\\s*[0-9a-fA-F]{64}\\s*$", "description": "The SHA-256 of the whole body (64 hex digits), hashed as it streams: no memory for large bodies" },
+            "js": { "type": "string", "description": "A JavaScript expression (res, vars, ctx in scope: res.status, res.headers, res.body, res.json()); the check passes when it is truthy", "examples": ["res.json().items.length >= 3"] },
             "body_md5": { "type": "string", "pattern": "^\\s*[0-9a-fA-F]{32}\\s*$", "description": "The MD5 of the whole body (32 hex digits), hashed as it streams" },
             "name": { "type": "string", "description": "The check's name in the results (default: made from it, e.g. `status in [200, 201]`)", "examples": ["download intact"] }
         }

@@ -27,10 +27,21 @@ pub(super) fn definitions() -> Map<String, Value> {
                 { "$ref": "#/definitions/group" },
                 { "$ref": "#/definitions/if" },
                 { "$ref": "#/definitions/once" },
-                { "$ref": "#/definitions/random" }
+                { "$ref": "#/definitions/random" },
+                { "$ref": "#/definitions/script" }
             ]
         }),
     );
+    defs.insert("script".into(), json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["script"],
+        "description": "Run JavaScript with the VU's `ctx` (and `vars`): an exported function's name, or statements; timed as a sample of its own (not a request)",
+        "properties": {
+            "script": { "type": "string", "examples": ["checkout.prepare", "vars.total = Number(vars.a) * 2"] },
+            "name": { "type": "string", "description": "The sample's name in the results (default `script` and the code's start)" }
+        }
+    }));
     defs.insert("think".into(), json!({
         "type": "object",
         "additionalProperties": false,
@@ -125,16 +136,17 @@ pub(super) fn definitions() -> Map<String, Value> {
     }));
     defs.insert("condition".into(), json!({
         "type": "object",
-        "description": "`{ var: NAME, exists: true | equals: V | not_equals: V | matches: REGEX }`; without a test `exists: true` is meant; a list variable is tested by its first value",
+        "description": "`{ var: NAME, exists: true | equals: V | not_equals: V | matches: REGEX }`; without a test `exists: true` is meant; a list variable is tested by its first value. Or `{ js: EXPRESSION }`: a JavaScript expression (vars, ctx in scope)",
         "additionalProperties": false,
-        "required": ["var"],
+        "anyOf": [{ "required": ["var"] }, { "required": ["js"] }],
         "dependencies": exclusive(&["exists", "equals", "not_equals", "matches"], &[]),
         "properties": {
             "var": { "$ref": "#/definitions/runtime_name", "description": "The runtime variable to test" },
             "exists": flag("true: the variable has a value; false: it has none"),
             "equals": { "type": ["string", "number", "boolean"], "description": "The value equals this (a template)" },
             "not_equals": { "type": ["string", "number", "boolean"], "description": "The value differs from this (a template)" },
-            "matches": { "type": "string", "description": "The value matches this regular expression" }
+            "matches": { "type": "string", "description": "The value matches this regular expression" },
+            "js": { "type": "string", "description": "A JavaScript expression; the condition holds when it is truthy", "examples": ["vars.role === 'admin' && Number(vars.credit) > 100"] }
         },
         "examples": [{ "var": "role", "equals": "admin" }, { "var": "next_page", "exists": true }]
     }));
@@ -180,6 +192,14 @@ pub(crate) fn common_properties() -> Map<String, Value> {
     props.insert(
         "on_failure".into(),
         json!({ "$ref": "#/definitions/on_failure", "description": "What the VU does when this request fails for any reason (default: the scenario's `on_failure`, else `continue`)" }),
+    );
+    props.insert(
+        "before".into(),
+        json!({ "type": "string", "description": "An exported function of the plan's `scripts:`, `(req, ctx)`, that may change the request (method, url, headers, body) before it is sent (HTTP steps)", "examples": ["sign"] }),
+    );
+    props.insert(
+        "after".into(),
+        json!({ "type": "string", "description": "An exported function of the plan's `scripts:`, `(res, ctx)`, that reads the reply, may set variables (`ctx.vars.x = ...`) and may fail the step (`ctx.fail(message)` or returning false)", "examples": ["remember"] }),
     );
     props.insert("timeout".into(), json!({ "$ref": "#/definitions/duration", "description": "Overrides http.timeout for this request" }));
     props
