@@ -13,10 +13,13 @@
 //! Scripts do no network I/O of their own: every request goes through a measured step, so
 //! that what a script asks for is counted, timed and classified like any other request.
 
+mod bridge;
 mod builtins;
 mod engine;
+mod glue;
 mod load;
 mod location;
+mod modules;
 pub mod worker;
 
 pub use engine::{Caller, Engine, Failure, FailureKind, Reply, Request};
