@@ -14,12 +14,13 @@ use crate::H3Settings;
 pub enum EndpointScope {
     /// Each connection has its own endpoint (UDP socket and quinn driver task), as each TCP
     /// connection has its own socket: connections spread over source ports (as a server's or
-    /// load balancer's 4-tuple hashing expects of many clients), and one connection's packets
-    /// never queue behind another's in a shared socket.
-    #[default]
+    /// load balancer's 4-tuple hashing expects of many clients).
     PerConnection,
-    /// All connections of a worker thread share one endpoint (one UDP socket per address
-    /// family and source address), demultiplexed by connection ID.
+    /// All connections of a worker thread share one endpoint (one UDP socket per source
+    /// address), demultiplexed by connection ID: the default, measured 10-20% less client CPU
+    /// per request than a socket per connection, with the same cost per connection opened
+    /// (README.md).
+    #[default]
     PerThread,
 }
 

@@ -74,6 +74,7 @@ pub struct H3Connection {
     authority: http::uri::Authority,
     /// UDP bytes (received, sent) already reported in a response.
     reported: Arc<[AtomicU64; 2]>,
+    endpoint_port: u16,
 }
 
 impl std::fmt::Debug for H3Connection {
@@ -123,6 +124,7 @@ pub async fn connect(
         connecting = endpoint.connect_with(config, addr, &name);
     }
     let connecting = connecting.map_err(|e| error::connect_error(e, addr, &name))?;
+    let endpoint_port = endpoint.local_addr().map_or(0, |a| a.port());
     let handshake = async {
         let quic = connecting
             .await
@@ -155,6 +157,7 @@ pub async fn connect(
             quic,
             authority,
             reported,
+            endpoint_port,
         },
         HandshakeKind::Full,
         took,
@@ -278,5 +281,11 @@ impl H3Connection {
     /// The server's address.
     pub fn remote_address(&self) -> SocketAddr {
         self.quic.remote_address()
+    }
+
+    /// The local UDP port of the connection's endpoint (shared by a worker thread's connections
+    /// with [`EndpointScope::PerThread`]).
+    pub fn local_port(&self) -> u16 {
+        self.endpoint_port
     }
 }

@@ -366,8 +366,32 @@ fn connections_of_one_thread_can_share_one_endpoint() {
             local.push(conn);
         }
         assert_eq!(local.len(), 3);
+        let locals: Vec<_> = local.iter().map(|c| c.local_port()).collect();
+        assert!(
+            locals.iter().all(|p| *p == locals[0]),
+            "one socket: {locals:?}"
+        );
+    });
+    // The thread's endpoint was made on a runtime that has ended (a previous run's worker on
+    // this thread): the next connection opens a new one rather than failing.
+    runtime().block_on(async {
+        let (mut conn, _, _) = connect(
+            server.addr(),
+            &options(),
+            &session,
+            "localhost",
+            host.as_bytes(),
+            &settings,
+        )
+        .await
+        .unwrap();
+        let r = conn
+            .send(&get(b"/hello", host.as_bytes()), &mut Vec::new())
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200);
     });
     let counts = server.finish();
-    assert_eq!(counts["connections"], 3, "{counts}");
-    assert_eq!(counts["requests"], 3, "{counts}");
+    assert_eq!(counts["connections"], 4, "{counts}");
+    assert_eq!(counts["requests"], 4, "{counts}");
 }
