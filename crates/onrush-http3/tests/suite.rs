@@ -395,3 +395,170 @@ fn connections_of_one_thread_can_share_one_endpoint() {
     assert_eq!(counts["connections"], 4, "{counts}");
     assert_eq!(counts["requests"], 4, "{counts}");
 }
+
+/// A UDP proxy between client and server that drops every 100th datagram in each direction
+/// (1%, deterministic): QUIC's loss recovery must still deliver every request and response.
+/// Stops when dropped.
+struct LossyProxy {
+    addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Datagrams dropped: client to server, server to client.
+    dropped: std::sync::Arc<[std::sync::atomic::AtomicU64; 2]>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl LossyProxy {
+    fn start(server: SocketAddr) -> LossyProxy {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::{Arc, Mutex};
+        let front = Arc::new(std::net::UdpSocket::bind("127.0.0.1:0").unwrap());
+        front
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let addr = front.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let back_threads = Arc::new(Mutex::new(Vec::new()));
+        let upstream = {
+            let (front, stop, dropped, back_threads) = (
+                front.clone(),
+                stop.clone(),
+                dropped.clone(),
+                back_threads.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut peers: Vec<(SocketAddr, Arc<std::net::UdpSocket>)> = Vec::new();
+                let mut seen = 0u64;
+                let mut returned = Arc::new(AtomicU64::new(0));
+                let mut buf = [0u8; 65536];
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, client)) = front.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    seen += 1;
+                    if seen % 100 == 0 {
+                        dropped[0].fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let socket = match peers.iter().find(|(c, _)| *c == client) {
+                        Some((_, s)) => s.clone(),
+                        None => {
+                            let s = Arc::new(std::net::UdpSocket::bind("127.0.0.1:0").unwrap());
+                            s.connect(server).unwrap();
+                            s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+                            peers.push((client, s.clone()));
+                            // The server-to-client direction, counted over all clients.
+                            let (front, stop, dropped) =
+                                (front.clone(), stop.clone(), dropped.clone());
+                            let counter = std::mem::take(&mut returned);
+                            returned = counter.clone();
+                            back_threads
+                                .lock()
+                                .unwrap()
+                                .push(std::thread::spawn(move || {
+                                    let mut buf = [0u8; 65536];
+                                    while !stop.load(Ordering::Relaxed) {
+                                        let Ok(n) = s.recv(&mut buf) else { continue };
+                                        if counter.fetch_add(1, Ordering::Relaxed) % 100 == 99 {
+                                            dropped[1].fetch_add(1, Ordering::Relaxed);
+                                            continue;
+                                        }
+                                        let _ = front.send_to(&buf[..n], client);
+                                    }
+                                }));
+                            peers.last().unwrap().1.clone()
+                        }
+                    };
+                    let _ = socket.send(&buf[..n]);
+                }
+                for t in back_threads.lock().unwrap().drain(..) {
+                    let _ = t.join();
+                }
+            })
+        };
+        LossyProxy {
+            addr,
+            stop,
+            dropped,
+            threads: vec![upstream],
+        }
+    }
+
+    fn dropped(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering;
+        (
+            self.dropped[0].load(Ordering::Relaxed),
+            self.dropped[1].load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl Drop for LossyProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn one_percent_of_datagrams_lost_each_way_still_gives_exact_counts() {
+    let dir = certificates("lossy");
+    let Some(server) = Server::start(&dir, "h3") else {
+        return;
+    };
+    let proxy = LossyProxy::start(server.addr());
+    let session = tls(&dir).session(SessionMode::Resume, 1);
+    let host = format!("localhost:{}", server.port);
+    let (ok, bodies) = runtime().block_on(async {
+        let mut tasks = Vec::new();
+        for _ in 0..4 {
+            let (mut conn, _, _) = connect(
+                proxy.addr,
+                &options(),
+                &session,
+                "localhost",
+                host.as_bytes(),
+                &H3Settings::default(),
+            )
+            .await
+            .unwrap();
+            let host = host.clone();
+            tasks.push(tokio::spawn(async move {
+                let (mut ok, mut bodies) = (0u64, 0u64);
+                for _ in 0..50 {
+                    let mut body = Vec::new();
+                    let r = conn
+                        .send(&get(b"/bytes/20000", host.as_bytes()), &mut body)
+                        .await
+                        .unwrap();
+                    ok += u64::from(r.status == 200);
+                    bodies += body.len() as u64;
+                }
+                (ok, bodies)
+            }));
+        }
+        let mut totals = (0, 0);
+        for t in tasks {
+            let (ok, bodies) = tokio::time::timeout(Duration::from_secs(60), t)
+                .await
+                .expect("loss recovery, not a hang")
+                .unwrap();
+            totals.0 += ok;
+            totals.1 += bodies;
+        }
+        totals
+    });
+    let (lost_up, lost_down) = proxy.dropped();
+    drop(proxy);
+    let counts = server.finish();
+    assert_eq!((ok, bodies), (200, 200 * 20_000));
+    assert_eq!(counts["requests"], 200, "{counts}");
+    assert_eq!(counts["connections"], 4, "{counts}");
+    // ~15 packets per response: hundreds of datagrams each way, 1% of them lost.
+    assert!(
+        lost_up >= 2 && lost_down >= 20,
+        "{lost_up} up, {lost_down} down"
+    );
+}
