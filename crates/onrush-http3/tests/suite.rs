@@ -436,7 +436,7 @@ impl LossyProxy {
                         continue;
                     };
                     seen += 1;
-                    if seen % 100 == 0 {
+                    if seen.is_multiple_of(100) {
                         dropped[0].fetch_add(1, Ordering::Relaxed);
                         continue;
                     }
