@@ -210,6 +210,22 @@ fn h3_with_a_plain_target_is_a_plan_error_with_its_line_and_fix() {
     assert_eq!(output.status.code(), Some(2), "{t}");
     assert!(t.contains("plan.yaml:3"), "file:line: {t}");
     assert!(t.contains("https://"), "the fix: {t}");
+    // A step's own http:// URL under `version: h3` is refused when HTTP compiles it.
+    std::fs::write(
+        &path,
+        "target: https://127.0.0.1:9\nhttp: { version: h3, tls: { insecure: true } }\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps: [ { get: / }, { get: \"http://127.0.0.1:10/x\" } ]\n",
+    )
+    .unwrap();
+    let output = onrush()
+        .args(["run", path.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    let t = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("plain http://") && t.contains("version: h3") && t.contains("https://"),
+        "{t}"
+    );
     // quick --http3 refuses a plain URL the same way.
     let output = onrush()
         .args(["quick", "http://127.0.0.1:9/", "--http3", "-n", "1"])
