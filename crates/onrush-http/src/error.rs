@@ -54,6 +54,9 @@ pub struct Error {
     msg: Cow<'static, str>,
     io: Option<io::Error>,
     tls: Option<TlsFailure>,
+    /// A failure class the protocol crate registered and named (QUIC's, in onrush-http3),
+    /// for failures none of [`ErrorKind`] describes.
+    class: Option<&'static str>,
 }
 
 /// Appends ": <os error>" to the message when there is one. The io::Error is part of the
@@ -97,6 +100,7 @@ impl Error {
             msg: msg.into(),
             io: None,
             tls: None,
+            class: None,
         }
     }
 
@@ -159,6 +163,7 @@ impl Error {
             msg: Cow::Owned(msg.1),
             io: Some(e),
             tls: None,
+            class: None,
         }
     }
 
@@ -198,6 +203,7 @@ impl Error {
             msg: Cow::Owned(msg),
             io: Some(e),
             tls: None,
+            class: None,
         }
     }
 
@@ -223,6 +229,7 @@ impl Error {
             msg: Cow::Borrowed(msg),
             io: Some(e),
             tls,
+            class: None,
         }
     }
 
@@ -252,6 +259,7 @@ impl Error {
             msg: Cow::Owned(msg),
             io: Some(e),
             tls: Some(failure),
+            class: None,
         }
     }
 
@@ -268,6 +276,7 @@ impl Error {
             )),
             io: None,
             tls: Some(failure),
+            class: None,
         }
     }
 
@@ -279,6 +288,7 @@ impl Error {
             msg: Cow::Owned(format!("{name:?} is not a valid TLS server name")),
             io: None,
             tls: Some(TlsFailure::Other),
+            class: None,
         }
     }
 
@@ -297,6 +307,7 @@ impl Error {
             msg: msg.into(),
             io,
             tls,
+            class: None,
         }
     }
 
@@ -310,6 +321,26 @@ impl Error {
     /// up on (see [`Error::is_stale_reuse`]): the caller may retry once on a new connection.
     pub fn into_stale(mut self) -> Self {
         self.stale = true;
+        self
+    }
+
+    /// Names the failure class of this error: one its protocol crate registered with
+    /// `FailureClass::register_in` (onrush-http3's `quic_idle_timeout`, ...), which the engine
+    /// counts instead of the class of [`Error::kind`].
+    pub fn with_class(mut self, name: &'static str) -> Self {
+        self.class = Some(name);
+        self
+    }
+
+    /// The failure class named by [`Error::with_class`], if any.
+    pub fn class_name(&self) -> Option<&'static str> {
+        self.class
+    }
+
+    /// Says why TLS failed, for a transport that runs TLS itself (QUIC) and learns it from a
+    /// TLS alert code.
+    pub fn with_tls_failure(mut self, failure: TlsFailure) -> Self {
+        self.tls = Some(failure);
         self
     }
 

@@ -36,6 +36,10 @@ fn class_of(error: &http1::Error) -> FailureClass {
             TlsFailure::Other => FailureClass::TlsOther,
         };
     }
+    // A class the transport's crate registered (QUIC's): more precise than the kind.
+    if let Some(class) = error.class_name().and_then(FailureClass::named) {
+        return class;
+    }
     match error.kind() {
         ErrorKind::ConnectRefused => FailureClass::ConnectRefused,
         ErrorKind::ConnectTimeout => FailureClass::ConnectTimeout,

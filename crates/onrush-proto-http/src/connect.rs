@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use onrush_http1::{self as http1, AnyConnection, ConnectOptions, HandshakeKind, TlsSession};
 use onrush_http2::{H2Connection, H2Settings};
+use onrush_http3::{H3Connection, H3Settings};
 use onrush_plan::HttpVersion;
 use onrush_protocol::FailureClass;
 
@@ -21,6 +22,11 @@ pub enum HttpConn {
         conn: H2Connection,
         lease: Option<Lease>,
     },
+    /// A handle on an HTTP/3 connection; `lease` as for HTTP/2.
+    H3 {
+        conn: H3Connection,
+        lease: Option<Lease>,
+    },
 }
 
 /// A connection just opened, with its TLS handshake's kind and duration.
@@ -35,6 +41,7 @@ pub fn alpn_for(version: HttpVersion) -> Vec<Vec<u8>> {
         HttpVersion::H1 => Vec::new(),
         HttpVersion::H2 => vec![b"h2".to_vec()],
         HttpVersion::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        HttpVersion::H3 => vec![b"h3".to_vec()],
     }
 }
 
@@ -55,6 +62,25 @@ pub async fn open(
 ) -> Result<Opened, FailureClass> {
     let host = &target.host_header;
     match (target.tls, tls, version) {
+        (true, Some(session), HttpVersion::H3) => {
+            // Boxed, as the TLS handshake below: QUIC's set-up future is kilobytes.
+            let (conn, kind, took) = Box::pin(onrush_http3::connect(
+                target.addr,
+                options,
+                session,
+                &target.server_name,
+                host,
+                &H3Settings::default(),
+            ))
+            .await
+            .map_err(|e| classify(&e))?;
+            Ok(Opened {
+                conn: HttpConn::H3 { conn, lease: None },
+                handshake: Some((kind, took)),
+            })
+        }
+        // Refused when the plan loads (onrush-plan, HttpPlan::compile): QUIC always runs TLS.
+        (_, _, HttpVersion::H3) => Err(FailureClass::TlsProtocol),
         (false, _, HttpVersion::H2) => {
             // Boxed, as the TLS handshake below: HTTP/2 and TLS set-up futures are kilobytes,
             // and inline they would size every plain HTTP/1.1 connect too (issue 17).

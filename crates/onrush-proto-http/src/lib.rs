@@ -76,6 +76,8 @@ impl onrush_protocol::Protocol for Http {
     type Session = HttpSession;
 
     fn register(grammars: &mut onrush_plan::Grammars) -> Result<(), String> {
+        // QUIC's classes (onrush-http3's), so that results naming them read back.
+        onrush_http3::classes::registered();
         grammars.add(std::sync::Arc::new(HttpGrammar))
     }
 

@@ -99,6 +99,15 @@ impl HttpPlan {
             self.scenarios[index].tls =
                 Some((Arc::new(client), session_mode(scenario.http.tls.session)));
         }
+        if scenario.http.version == HttpVersion::H3 && !self.targets.list[slot].1.tls {
+            anyhow::bail!(
+                "scenario {}: a step's URL is plain http:// ({}), but the scenario has `http: \
+                 {{ version: h3 }}`: HTTP/3 runs over QUIC, which always carries TLS. Write the \
+                 step's URL as https://, or use version h1, h2 or auto for this scenario",
+                scenario.name,
+                self.targets.list[slot].0
+            );
+        }
         HttpStep::new(
             request.clone(),
             slot,

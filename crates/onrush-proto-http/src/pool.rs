@@ -4,7 +4,7 @@
 //! - HTTP/1.1: a connection carries one request at a time. A VU takes an idle connection (or
 //!   opens one), and gives it back after its request if it can be reused. The pool grows to
 //!   the number of requests in flight at once, as a browser's or JMeter's shared pool does.
-//! - HTTP/2: a connection carries up to `max_streams` requests at once. A VU joins the first
+//! - HTTP/2 and HTTP/3: a connection carries up to `max_streams` requests at once. A VU joins the first
 //!   connection with a free stream slot, or opens a new one. Slots are taken *before* the
 //!   connection exists, so VUs that start together wait for the connection being opened
 //!   instead of each opening their own: 50 VUs with `max_streams: 10` open 5 connections.
@@ -16,6 +16,7 @@ use std::rc::Rc;
 
 use onrush_http1::AnyConnection;
 use onrush_http2::H2Connection;
+use onrush_http3::H3Connection;
 use tokio::sync::OnceCell;
 
 /// The shared pools of one scenario on one worker (one per target slot).
@@ -32,9 +33,11 @@ struct SlotPool {
     speaks_h1: bool,
 }
 
-/// An HTTP/2 connection of the pool, or one being opened.
+/// An HTTP/2 or HTTP/3 connection of the pool, or one being opened (a pool's entries are of
+/// the scenario's one version).
 pub struct H2Entry {
     conn: OnceCell<H2Connection>,
+    h3: OnceCell<H3Connection>,
     /// Stream slots taken (requests in flight or about to be).
     active: Cell<u32>,
     /// Failed or closed by the server: takes no new streams.
@@ -50,6 +53,15 @@ impl H2Entry {
         Fut: std::future::Future<Output = Result<H2Connection, E>>,
     {
         self.conn.get_or_try_init(open).await.cloned()
+    }
+
+    /// [`H2Entry::get_or_open`] for an HTTP/3 connection.
+    pub async fn get_or_open_h3<F, Fut, E>(&self, open: F) -> Result<H3Connection, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<H3Connection, E>>,
+    {
+        self.h3.get_or_try_init(open).await.cloned()
     }
 
     /// Takes the connection out of service: no new stream joins it.
@@ -103,6 +115,7 @@ impl ConnectionPool {
             None => {
                 let e = Rc::new(H2Entry {
                     conn: OnceCell::new(),
+                    h3: OnceCell::new(),
                     active: Cell::new(0),
                     dead: Cell::new(false),
                 });

@@ -142,7 +142,7 @@ impl HttpStep {
         let h1 = match http.version {
             HttpVersion::H1 => true,
             HttpVersion::Auto => !self.target.tls,
-            HttpVersion::H2 => false,
+            HttpVersion::H2 | HttpVersion::H3 => false,
         };
         let constant_body = match &plan.body {
             Body::None => true,

@@ -30,6 +30,8 @@ mod har;
 mod hostile;
 #[path = "http2.rs"]
 mod http2;
+#[path = "http3.rs"]
+mod http3;
 #[path = "import.rs"]
 mod import;
 #[path = "lost_results.rs"]

@@ -332,7 +332,8 @@ impl TlsClient {
             SessionMode::Full => configs.full.clone(),
         };
         TlsSession {
-            connector: TlsConnector::from(config),
+            connector: TlsConnector::from(config.clone()),
+            config,
             server_name: self.server_name.clone(),
             mode,
             identity,
@@ -344,6 +345,9 @@ impl TlsClient {
 #[derive(Clone)]
 pub struct TlsSession {
     connector: TlsConnector,
+    /// The connector's configuration, for a transport that runs TLS itself (QUIC, in
+    /// onrush-http3): the same verifier, identity and session cache.
+    config: Arc<ClientConfig>,
     server_name: Option<ServerName<'static>>,
     mode: SessionMode,
     identity: usize,
@@ -358,6 +362,23 @@ impl TlsSession {
     /// Which client identity (index from 0, in [`TlsClient`] order) this session presents.
     pub fn identity(&self) -> usize {
         self.identity
+    }
+
+    /// The rustls configuration of this session (CA or `insecure` verifier, client identity,
+    /// session cache, ALPN), for a transport that runs the TLS handshake itself: QUIC
+    /// (onrush-http3) builds its crypto configuration from it, so HTTP/3 verifies, presents
+    /// and resumes as HTTP/1.1 and HTTP/2 do.
+    pub fn client_config(&self) -> &Arc<ClientConfig> {
+        &self.config
+    }
+
+    /// The name to send (SNI) and verify the certificate against: the
+    /// `TlsOptions::server_name` override when set, else `server_name` (the target's host).
+    pub fn server_name_for(&self, server_name: &str) -> String {
+        match &self.server_name {
+            Some(name) => name.to_str().into_owned(),
+            None => server_name.to_owned(),
+        }
     }
 }
 

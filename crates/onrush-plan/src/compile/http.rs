@@ -78,10 +78,30 @@ impl Ctx<'_> {
                 v,
                 &f.child("version"),
                 "HTTP version",
-                &[HttpVersion::H1, HttpVersion::H2, HttpVersion::Auto],
+                &[
+                    HttpVersion::H1,
+                    HttpVersion::H2,
+                    HttpVersion::Auto,
+                    HttpVersion::H3,
+                ],
                 HttpVersion::as_str,
-                "h1: HTTP/1.1; h2: HTTP/2 (over TLS via ALPN, or h2c with prior knowledge for http://); auto: HTTP/2 if the server chooses it by ALPN, else HTTP/1.1 (http:// targets use HTTP/1.1)",
+                "h1: HTTP/1.1; h2: HTTP/2 (over TLS via ALPN, or h2c with prior knowledge for http://); auto: HTTP/2 if the server chooses it by ALPN, else HTTP/1.1 (http:// targets use HTTP/1.1); h3: HTTP/3 over QUIC (https:// only)",
             )?;
+            // QUIC always runs TLS: a plain target cannot be reached over HTTP/3. (A step's own
+            // `http://` URL is refused when HTTP compiles the step.)
+            if out.version == HttpVersion::H3 && self.plain_target {
+                return Err(self
+                    .err(
+                        v,
+                        &f.child("version"),
+                        "`version: h3` needs an `https://` target: HTTP/3 runs over QUIC, which \
+                         always carries TLS, and the plan's `target:` is plain `http://`",
+                    )
+                    .with_hint(
+                        "write the target as `https://host:port` (the server's HTTP/3 port), or \
+                         use `version: h1`, `h2` or `auto` for a plain target",
+                    ));
+            }
         }
         if let Some(m) = f.get("max_streams") {
             out.max_streams = self.uint(

@@ -82,6 +82,7 @@ pub(crate) fn compile(
     let mut cx = Ctx {
         grammars,
         no_target: false,
+        plain_target: false,
         source,
         text,
         base_dir,
@@ -154,6 +155,8 @@ pub(crate) fn compile(
         }
     };
     cx.no_target = matches!(target, Target::None);
+    cx.plain_target = matches!(&target, Target::Url(u) if u.scheme == crate::Scheme::Http)
+        || matches!(target, Target::Builtin);
     let target_ip: Option<IpAddr> = match &target {
         Target::Builtin => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         Target::Url(u) => u.host.parse().ok(),
@@ -377,6 +380,9 @@ pub(crate) struct Ctx<'a> {
     grammars: &'a crate::Grammars,
     /// The plan has no `target:`: a step must give a full URL.
     pub(crate) no_target: bool,
+    /// The plan's `target:` is plain `http://` (or the built-in server): `version: h3` cannot
+    /// reach it.
+    pub(crate) plain_target: bool,
     source: &'a str,
     text: &'a str,
     base_dir: &'a Path,

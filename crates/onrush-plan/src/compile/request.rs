@@ -119,6 +119,7 @@ impl Ctx<'_> {
         let sub = Ctx {
             grammars: self.grammars,
             no_target: self.no_target,
+            plain_target: self.plain_target,
             source: &name,
             text: &text,
             base_dir: self.base_dir,

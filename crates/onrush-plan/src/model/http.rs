@@ -87,6 +87,8 @@ pub enum HttpVersion {
     /// `auto`: over TLS, offer `h2` and `http/1.1` by ALPN and speak what the server chooses
     /// (as browsers do); `http://` targets use HTTP/1.1.
     Auto,
+    /// `h3`: HTTP/3 over QUIC (UDP, TLS 1.3 inside, ALPN `h3`); `https://` targets only.
+    H3,
 }
 
 impl HttpVersion {
@@ -95,6 +97,7 @@ impl HttpVersion {
             HttpVersion::H1 => "h1",
             HttpVersion::H2 => "h2",
             HttpVersion::Auto => "auto",
+            HttpVersion::H3 => "h3",
         }
     }
 }

@@ -19,8 +19,8 @@ pub(super) fn definitions() -> Map<String, Value> {
                 "description": "Connection reuse: shared (one pool per worker thread that all VUs draw from; with HTTP/2 up to max_streams requests share a connection), per_vu (default: each VU keeps its connection), per_iteration (new connection each iteration), per_request (new connection each request)"
             },
             "version": {
-                "enum": ["h1", "h2", "auto"],
-                "description": "HTTP version: h1 (default: HTTP/1.1), h2 (HTTP/2: over TLS by ALPN, h2c with prior knowledge for http://), auto (over TLS, HTTP/2 if the server chooses it by ALPN, else HTTP/1.1)"
+                "enum": ["h1", "h2", "auto", "h3"],
+                "description": "HTTP version: h1 (default: HTTP/1.1), h2 (HTTP/2: over TLS by ALPN, h2c with prior knowledge for http://), auto (over TLS, HTTP/2 if the server chooses it by ALPN, else HTTP/1.1), h3 (HTTP/3 over QUIC; https:// targets only)"
             },
             "max_streams": {
                 "type": "integer", "minimum": 1,

@@ -109,6 +109,12 @@ impl HttpSession {
                         (HttpConn::H2 { conn, .. }, _, false) => {
                             conn.send(&request!(), self.sink.get_mut()).await
                         }
+                        (HttpConn::H3 { conn, .. }, _, true) => {
+                            conn.send(&request!(), &mut self.sink).await
+                        }
+                        (HttpConn::H3 { conn, .. }, _, false) => {
+                            conn.send(&request!(), self.sink.get_mut()).await
+                        }
                     };
                     match sent {
                         Ok(response) => {
@@ -119,15 +125,20 @@ impl HttpSession {
                             break response;
                         }
                         Err(e) => {
-                            if let Some(HttpConn::H2 {
-                                conn,
-                                lease: Some(lease),
-                            }) = &mut self.connections[slot]
-                            {
-                                // A failed stream on a live connection leaves it to the others.
-                                if e.is_stale_reuse() || !conn.is_open() {
-                                    lease.entry.mark_dead();
-                                }
+                            // A failed stream on a live connection leaves it to the others.
+                            let dead_lease = match &mut self.connections[slot] {
+                                Some(HttpConn::H2 {
+                                    conn,
+                                    lease: Some(lease),
+                                }) => (e.is_stale_reuse() || !conn.is_open()).then_some(lease),
+                                Some(HttpConn::H3 {
+                                    conn,
+                                    lease: Some(lease),
+                                }) => (e.is_stale_reuse() || !conn.is_open()).then_some(lease),
+                                _ => None,
+                            };
+                            if let Some(lease) = dead_lease {
+                                lease.entry.mark_dead();
                             }
                             self.connections[slot] = None;
                             if attempt == 0 && e.is_stale_reuse() {

@@ -57,6 +57,23 @@ impl HttpSession {
         let slot = step.target_slot;
         // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
         // together then wait for one connection instead of each opening its own.
+        if self.version == HttpVersion::H3 {
+            let lease = self.pool.h2_lease(slot);
+            let entry = lease.entry.clone();
+            let conn = entry
+                .get_or_open_h3(|| async {
+                    match self.open(step, record, opened).await? {
+                        HttpConn::H3 { conn, .. } => Ok(conn),
+                        // `open` speaks HTTP/3 only for `version: h3`.
+                        _ => Err(FailureClass::TlsProtocol),
+                    }
+                })
+                .await?;
+            return Ok(HttpConn::H3 {
+                conn,
+                lease: Some(lease),
+            });
+        }
         let try_h2 = self.version == HttpVersion::H2
             || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
         if try_h2 {
@@ -66,6 +83,8 @@ impl HttpSession {
                 .get_or_open(|| async {
                     match self.open(step, record, opened).await {
                         Ok(HttpConn::H2 { conn, .. }) => Ok(conn),
+                        // `open` speaks HTTP/3 only for `version: h3`, handled above.
+                        Ok(HttpConn::H3 { .. }) => Err(Err(FailureClass::TlsProtocol)),
                         Ok(HttpConn::H1(h1)) => Err(Ok(h1)),
                         Err(class) => Err(Err(class)),
                     }

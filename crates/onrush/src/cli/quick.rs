@@ -59,6 +59,9 @@ pub struct QuickArgs {
     /// --threshold 'failure_rate < 1%'. A failed one exits 1; --junit writes them for CI.
     #[arg(long = "threshold", value_name = "EXPR")]
     thresholds: Vec<String>,
+    /// Speak HTTP/3 (QUIC, UDP) to an https:// URL: the plan's `http: { version: h3 }`.
+    #[arg(long)]
+    http3: bool,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -192,6 +195,16 @@ fn plan_text(args: &QuickArgs) -> Result<String, String> {
     if !tls.is_empty() {
         http["tls"] = Value::Object(tls);
     }
+    if args.http3 {
+        if !args.url.starts_with("https://") {
+            return Err(format!(
+                "{} is not an https:// URL: --http3 speaks HTTP/3 over QUIC, which always \
+                 carries TLS; write https://... (the server's HTTP/3 port)",
+                args.url
+            ));
+        }
+        http["version"] = Value::String("h3".into());
+    }
     let mut plan = json!({
         "target": origin,
         "http": http,
@@ -230,6 +243,7 @@ fn flag_of(field: &str) -> &'static str {
         "client_key" => "--key",
         "client_p12" => "--p12",
         "client_p12_password" => "--p12-password-env",
+        "version" => "--http3",
         _ if field.contains(P12_SECRET) => "--p12-password-env",
         "target" => "URL",
         _ if field.starts_with("thresholds") => "--threshold",
