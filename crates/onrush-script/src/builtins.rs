@@ -2,6 +2,9 @@
 //! them, at native speed: a script signs a request with `hmac('sha256', key, body)` in Rust
 //! (ring), not in JavaScript.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
+
 use base64::Engine as _;
 use rquickjs::{Ctx, Exception, Function, Object, Result};
 
@@ -18,12 +21,58 @@ pub fn source(name: &str) -> Option<&'static str> {
              export const base64 = n.base64, base64url = n.base64url, unbase64 = n.unbase64,\n\
                hex = n.hex, urlencode = n.urlencode, urldecode = n.urldecode;\n"
         }
+        "onrush/shared" => {
+            "const n = globalThis.__onrush_native;\n\
+             export function counter(name) {\n\
+               const id = n.counterId(String(name));\n\
+               return { add(d = 1) { return n.counterAdd(id, Number(d)); }, get value() { return n.counterAdd(id, 0); } };\n\
+             }\n"
+        }
         _ => return None,
     })
 }
 
+/// The counters of `onrush/shared`, by name, for the whole process: a name is looked up once
+/// (when a module makes its counter), each `add` is one atomic operation, no lock.
+fn counters() -> &'static std::sync::Mutex<Vec<(String, &'static AtomicI64)>> {
+    static COUNTERS: OnceLock<std::sync::Mutex<Vec<(String, &'static AtomicI64)>>> =
+        OnceLock::new();
+    COUNTERS.get_or_init(Default::default)
+}
+
+fn counter_id(name: &str) -> u32 {
+    let mut all = counters().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|(n, _)| n == name) {
+        return i as u32;
+    }
+    // Leaked: a plan names a handful of counters, and they live as long as the process.
+    all.push((name.to_string(), Box::leak(Box::new(AtomicI64::new(0)))));
+    (all.len() - 1) as u32
+}
+
+thread_local! {
+    /// This thread's view of the counters: no lock after a counter's first use on the thread.
+    static LOCAL: std::cell::RefCell<Vec<&'static AtomicI64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn counter_add(id: u32, delta: f64) -> f64 {
+    let id = id as usize;
+    LOCAL.with(|local| {
+        let mut local = local.borrow_mut();
+        if local.len() <= id {
+            let all = counters().lock().unwrap_or_else(|e| e.into_inner());
+            local.clear();
+            local.extend(all.iter().map(|(_, c)| *c));
+        }
+        match local.get(id) {
+            Some(c) => (c.fetch_add(delta as i64, Ordering::Relaxed) + delta as i64) as f64,
+            None => f64::NAN,
+        }
+    })
+}
+
 /// The names scripts may import from, for messages.
-pub const MODULES: &[&str] = &["onrush/crypto", "onrush/encoding"];
+pub const MODULES: &[&str] = &["onrush/crypto", "onrush/encoding", "onrush/shared"];
 
 fn hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -147,6 +196,14 @@ pub fn install(ctx: &Ctx<'_>) -> Result<()> {
     n.set(
         "urldecode",
         Function::new(ctx.clone(), |s: String| url_decode(&s))?,
+    )?;
+    n.set(
+        "counterId",
+        Function::new(ctx.clone(), |name: String| counter_id(&name))?,
+    )?;
+    n.set(
+        "counterAdd",
+        Function::new(ctx.clone(), |id: u32, delta: f64| counter_add(id, delta))?,
     )?;
     ctx.globals().set("__onrush_native", n)?;
     Ok(())

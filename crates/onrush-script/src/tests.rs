@@ -47,8 +47,16 @@ fn hooks_checks_and_templates_run_in_one_engine() {
         ("lib/sign.js", SIGN),
         ("lib/util.js", "export function twice(n) { return n * 2; }"),
         ("key.txt", "k3y\n"),
+        ("lib/count.js", "import { counter } from 'onrush/shared';\nconst orders = counter('orders');\nexport function order() { return orders.add(1); }\nexport function orders_now() { return orders.value; }\n"),
     ]);
-    let mut b = load(&dir, &["lib/sign.js".into()], Duration::from_millis(200)).unwrap();
+    let mut b = load(
+        &dir,
+        &["lib/sign.js".into(), "lib/count.js".into()],
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    let order = b.export("order").unwrap();
+    let orders_now = b.export("orders_now").unwrap();
     let sign = b.export("sign").unwrap();
     let remember = b.export("sign.remember").unwrap();
     let double = b.export("double").unwrap();
@@ -77,7 +85,7 @@ fn hooks_checks_and_templates_run_in_one_engine() {
     let scripts = b.finish();
     assert_eq!(
         scripts.files().collect::<Vec<_>>(),
-        ["lib/sign.js", "lib/util.js", "key.txt"]
+        ["lib/sign.js", "lib/util.js", "lib/count.js", "key.txt"]
     );
 
     let engine = Engine::new(
@@ -143,6 +151,29 @@ fn hooks_checks_and_templates_run_in_one_engine() {
     let e = engine.after(refuse, WHO, &mut vars, &bad).unwrap_err();
     assert_eq!(e.kind, FailureKind::Failed);
     assert!(e.message.ends_with("no 500"), "{}", e.message);
+    // A counter is one for the process: two engines (two workers) add to the same.
+    let second = Engine::new(
+        &scripts,
+        &[("api".into(), vec!["nonce".into(), "total".into()])],
+    )
+    .unwrap();
+    let before = {
+        let mut o = Vec::new();
+        engine
+            .template_call(orders_now, &[], &vars, &mut o)
+            .unwrap();
+        String::from_utf8(o).unwrap().parse::<i64>().unwrap()
+    };
+    engine.run_step(order, WHO, &mut vars).unwrap();
+    second.run_step(order, WHO, &mut vars).unwrap();
+    let mut o = Vec::new();
+    second
+        .template_call(orders_now, &[], &vars, &mut o)
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(o).unwrap().parse::<i64>().unwrap(),
+        before + 2
+    );
     // After all that, the engine still runs.
     engine.run_step(step, WHO, &mut vars).unwrap();
     // Variables are read-only in before hooks.
