@@ -22,6 +22,9 @@ use crate::load::{Function as PlanFunction, LoadError, Scripts};
 use crate::modules::{normalize, Load, Resolve, Sources};
 use crate::{builtins, FunctionId};
 
+/// The modules (name, source), the plan's entries, and the files opened (name, contents).
+pub(crate) type SourceLists = (Vec<(String, String)>, Vec<String>, Vec<(String, String)>);
+
 /// Why a call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
@@ -244,14 +247,12 @@ impl Engine {
         })
     }
 
-    pub(crate) fn sources(&self) -> (Vec<(String, String)>, Vec<String>, Vec<(String, String)>) {
+    pub(crate) fn sources(&self) -> SourceLists {
         let s = self.sources.borrow();
         (s.modules.clone(), self.entries.clone(), s.opened.clone())
     }
 
-    pub(crate) fn into_sources(
-        self,
-    ) -> (Vec<(String, String)>, Vec<String>, Vec<(String, String)>) {
+    pub(crate) fn into_sources(self) -> SourceLists {
         let s = self.sources.borrow();
         (s.modules.clone(), self.entries.clone(), s.opened.clone())
     }

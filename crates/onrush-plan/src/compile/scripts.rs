@@ -140,8 +140,7 @@ impl Ctx<'_> {
     ) -> Result<(FunctionId, String), PlanError> {
         let text = self.string(node, path)?;
         let trimmed = text.trim();
-        let is_name =
-            !trimmed.is_empty() && trimmed.split('.').all(|p| onrush_template::is_name(p));
+        let is_name = !trimmed.is_empty() && trimmed.split('.').all(onrush_template::is_name);
         let exported = is_name
             && self.scripts.borrow().is_some()
             && self.scripts_mut().export(trimmed).is_ok();
