@@ -82,7 +82,7 @@ pub fn apply(
     ok
 }
 
-fn check(
+pub(crate) fn check(
     kind: &CheckKind,
     view: &ResponseView,
     record: &RequestRecord,

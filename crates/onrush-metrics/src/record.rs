@@ -260,6 +260,9 @@ static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(0);
 /// The recording calls panic on a `scenario` or `step` index outside the [`Layout`].
 pub struct WorkerMetrics {
     id: u64,
+    failing: crate::failing::FailingCapture,
+    /// `--samples`: `None` (the default) costs a request one test of this field.
+    samples: Option<Box<crate::samples::SampleWriter>>,
     steps: Vec<Vec<WorkerStep>>,
     scenarios: Vec<WorkerScenario>,
 }
@@ -269,6 +272,8 @@ impl WorkerMetrics {
     pub fn new(layout: &Layout) -> Self {
         WorkerMetrics {
             id: NEXT_WORKER_ID.fetch_add(1, Ordering::Relaxed),
+            failing: crate::failing::FailingCapture::new(layout),
+            samples: None,
             steps: layout
                 .scenarios
                 .iter()
@@ -339,6 +344,39 @@ impl WorkerMetrics {
         }
     }
 
+    /// Writes a line per request to `writer` from now on (`--samples`; see [`sample`](Self::sample)).
+    pub fn set_samples(&mut self, writer: crate::samples::SampleWriter) {
+        self.samples = Some(Box::new(writer));
+    }
+
+    /// The samples line of one request, when samples are on (one test of an `Option` when off).
+    #[inline]
+    pub fn sample(&mut self, scenario: usize, step: usize, r: &RequestRecord, vu: u64, iteration: u64) {
+        if let Some(s) = &mut self.samples {
+            s.write(scenario, step, r, vu, iteration);
+        }
+    }
+
+    /// Whether this worker would still keep a failing exchange of `class` on `step` (at most
+    /// [`EXAMPLES_PER_KIND`](onrush_results::exchanges::EXAMPLES_PER_KIND) per kind and run):
+    /// ask before building one.
+    #[inline]
+    pub fn wants_failing(&self, scenario: usize, step: usize, class: FailureClass) -> bool {
+        self.failing.wants(scenario, step, class)
+    }
+
+    /// Keeps `example` (a request of `step` that failed with `class`) for the next snapshot,
+    /// while this worker has room for the kind.
+    pub fn keep_failing(
+        &mut self,
+        scenario: usize,
+        step: usize,
+        class: FailureClass,
+        example: onrush_results::FailingExchange,
+    ) {
+        self.failing.keep(scenario, step, class, example);
+    }
+
     /// Check `check` (index into the scenario's [`ScenarioLayout::checks`]) of `scenario` was
     /// evaluated: `passed` or not. Two counter increments, no allocation.
     #[inline]
@@ -395,8 +433,13 @@ impl WorkerMetrics {
     /// Everything recorded since the previous snapshot; resets the counters and histograms
     /// (the active-VU gauge keeps its value).
     pub fn take_snapshot(&mut self) -> Snapshot {
+        if let Some(s) = &mut self.samples {
+            // A killed run loses at most a second of samples.
+            s.flush();
+        }
         Snapshot {
             worker: self.id,
+            failing: std::mem::take(&mut self.failing.pending),
             steps: self
                 .steps
                 .iter_mut()
