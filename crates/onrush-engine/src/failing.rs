@@ -191,3 +191,18 @@ fn seen(kind: &CheckKind, view: &ResponseView<'_>, record: &RequestRecord, doc: 
         },
     }
 }
+
+/// Applies `mask` (the plan's secret values as `***`) to every text of `e`.
+pub(crate) fn mask(e: &mut FailingExchange, mask: impl Fn(&str) -> String) {
+    for text in [&mut e.scenario, &mut e.step]
+        .into_iter()
+        .chain(e.reason.as_mut())
+        .chain(e.url.as_mut())
+        .chain(e.body.as_mut())
+    {
+        *text = mask(text);
+    }
+    for (_, value) in &mut e.headers {
+        *value = mask(value);
+    }
+}
