@@ -118,9 +118,17 @@ fn headers(view: &ResponseView<'_>) -> Vec<(String, String)> {
 pub(crate) fn sensitive(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     matches!(n.as_str(), "cookie" | "set-cookie")
-        || ["auth", "token", "secret", "password", "passwd", "key", "credential"]
-            .iter()
-            .any(|w| n.contains(w))
+        || [
+            "auth",
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "key",
+            "credential",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
 }
 
 /// The first extractor that found nothing, or the first check that failed, with the value it
@@ -155,7 +163,12 @@ fn reason<P: Protocol>(
 }
 
 /// What a check looked at, quoted for a message.
-fn seen(kind: &CheckKind, view: &ResponseView<'_>, record: &RequestRecord, doc: &mut Document) -> String {
+fn seen(
+    kind: &CheckKind,
+    view: &ResponseView<'_>,
+    record: &RequestRecord,
+    doc: &mut Document,
+) -> String {
     let quote = |bytes: &[u8]| format!("`{}`", shorten(&String::from_utf8_lossy(bytes), 120));
     let body = || {
         if view.body.is_empty() && view.body_size > 0 {

@@ -92,7 +92,10 @@ mod tests {
                 }
             }
             assert!(!m.wants_failing(0, 1, class));
-            assert!(m.wants_failing(0, 0, class), "another step has its own room");
+            assert!(
+                m.wants_failing(0, 0, class),
+                "another step has its own room"
+            );
             assert!(m.wants_failing(0, 1, FailureClass::Timeout));
             let snap = m.take_snapshot();
             collector.add(w, snap);

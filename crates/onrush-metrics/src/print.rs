@@ -3,8 +3,8 @@
 use std::io::{self, Write};
 
 use crate::hist::MsStats;
-use onrush_results::exchanges::shorten;
 use crate::summary::{failure_class_info, FailureClassInfo, Summary};
+use onrush_results::exchanges::shorten;
 
 /// Target terminal width.
 const WIDTH: usize = 100;

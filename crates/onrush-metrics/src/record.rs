@@ -351,7 +351,14 @@ impl WorkerMetrics {
 
     /// The samples line of one request, when samples are on (one test of an `Option` when off).
     #[inline]
-    pub fn sample(&mut self, scenario: usize, step: usize, r: &RequestRecord, vu: u64, iteration: u64) {
+    pub fn sample(
+        &mut self,
+        scenario: usize,
+        step: usize,
+        r: &RequestRecord,
+        vu: u64,
+        iteration: u64,
+    ) {
         if let Some(s) = &mut self.samples {
             s.write(scenario, step, r, vu, iteration);
         }

@@ -83,7 +83,10 @@ impl SampleWriter {
             .map_or(0, |d| d.as_micros() as u64);
         let mut n = itoa::Buffer::new();
         let b = &mut self.buf;
-        b.extend_from_slice(n.format(now_us.saturating_sub(r.latency_us) / 1000).as_bytes());
+        b.extend_from_slice(
+            n.format(now_us.saturating_sub(r.latency_us) / 1000)
+                .as_bytes(),
+        );
         b.push(b',');
         b.extend_from_slice(&self.names[scenario][step]);
         b.extend_from_slice(n.format(r.status).as_bytes());
@@ -177,7 +180,9 @@ mod tests {
         let fields: Vec<&str> = rest[0].splitn(2, ',').collect();
         assert!(fields[0].parse::<u64>().unwrap() > 1_700_000_000_000);
         assert!(
-            fields[1].starts_with("\"shop, main\",\"say \"\"hi\"\"\",500,unexpected_status,1500,10,20,7,"),
+            fields[1].starts_with(
+                "\"shop, main\",\"say \"\"hi\"\"\",500,unexpected_status,1500,10,20,7,"
+            ),
             "{}",
             rest[0]
         );

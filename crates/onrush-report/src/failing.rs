@@ -62,7 +62,13 @@ pub(crate) fn section(out: &mut String, run: &Run) {
                 (Some(body), note) => {
                     let _ = write!(out, "\n{}", esc(body));
                     if let Some(note) = note {
-                        let _ = write!(out, "\n[{} of {} bytes: {}]", body.len(), e.body_size, esc(note));
+                        let _ = write!(
+                            out,
+                            "\n[{} of {} bytes: {}]",
+                            body.len(),
+                            e.body_size,
+                            esc(note)
+                        );
                     }
                 }
                 (None, Some(note)) => {

@@ -56,7 +56,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a plan file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a plan file without running it.
     Validate(ValidateArgs),
     /// Kubernetes manifests for a distributed run (`onrush kube render PLAN --agents N --image IMG`).
