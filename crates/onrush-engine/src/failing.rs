@@ -219,3 +219,91 @@ pub(crate) fn mask(e: &mut FailingExchange, mask: impl Fn(&str) -> String) {
         *value = mask(value);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use onrush_plan::ValueExpect;
+
+    use super::*;
+
+    fn view<'a>(
+        head: &'a [u8],
+        headers: &'a [(std::ops::Range<usize>, std::ops::Range<usize>)],
+        body: &'a [u8],
+        size: u64,
+    ) -> ResponseView<'a> {
+        ResponseView {
+            status: 503,
+            head,
+            headers,
+            body,
+            body_size: size,
+            url: b"/x?y=1",
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn what_each_kind_of_check_saw() {
+        let head = b"content-typetext/plainx-api-keyk123";
+        let headers = [(0..12, 12..22), (22..31, 31..35)];
+        let v = view(head, &headers, b"busy\nnow", 8);
+        let r = RequestRecord {
+            latency_us: 1_500,
+            ..Default::default()
+        };
+        let mut doc = Document::new(v.body);
+        let header = |name: &str| CheckKind::Header {
+            name: name.into(),
+            expect: ValueExpect::Exists(true),
+        };
+        let cases = [
+            (CheckKind::Status(vec![200]), "`503`"),
+            (CheckKind::BodySize { min: 10, max: 20 }, "`8` bytes"),
+            (
+                CheckKind::DurationBelow(Duration::from_millis(1)),
+                "`1.500 ms`",
+            ),
+            (header("content-type"), "`text/plain`"),
+            (header("x-api-key"), "`***`"),
+            (header("etag"), "no `etag` header"),
+            (
+                CheckKind::BodyContains(onrush_plan::Template::constant("ok")),
+                "`busy now`",
+            ),
+        ];
+        for (kind, want) in cases {
+            assert_eq!(seen(&kind, &v, &r, &mut doc), want, "{kind:?}");
+        }
+        // A body the session did not keep is not quoted as empty.
+        let unkept = view(head, &headers, b"", 8);
+        let contains = CheckKind::BodyContains(onrush_plan::Template::constant("ok"));
+        assert_eq!(
+            seen(&contains, &unkept, &r, &mut Document::new(b"")),
+            "a body that was not kept"
+        );
+    }
+
+    #[test]
+    fn credentials_in_headers_are_masked() {
+        let head = b"set-cookiesid=abcx-request-id42";
+        let headers = [(0..10, 10..17), (17..29, 29..31)];
+        let v = view(head, &headers, b"", 0);
+        assert_eq!(
+            super::headers(&v),
+            [
+                ("set-cookie".to_string(), "***".to_string()),
+                ("x-request-id".to_string(), "42".to_string())
+            ]
+        );
+        for name in [
+            "Authorization",
+            "proxy-authorization",
+            "X-Auth-Token",
+            "cookie",
+        ] {
+            assert!(sensitive(name), "{name}");
+        }
+        assert!(!sensitive("content-type"));
+    }
+}
