@@ -282,3 +282,55 @@ fn quick_writes_samples_and_a_bad_path_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn a_distributed_run_keeps_the_earliest_three_of_its_agents() {
+    use crate::distributed::{start_agent, start_controller};
+
+    let server = Server::start();
+    let dir = temp_dir("failing-distributed");
+    let plan = write_plan(
+        &dir,
+        &format!(
+            r#"
+target: {}
+scenarios:
+  - name: main
+    load: {{ vus: 4, iterations: 3 }}
+    steps:
+      - {{ name: down, get: /status/503 }}
+"#,
+            server.url("")
+        ),
+    );
+    let out = dir.join("results");
+    let controller = start_controller(&plan, &out, 2, &["-q"]);
+    let token = out.join("agent-token");
+    let agents: Vec<_> = ["a1", "a2"]
+        .iter()
+        .map(|n| start_agent(controller.port, &token, n, 2, &dir.join("agents")))
+        .collect();
+    let (_code, stdout, stderr) = controller.finish();
+    for mut a in agents {
+        let _ = a.wait();
+    }
+    let s = summary(&out);
+    assert_eq!(u64_at(&s, "/totals/requests"), 12, "{stdout}\n{stderr}");
+    // Each agent kept 3 (its two workers had 6 failures), the controller the earliest 3.
+    let kept = examples(&s, "down", "http_5xx");
+    assert_eq!(kept.len(), 3, "{s:#}");
+    let mut agent_times = Vec::new();
+    for a in ["a1", "a2"] {
+        let a = summary(&dir.join("agents").join(a).join("results"));
+        let own = examples(&a, "down", "http_5xx");
+        assert_eq!(own.len(), 3);
+        agent_times.extend(own.iter().map(|e| e["time_unix_ms"].as_u64().unwrap()));
+    }
+    agent_times.sort_unstable();
+    let got: Vec<u64> = kept
+        .iter()
+        .map(|e| e["time_unix_ms"].as_u64().unwrap())
+        .collect();
+    assert_eq!(got, agent_times[..3]);
+    assert!(stdout.contains("main / down  http_5xx"), "{stdout}");
+}
