@@ -334,3 +334,24 @@ scenarios:
     assert_eq!(got, agent_times[..3]);
     assert!(stdout.contains("main / down  http_5xx"), "{stdout}");
 }
+
+#[test]
+fn a_distributed_run_refuses_samples_and_says_why() {
+    let dir = temp_dir("samples-distributed");
+    let plan = write_plan(&dir, PLAN);
+    let output = onrush()
+        .arg("run")
+        .arg(&plan)
+        .args(["-D", &format!("api_token={SECRET}")])
+        .args(["--agents", "1", "--samples", "s.csv", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("--samples s.csv") && err.contains("agents"),
+        "{err}"
+    );
+    assert!(!dir.join("s.csv").exists());
+}
