@@ -66,8 +66,13 @@ impl FailingExchange {
             text = format!("{url}: {text}");
         }
         if self.reason.is_none() {
-            if let Some(body) = &self.body {
-                text.push_str(&format!("; body `{}`", shorten(body, 80)));
+            match (&self.body, &self.body_note) {
+                (Some(body), _) => text.push_str(&format!("; body `{}`", shorten(body, 80))),
+                // Says why no body shows (a step no check reads the body of), with its size.
+                (None, Some(note)) if self.status != 0 => {
+                    text.push_str(&format!("; {note} ({} bytes)", self.body_size))
+                }
+                _ => {}
             }
         }
         text
@@ -163,6 +168,10 @@ mod tests {
         e.status = 503;
         e.body = Some("busy\nnow".into());
         assert_eq!(e.short(), "/x: status 503; body `busy now`");
+        e.body = None;
+        e.body_note = Some("body not kept".into());
+        e.body_size = 24;
+        assert_eq!(e.short(), "/x: status 503; body not kept (24 bytes)");
         assert_eq!(shorten("abcdef", 3), "abc…");
     }
 }
