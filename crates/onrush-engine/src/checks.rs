@@ -20,7 +20,7 @@ pub fn apply(
     view: &ResponseView,
     record: &RequestRecord,
     vars: &mut Vars,
-    (vu, iteration): (u64, u64),
+    (vu, iteration, scenario): (u64, u64, u32),
     scratch: &mut Vec<u8>,
     values: &mut Vec<Vec<u8>>,
     count: &mut dyn FnMut(usize, bool),
@@ -74,12 +74,47 @@ pub fn apply(
         }
     }
     let ctx = RenderContext::new(vu, iteration, vars);
+    let who = onrush_script::Caller {
+        scenario,
+        vu,
+        iteration,
+    };
     for c in checks {
-        let passed = check(&c.kind, view, record, &ctx, &mut doc, scratch);
+        let passed = match &c.kind {
+            CheckKind::Script(func) => script_check(*func, who, vars, view),
+            kind => check(kind, view, record, &ctx, &mut doc, scratch),
+        };
         ok &= passed;
         count(c.id, passed);
     }
     ok
+}
+
+/// A `js:` check; one that throws fails (its failure noted for the request's class).
+fn script_check(func: u32, who: onrush_script::Caller, vars: &Vars, view: &ResponseView) -> bool {
+    let reply = reply_of(view);
+    match onrush_script::worker::with(|e| e.check(func, who, vars, &reply)) {
+        Some(Ok(passed)) => passed,
+        Some(Err(f)) => {
+            onrush_script::worker::note(f);
+            false
+        }
+        None => false,
+    }
+}
+
+/// A response as the plan's scripts see it.
+pub(crate) fn reply_of<'a>(view: &'a ResponseView<'a>) -> onrush_script::Reply<'a> {
+    onrush_script::Reply {
+        status: view.status,
+        headers: view
+            .headers
+            .iter()
+            .map(|(n, v)| (&view.head[n.clone()], &view.head[v.clone()]))
+            .collect(),
+        body: view.body,
+        url: view.url,
+    }
 }
 
 pub(crate) fn check(
@@ -111,6 +146,7 @@ pub(crate) fn check(
         CheckKind::DurationBelow(d) => (record.latency_us as u128) < d.as_micros(),
         CheckKind::BodySize { min, max } => (*min..=*max).contains(&view.body_size),
         CheckKind::BodyHash { hex, .. } => view.body_hash == Some(hex.as_str()),
+        CheckKind::Script(_) => unreachable!("answered by script_check"),
     }
 }
 

@@ -149,17 +149,32 @@ fn reason<P: Protocol>(
     let ctx = RenderContext::new(vu, iteration, vars);
     let mut doc = Document::new(view.body);
     let mut scratch = Vec::new();
+    let name = |id: usize| run.check_names.get(id).map_or("?", |n| n.as_str());
+    let mut scripts = Vec::new();
     for c in step.checks() {
+        if matches!(c.kind, CheckKind::Script(_)) {
+            // Not run again: a script may count, log or call out. Named below when no other
+            // check failed.
+            scripts.push(format!("`{}`", name(c.id)));
+            continue;
+        }
         if crate::checks::check(&c.kind, view, record, &ctx, &mut doc, &mut scratch) {
             continue;
         }
-        let name = run.check_names.get(c.id).map_or("?", |n| n.as_str());
         return Some(format!(
-            "check `{name}` failed: got {}",
+            "check `{}` failed: got {}",
+            name(c.id),
             seen(&c.kind, view, record, &mut doc)
         ));
     }
-    None
+    match scripts.len() {
+        0 => None,
+        1 => Some(format!("check {} (js) failed", scripts[0])),
+        _ => Some(format!(
+            "one of the js checks {} failed",
+            scripts.join(", ")
+        )),
+    }
 }
 
 /// What a check looked at, quoted for a message.
@@ -198,6 +213,7 @@ fn seen(
         },
         CheckKind::DurationBelow(_) => format!("`{:.3} ms`", record.latency_us as f64 / 1000.0),
         CheckKind::BodySize { .. } => format!("`{}` bytes", view.body_size),
+        CheckKind::Script(_) => "the script's answer".to_string(),
         CheckKind::BodyHash { .. } => match view.body_hash {
             Some(h) => format!("`{h}`"),
             None => "no digest".to_string(),

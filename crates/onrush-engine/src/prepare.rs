@@ -22,6 +22,8 @@ pub struct Prepared<P: Protocol> {
     pub layout: Layout,
     /// Early stops asked for by VUs (`on_failure: stop_test`, test data run out).
     pub stops: Arc<Stops>,
+    /// The plan's JavaScript: each worker makes its engine from it (none without scripts).
+    pub scripts: Option<Arc<onrush_script::Scripts>>,
 }
 
 /// Why a run, or a scenario, stopped before its plan said: written down by the VU that saw it
@@ -133,6 +135,7 @@ pub fn prepare<P: Protocol>(
     }
     Ok(Prepared {
         scenarios,
+        scripts: plan.scripts.clone(),
         targets: P::targets(&protocol),
         protocol: Arc::new(protocol),
         max_source_addresses: plan
@@ -271,12 +274,21 @@ pub(crate) fn flatten<S: StepSpec>(
                 }
                 program[at] = Op::Random { branches: starts };
             }
+            Step::Script { metric, func } => program.push(Op::Script {
+                metric: *metric,
+                func: *func,
+            }),
             // A request of any protocol: the protocol compiles it.
             leaf => {
                 let step = compile(leaf)?;
+                let after = match leaf {
+                    Step::Custom(c) => c.after,
+                    _ => None,
+                };
                 program.push(Op::Request {
                     metric: step.metric(),
                     step: Box::new(step),
+                    after,
                 });
             }
         }

@@ -11,6 +11,13 @@ pub enum Op<S> {
     Request {
         metric: usize,
         step: Box<S>,
+        /// `after:`: the plan's script function that reads the reply.
+        after: Option<u32>,
+    },
+    /// `script:`: a function of the plan's JavaScript, timed as a sample of `metric`.
+    Script {
+        metric: usize,
+        func: u32,
     },
     Think {
         min: Duration,
@@ -79,13 +86,26 @@ pub struct GroupRun {
     pub bytes_out: u64,
 }
 
-/// Whether `condition` holds for the VU's variables.
+/// Whether `condition` holds for the VU's variables (`who`: for a `js:` condition's `ctx`).
 pub fn holds(
     condition: &Condition,
     vars: &Vars,
     ctx: &RenderContext,
     scratch: &mut Vec<u8>,
+    who: onrush_script::Caller,
 ) -> bool {
+    if let ConditionTest::Script(func) = condition.test {
+        // A condition that throws does not hold; the failure is printed and counted with the
+        // next request's (see `Vu::record`).
+        return match onrush_script::worker::with(|e| e.condition(func, who, vars)) {
+            Some(Ok(holds)) => holds,
+            Some(Err(f)) => {
+                onrush_script::worker::note(f);
+                false
+            }
+            None => false,
+        };
+    }
     let value: Option<&[u8]> = match vars.get(condition.var) {
         VarValue::Unset => None,
         VarValue::One(v) => Some(v),
@@ -100,5 +120,6 @@ pub fn holds(
             equal == matches!(condition.test, ConditionTest::Equals(_))
         }
         ConditionTest::Matches(re) => value.is_some_and(|v| re.is_match(v)),
+        ConditionTest::Script(_) => unreachable!("answered above"),
     }
 }

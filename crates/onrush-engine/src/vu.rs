@@ -113,7 +113,11 @@ impl<P: Protocol> Vu<P> {
         let mut next = Next::Go;
         while pc < ops.len() {
             match &ops[pc] {
-                Op::Request { metric, step } => {
+                Op::Request {
+                    metric,
+                    step,
+                    after,
+                } => {
                     let start = first
                         .take()
                         .unwrap_or_else(|| RequestStart::now(Moment::now()));
@@ -137,8 +141,14 @@ impl<P: Protocol> Vu<P> {
                     };
                     let exchange = self.session.execute(step, &ctx, start).await;
                     in_flight.done = true;
-                    let failed =
-                        self.record(scenario_index, scenario, *metric, step, exchange, metrics);
+                    let failed = self.record(
+                        scenario_index,
+                        scenario,
+                        (*metric, *after),
+                        step,
+                        exchange,
+                        metrics,
+                    );
                     pc += 1;
                     if failed {
                         // A request that failed without waiting (no descriptor left, no local
@@ -171,6 +181,10 @@ impl<P: Protocol> Vu<P> {
                         }
                     }
                 }
+                Op::Script { metric, func } => {
+                    self.script_step(scenario_index, *metric, *func, metrics);
+                    pc += 1;
+                }
                 Op::Think { min, max } => {
                     let pause = self.pick(*min, *max);
                     match self.ends_at {
@@ -197,7 +211,8 @@ impl<P: Protocol> Vu<P> {
                 }
                 Op::WhileStart { condition, end, .. } => {
                     let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
-                    if holds(condition, &self.vars, &ctx, &mut self.scratch) {
+                    let who = self.who(scenario_index);
+                    if holds(condition, &self.vars, &ctx, &mut self.scratch, who) {
                         self.frames.push(Frame::While { done: 0 });
                         pc += 1;
                     } else {
@@ -219,7 +234,7 @@ impl<P: Protocol> Vu<P> {
                     }
                 }
                 Op::LoopEnd { start } => {
-                    pc = self.loop_end(ops, *start, pc);
+                    pc = self.loop_end(ops, *start, pc, scenario_index);
                 }
                 Op::GroupStart { metric } => {
                     self.frames.push(Frame::Group(GroupRun {
@@ -242,7 +257,8 @@ impl<P: Protocol> Vu<P> {
                     otherwise,
                 } => {
                     let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
-                    pc = if holds(condition, &self.vars, &ctx, &mut self.scratch) {
+                    let who = self.who(scenario_index);
+                    pc = if holds(condition, &self.vars, &ctx, &mut self.scratch, who) {
                         pc + 1
                     } else {
                         *otherwise
@@ -333,7 +349,14 @@ impl<P: Protocol> Vu<P> {
     }
 
     /// The end of a loop body at `pc` whose start op is at `start`: the next pc.
-    fn loop_end(&mut self, ops: &[Op<P::Step>], start: usize, pc: usize) -> usize {
+    fn loop_end(
+        &mut self,
+        ops: &[Op<P::Step>],
+        start: usize,
+        pc: usize,
+        scenario_index: usize,
+    ) -> usize {
+        let who = self.who(scenario_index);
         let again = match (self.frames.last_mut(), &ops[start]) {
             (Some(Frame::Count { left }), _) => {
                 *left -= 1;
@@ -343,7 +366,7 @@ impl<P: Protocol> Vu<P> {
                 *done += 1;
                 let more = *done < *max;
                 let ctx = RenderContext::new(self.id, self.iteration, &self.vars);
-                more && holds(condition, &self.vars, &ctx, &mut self.scratch)
+                more && holds(condition, &self.vars, &ctx, &mut self.scratch, who)
             }
             (Some(Frame::ForEach { values, next }), Op::ForEachStart { item, .. })
                 if *next < values.len() =>
@@ -363,18 +386,90 @@ impl<P: Protocol> Vu<P> {
         }
     }
 
+    /// Who calls into the plan's scripts: this VU, where it is.
+    fn who(&self, scenario_index: usize) -> onrush_script::Caller {
+        onrush_script::Caller {
+            scenario: scenario_index as u32,
+            vu: self.id,
+            iteration: self.iteration,
+        }
+    }
+
+    /// A `script:` step: the function run with the VU's `ctx`, timed as one sample of `metric`
+    /// (a failure when it threw, timed out or failed the step).
+    fn script_step(
+        &mut self,
+        scenario_index: usize,
+        metric: usize,
+        func: u32,
+        metrics: &Rc<RefCell<WorkerMetrics>>,
+    ) {
+        let who = self.who(scenario_index);
+        let started = Moment::now();
+        let result = onrush_script::worker::with(|e| e.run_step(func, who, &mut self.vars));
+        let took = micros(started.elapsed());
+        let failure = match result {
+            Some(Err(f)) => {
+                onrush_script::worker::print(&f);
+                Some(script_failure(f))
+            }
+            _ => None,
+        };
+        if failure.is_some() {
+            for f in &mut self.frames {
+                if let Frame::Group(g) = f {
+                    g.failed = true;
+                }
+            }
+        }
+        let record = RequestRecord {
+            latency_us: took,
+            service_us: took,
+            connect_us: None,
+            ttfb_us: None,
+            bytes_in: 0,
+            bytes_out: 0,
+            status: 0,
+            failure,
+            handshake: None,
+        };
+        let mut m = metrics.borrow_mut();
+        m.record_request(scenario_index, metric, &record);
+        m.sample(scenario_index, metric, &record, self.id, self.iteration);
+    }
+
     /// After a request: applies its extractors and checks, records it. True when it failed.
     fn record(
         &mut self,
         scenario_index: usize,
         scenario: &ScenarioRun<P>,
-        metric: usize,
+        (metric, after): (usize, Option<u32>),
         step: &P::Step,
         mut exchange: Exchange,
         metrics: &Rc<RefCell<WorkerMetrics>>,
     ) -> bool {
         if let Some(slot) = self.session.take_unset() {
-            warn_unset(scenario, slot, metric);
+            if slot == onrush_script::SCRIPT_FAILED {
+                // A template's script function failed: the request was not sent.
+                if let Some(f) = onrush_script::worker::take_failure() {
+                    exchange.record.failure = Some(script_failure(f));
+                }
+            } else {
+                warn_unset(scenario, slot, metric);
+            }
+        }
+        if let (Some(func), true) = (after, exchange.responded) {
+            let who = self.who(scenario_index);
+            let view = self.session.response();
+            let result = onrush_script::worker::with(|e| {
+                e.after(func, who, &mut self.vars, &checks::reply_of(&view))
+            });
+            if let Some(Err(f)) = result {
+                onrush_script::worker::print(&f);
+                if exchange.record.failure.is_none() {
+                    exchange.record.failure = Some(script_failure(f));
+                }
+            }
         }
         let mut m = metrics.borrow_mut();
         if exchange.opened_connection {
@@ -389,13 +484,17 @@ impl<P: Protocol> Vu<P> {
                 &view,
                 record,
                 &mut self.vars,
-                (self.id, self.iteration),
+                (self.id, self.iteration, scenario_index as u32),
                 &mut self.scratch,
                 &mut self.values,
                 &mut |check, passed| m.record_check(scenario_index, check, passed),
             );
             if !ok && record.failure.is_none() {
-                record.failure = Some(FailureClass::CheckFailed);
+                // A `js` check that threw is a script's failure, not the response's.
+                record.failure = Some(match onrush_script::worker::take_failure() {
+                    Some(f) => script_failure(f),
+                    None => FailureClass::CheckFailed,
+                });
             }
         }
         for f in &mut self.frames {
@@ -469,6 +568,17 @@ impl Drop for InFlight<'_> {
             m.sample(self.scenario, self.metric, &record, self.vu.0, self.vu.1);
         }
     }
+}
+
+/// A script's failure as a failure class, its message kept as the class's example.
+fn script_failure(f: onrush_script::Failure) -> FailureClass {
+    let class = match f.kind {
+        onrush_script::FailureKind::Error => FailureClass::ScriptError,
+        onrush_script::FailureKind::Timeout => FailureClass::ScriptTimeout,
+        onrush_script::FailureKind::Failed => FailureClass::ScriptFailed,
+    };
+    onrush_metrics::failure_examples::note(class, || f.message);
+    class
 }
 
 fn record_group(scenario: usize, g: &GroupRun, metrics: &Rc<RefCell<WorkerMetrics>>) {

@@ -96,6 +96,23 @@ impl<P: Protocol> Shared<P> {
 impl<P: Protocol> Worker<P> {
     pub fn run(mut self) {
         self.tids[self.local_index].store(current_tid(), std::sync::atomic::Ordering::Relaxed);
+        // One JavaScript engine for all of this worker's VUs, when the plan has scripts.
+        let engine = self.prepared.scripts.as_ref().and_then(|scripts| {
+            let scenarios: Vec<(String, Vec<String>)> = self
+                .prepared
+                .scenarios
+                .iter()
+                .map(|s| (s.name.clone(), s.vars.clone()))
+                .collect();
+            match onrush_script::Engine::new(scripts, &scenarios) {
+                Ok(engine) => Some(engine),
+                Err(e) => {
+                    eprintln!("error: worker {}: the plan's scripts did not start: {e}; its script steps, hooks and js checks fail", self.index);
+                    None
+                }
+            }
+        });
+        onrush_script::worker::install(engine);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

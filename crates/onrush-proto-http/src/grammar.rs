@@ -42,6 +42,10 @@ impl StepGrammar for HttpGrammar {
         &ALIASES
     }
 
+    fn supports_before(&self) -> bool {
+        true
+    }
+
     fn protocol(&self) -> &'static str {
         "http"
     }

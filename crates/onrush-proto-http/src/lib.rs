@@ -19,6 +19,7 @@
 //! | `redirect.rs` | following same-origin redirects |
 //! | `classify.rs` | failure classes from statuses and client errors |
 
+mod before;
 mod capture;
 mod classify;
 mod connect;
@@ -111,11 +112,13 @@ impl onrush_protocol::Protocol for Http {
         vu: u64,
         worker: &Rc<ConnectionPool>,
     ) -> HttpSession {
-        HttpSession::new(
+        let mut session = HttpSession::new(
             &state.scenarios[scenario],
             state.targets.len(),
             vu,
             worker.clone(),
-        )
+        );
+        session.scenario = scenario as u32;
+        session
     }
 }

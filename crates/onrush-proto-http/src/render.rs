@@ -16,12 +16,16 @@ pub(crate) struct RequestParts {
     pub(crate) headers: Vec<u8>,
     pub(crate) body: Vec<u8>,
     pub(crate) scratch: Vec<u8>,
+    /// The method a `before:` hook changed the step's to, if it did.
+    pub(crate) method: Option<String>,
 }
 
 /// Why a request could not be rendered.
 pub(crate) enum RenderError {
     Unset(Unset),
     Header,
+    /// The step's `before:` hook failed (its class: script_error, _timeout or _failed).
+    Script(onrush_protocol::FailureClass),
 }
 
 impl From<Unset> for RenderError {
@@ -37,6 +41,7 @@ impl RequestParts {
         step: &HttpStep,
         ctx: &RenderContext,
     ) -> Result<(), RenderError> {
+        self.method = None;
         self.path.clear();
         step.plan.path.render(ctx, &mut self.path)?;
         for (name, value) in &step.plan.query {

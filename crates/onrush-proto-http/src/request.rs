@@ -49,6 +49,10 @@ pub struct RequestStep {
     pub checks: Vec<Check>,
     /// `on_failure`: what the VU does when this request fails (a check failed included).
     pub on_failure: OnFailure,
+    /// `before:`: the plan's script function that may change the rendered request.
+    pub before: Option<u32>,
+    /// `after:`: the plan's script function that reads the reply (the body is then kept).
+    pub after: Option<u32>,
 }
 
 impl RequestStep {
@@ -85,12 +89,14 @@ impl RequestStep {
             extract: custom.extract.clone(),
             checks: custom.checks.clone(),
             on_failure: custom.on_failure,
+            before: custom.before,
+            after: custom.after,
         }
     }
 
     /// True when extractors or checks need the response body.
     pub fn needs_body(&self) -> bool {
-        onrush_plan::reads_body(&self.extract, &self.checks)
+        self.after.is_some() || onrush_plan::reads_body(&self.extract, &self.checks)
     }
 }
 

@@ -42,6 +42,8 @@ use open::PlainStart;
 
 /// One virtual user's HTTP session.
 pub struct HttpSession {
+    /// The scenario's index, for the plan's scripts (`before:` hooks).
+    pub(crate) scenario: u32,
     scope: ConnectionScope,
     cookie_mode: CookieMode,
     /// Source addresses to spread new connections over; each new connection takes the next one,
@@ -102,6 +104,7 @@ impl HttpSession {
         pool: Rc<ConnectionPool>,
     ) -> Self {
         HttpSession {
+            scenario: 0,
             scope: scenario.scope,
             cookie_mode: scenario.cookies,
             pool,
@@ -252,7 +255,13 @@ impl Session for HttpSession {
                 }
                 Ok(())
             }
-            None => self.parts.render(step, ctx),
+            None => match (self.parts.render(step, ctx), step.plan.before) {
+                (Ok(()), Some(hook)) => {
+                    crate::before::run(hook, self.scenario, ctx, &step.plan.method, &mut self.parts)
+                        .map_err(RenderError::Script)
+                }
+                (rendered, _) => rendered,
+            },
         };
         // A multipart body with per-request values is laid out per request.
         let built;
@@ -271,6 +280,7 @@ impl Session for HttpSession {
             }
             // A runtime value made an invalid header: the plan's fault, counted, not fatal.
             Err(RenderError::Header) => record.failure = Some(FailureClass::Io),
+            Err(RenderError::Script(class)) => record.failure = Some(class),
             Ok(()) if matches!(step.plan.body, Body::Multipart(_)) && multipart.is_none() => {
                 record.failure = Some(FailureClass::Io);
             }

@@ -135,6 +135,10 @@ impl HttpStep {
     /// (`version: h1`, or `auto` to a plain http target): HTTP/2 encodes its own way.
     fn prepare(&self, http: &HttpSettings) -> Option<StaticRequest> {
         let plan = &self.plan;
+        // A `before:` hook may change any request: it is rendered and handed over each time.
+        if plan.before.is_some() {
+            return None;
+        }
         let h1 = match http.version {
             HttpVersion::H1 => true,
             HttpVersion::Auto => !self.target.tls,

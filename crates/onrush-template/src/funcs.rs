@@ -42,6 +42,13 @@ pub enum Func {
         transform: Transform,
         arg: Template,
     },
+    /// A function exported by the plan's JavaScript (`scripts:`): `func` indexes the plan's
+    /// script functions; `name` is what the plan wrote.
+    Script {
+        func: u32,
+        name: Box<str>,
+        args: Box<[Template]>,
+    },
 }
 
 /// A counter shared by all threads (one relaxed atomic add per use).
@@ -224,6 +231,19 @@ impl Func {
                 arg.render(ctx, &mut input)?;
                 transform.apply(&input, out);
             }
+            Func::Script { func, args, .. } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args.iter() {
+                    let mut v = Vec::new();
+                    a.render(ctx, &mut v)?;
+                    values.push(v);
+                }
+                if !crate::script::call(*func, &values, ctx, out) {
+                    return Err(Unset {
+                        slot: crate::script::SCRIPT_FAILED,
+                    });
+                }
+            }
         }
         Ok(())
     }
@@ -256,6 +276,16 @@ impl fmt::Display for Func {
             }
             Func::Apply { transform, arg } => {
                 write!(f, "${{{}({:?})}}", transform.name(), arg.to_string())
+            }
+            Func::Script { name, args, .. } => {
+                write!(f, "${{{name}(")?;
+                for (i, t) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{:?}", t.to_string())?;
+                }
+                f.write_str(")}")
             }
         }
     }

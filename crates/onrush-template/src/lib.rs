@@ -10,9 +10,10 @@ use std::fmt;
 
 mod funcs;
 mod parse;
+pub mod script;
 mod vars;
 
-pub use funcs::{Func, GlobalCounter, Transform};
+pub use funcs::{url_encode, Func, GlobalCounter, Transform};
 pub use parse::{is_name, split, Arg, Piece};
 pub use vars::{VarValue, Vars};
 

@@ -59,6 +59,8 @@ mod report;
 mod run_plan;
 #[path = "scenarios.rs"]
 mod scenarios;
+#[path = "scripting.rs"]
+mod scripting;
 #[path = "secrets.rs"]
 mod secrets;
 #[path = "sla_and_outputs.rs"]

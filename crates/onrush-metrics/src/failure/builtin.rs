@@ -18,6 +18,8 @@ const CHECKS: &str = "checks";
 const VARIABLES: &str = "variables";
 /// What the run itself decided: it stopped with requests in flight, a group failed.
 const RUN: &str = "run";
+/// The plan's JavaScript (`scripts:`, `js:`, `script:`, hooks).
+const SCRIPT: &str = "script";
 
 /// Declares onrush's own classes: a constant, a name, a group and a hint each, in index order.
 macro_rules! builtin_classes {
@@ -150,4 +152,18 @@ builtin_classes! {
     BadArgument = 24, "bad_argument", VARIABLES,
         "a templated argument rendered to a value its type cannot hold (e.g. `abc` for \
                  an i32, an enum name the IDL does not declare): fix the variable or its feeder";
+    /// A script function threw (a hook, a `js` check or condition, a `script:` step, a
+    /// template's function): the step failed; the example names the script's file:line:col.
+    ScriptError = 25, "script_error", SCRIPT,
+        "a script threw an exception: the example gives its file:line:col and message; \
+                 fix the script (a reply it did not expect, a variable that is not set yet)";
+    /// A script function ran past `script_timeout` and was interrupted.
+    ScriptTimeout = 26, "script_timeout", SCRIPT,
+        "a script ran longer than script_timeout (1s by default) and was interrupted: an \
+                 endless loop, or work too heavy for a request's path";
+    /// A script failed the step on purpose: `ctx.fail(message)`, or an `after` hook returned
+    /// `false`.
+    ScriptFailed = 27, "script_failed", SCRIPT,
+        "a script failed the step on purpose (ctx.fail or an after hook returning false): \
+                 the example gives its message";
 }

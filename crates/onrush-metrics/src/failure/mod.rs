@@ -319,9 +319,9 @@ mod tests {
             assert!(!c.hint().is_empty());
         }
         assert!("nope".parse::<FailureClass>().is_err());
-        // onrush's own: transport, TLS, HTTP, checks and run events; each protocol's own
+        // onrush's own: transport, TLS, HTTP, checks, run events and scripts; each protocol's own
         // (gRPC's statuses, Thrift's exceptions, UDP's `no_reply`) are registered by its crate.
-        assert_eq!(FailureClass::BUILTIN_COUNT, 25);
+        assert_eq!(FailureClass::BUILTIN_COUNT, 28);
         assert!(FailureClass::all().all(|c| c.index() < FailureClass::CAPACITY));
     }
 

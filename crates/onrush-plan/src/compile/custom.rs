@@ -58,12 +58,19 @@ impl Ctx<'_> {
         })?;
         let metric = m.id(name.unwrap_or(compiled.name));
         let outcome = self.step_outcome(f, metric, m)?;
-        Ok(Step::Custom(CustomStep::new(
-            grammar.protocol(),
-            metric,
-            timeout,
-            outcome,
-            compiled.spec,
-        )))
+        let mut step = CustomStep::new(grammar.protocol(), metric, timeout, outcome, compiled.spec);
+        if let Some(n) = f.get("before") {
+            if !grammar.supports_before() {
+                let key = f.key("before").expect("present");
+                return Err(self
+                    .err(key, &f.child("before"), format!("`{}` steps take no `before:` hook yet", grammar.key()))
+                    .with_hint("compute the value in a template instead: `${myFunction(arg)}` calls an exported function; `before:` works on HTTP steps"));
+            }
+            step.before = Some(self.script_export(n, &f.child("before"))?);
+        }
+        if let Some(n) = f.get("after") {
+            step.after = Some(self.script_export(n, &f.child("after"))?);
+        }
+        Ok(Step::Custom(step))
     }
 }

@@ -7,7 +7,7 @@ use crate::yaml::{Kind, Node};
 use crate::{Condition, ConditionTest, MetricKind, Step};
 
 const LOOP_KEYS: [&str; 6] = ["count", "while", "foreach", "as", "max", "steps"];
-const CONDITION_KEYS: [&str; 5] = ["var", "exists", "equals", "not_equals", "matches"];
+const CONDITION_KEYS: [&str; 6] = ["var", "exists", "equals", "not_equals", "matches", "js"];
 /// `loop: { while }` without `max`: a guard against a loop that never ends.
 const DEFAULT_WHILE_MAX: u64 = 1000;
 
@@ -230,6 +230,22 @@ impl Ctx<'_> {
         let f = self
             .map(node, path, &CONDITION_KEYS)
             .map_err(|e| e.with_hint(hint))?;
+        if let Some(js) = f.get("js") {
+            if let Some(other) = ["var", "exists", "equals", "not_equals", "matches"]
+                .into_iter()
+                .find(|k| f.get(k).is_some())
+            {
+                let key = f.key(other).expect("present");
+                return Err(self
+                    .err(key, &f.child(other), format!("`{other}` does not go with `js:`"))
+                    .with_hint("a condition is either `{ js: EXPRESSION }` or `{ var: NAME, equals: VALUE }` (or exists, not_equals, matches)"));
+            }
+            let func = self.js_expression(js, &f.child("js"))?;
+            return Ok(Condition {
+                var: 0,
+                test: ConditionTest::Script(func),
+            });
+        }
         let var_node = self
             .required(&f, "var", "the runtime variable to test")
             .map_err(|e| e.with_hint(hint))?;

@@ -47,6 +47,19 @@ impl Ctx<'_> {
             .chain([&ENV, &FILE])
             .find(|(n, _)| *n == name)
             .map(|(_, s)| *s);
+        if signature.is_none() {
+            if let Some(func) = self.script_call_id(name) {
+                let args = args
+                    .iter()
+                    .map(|a| self.arg_template(node, path, text, a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return Ok(Part::Func(Func::Script {
+                    func,
+                    name: name.into(),
+                    args: args.into_boxed_slice(),
+                }));
+            }
+        }
         let Some(signature) = signature else {
             let names = FUNCTIONS.iter().chain([&ENV, &FILE]).map(|(n, _)| *n);
             let hint = match did_you_mean(name, names) {

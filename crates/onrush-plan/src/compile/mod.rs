@@ -25,6 +25,7 @@ mod load;
 mod phase;
 mod request;
 mod runtime;
+mod scripts;
 mod secrets;
 mod steps;
 mod thresholds;
@@ -45,7 +46,7 @@ pub(crate) use vars::to_template;
 /// Longest string a template expansion may produce.
 const MAX_EXPANDED: usize = 1 << 20;
 
-pub(crate) const PLAN_KEYS: [&str; 9] = [
+pub(crate) const PLAN_KEYS: [&str; 11] = [
     "target",
     "distributed",
     "setup",
@@ -55,6 +56,8 @@ pub(crate) const PLAN_KEYS: [&str; 9] = [
     "http",
     "scenarios",
     "thresholds",
+    "scripts",
+    "script_timeout",
 ];
 const SCENARIO_KEYS: [&str; 8] = [
     "name",
@@ -93,6 +96,9 @@ pub(crate) fn compile(
         sections: Vec::new(),
         scenario_memory: RefCell::new(HashMap::new()),
         step_base: RefCell::default(),
+        scripts: RefCell::new(None),
+        script_vars: RefCell::new(Vec::new()),
+        script_timeout: onrush_script::DEFAULT_TIMEOUT,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) if !root.is_null() => root,
@@ -128,6 +134,7 @@ pub(crate) fn compile(
     settings.extend(overrides.iter().cloned());
     (cx.vars, cx.unset) = cx.resolve_vars(top.get("vars"), &settings)?;
     let secret_names = secrets::secret_names(&declared, &cx.vars);
+    cx.load_scripts(top.get("scripts"), top.get("script_timeout"))?;
 
     let target = match top.get("target") {
         // A plan whose steps all name their own servers needs none.
@@ -250,6 +257,11 @@ pub(crate) fn compile(
                 columns.push(name.clone());
             }
         }
+        for name in cx.script_var_names() {
+            if !columns.contains(&name) {
+                columns.push(name);
+            }
+        }
         cx.runtime = cx.runtime_names(steps_node, columns)?;
         let feeders = feeders
             .into_iter()
@@ -337,6 +349,7 @@ pub(crate) fn compile(
     let stem = Path::new(source)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned());
+    let scripts = cx.take_scripts();
     let mut plan = Plan {
         source: PathBuf::from(source),
         name: stem
@@ -351,6 +364,7 @@ pub(crate) fn compile(
         thresholds,
         setup,
         teardown,
+        scripts,
         files: cx.files.into_inner().into_iter().collect(),
         distributed,
     };
@@ -392,6 +406,12 @@ pub(crate) struct Ctx<'a> {
     /// The base path of the target the step being compiled sends to (`/api` of
     /// `target: http://host/api`), for [`Mapping::target_base`](crate::grammar::Mapping::target_base).
     pub(crate) step_base: RefCell<String>,
+    /// The plan's JavaScript while it compiles (`scripts.rs`): made at `scripts:`, or at the
+    /// first inline `js:`/`script:`.
+    scripts: RefCell<Option<onrush_script::ScriptsBuilder>>,
+    /// The names the scripts assign through `vars` (runtime variables of every scenario).
+    script_vars: RefCell<Vec<String>>,
+    script_timeout: std::time::Duration,
 }
 
 /// The variables marked `${unset(...)}` themselves (not those unset through them), by name.

@@ -29,7 +29,13 @@ impl Ctx<'_> {
             "steps",
             &format!("the steps to run once, e.g. `{name}: {{ steps: [ {{ post: /login }} ] }}`"),
         )?;
-        self.runtime = self.runtime_names(steps_node, inherited.to_vec())?;
+        let mut first = inherited.to_vec();
+        for name in self.script_var_names() {
+            if !first.contains(&name) {
+                first.push(name);
+            }
+        }
+        self.runtime = self.runtime_names(steps_node, first)?;
         self.counters = RefCell::new(Vec::new());
         self.on_failure_default.set(match f.get("on_failure") {
             Some(o) => self.on_failure(o, &f.child("on_failure"))?,

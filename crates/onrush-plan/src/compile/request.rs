@@ -34,7 +34,8 @@ const EXTRACT_KEYS: [&str; 13] = [
     "occurrence",
     "default",
 ];
-const CHECK_KINDS: [&str; 9] = [
+const CHECK_KINDS: [&str; 10] = [
+    "js",
     "status",
     "body_contains",
     "body_matches",
@@ -45,7 +46,8 @@ const CHECK_KINDS: [&str; 9] = [
     "body_sha256",
     "body_md5",
 ];
-const CHECK_KEYS: [&str; 14] = [
+const CHECK_KEYS: [&str; 15] = [
+    "js",
     "status",
     "body_contains",
     "body_matches",
@@ -131,6 +133,10 @@ impl Ctx<'_> {
             sections: Vec::new(),
             scenario_memory: RefCell::default(),
             step_base: RefCell::default(),
+            // A template file calls no script function (its text has no plan position).
+            scripts: RefCell::new(None),
+            script_vars: RefCell::new(Vec::new()),
+            script_timeout: self.script_timeout,
         };
         let file_node = Node::text_node(text.clone(), 0..text.len());
         let t = sub.template(&file_node, field)?;
@@ -447,6 +453,10 @@ impl Ctx<'_> {
                         format!("status in [{}]", shown.join(", ")),
                     )
                 }
+                "js" => (
+                    CheckKind::Script(self.js_expression(knode, &kfield)?),
+                    format!("js {}", crate::yaml::truncate(raw.trim(), 60)),
+                ),
                 "body_contains" => (
                     CheckKind::BodyContains(self.template(knode, &kfield)?),
                     format!("body contains {raw:?}"),

@@ -196,6 +196,16 @@ impl Ctx<'_> {
                             }
                         }
                     }
+                    // Inline JavaScript: the names it assigns through `vars` get slots.
+                    if key == "script" || key == "js" {
+                        if let Some(s) = v.as_scalar() {
+                            let mut found = Vec::new();
+                            onrush_script::scan_var_names(&s.text, &mut found);
+                            for name in found {
+                                self.runtime_name(v, &field, &name, names)?;
+                            }
+                        }
+                    }
                     if key == "loop" {
                         if let Kind::Map(loop_entries) = &v.kind {
                             for (lk, lv) in loop_entries {

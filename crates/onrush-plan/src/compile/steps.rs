@@ -153,6 +153,9 @@ impl Ctx<'_> {
         if let Some(grammar) = self.custom_grammar(&keys) {
             return self.custom(grammar, node, path, base, m);
         }
+        if entries.iter().any(|(k, _)| key_text(k) == "script") {
+            return self.script(node, path, m);
+        }
         if entries.iter().any(|(k, _)| key_text(k) == "think") {
             let f = self.only(node, path, "think")?;
             return self.think(f.get("think").expect("present"), &f.child("think"));
@@ -262,6 +265,19 @@ impl Ctx<'_> {
             }
         }
         self.map(node, path, &[key])
+    }
+
+    /// `script: NAME` or `script: CODE`, with an optional `name:` for its metric.
+    fn script(&self, node: &Node, path: &str, m: &mut Build) -> Result<Step, PlanError> {
+        let f = self.map(node, path, &["script", "name"])?;
+        let n = f.get("script").expect("present");
+        let (func, shown) = self.script_step(n, &f.child("script"))?;
+        let name = match f.get("name") {
+            Some(n) => self.string(n, &f.child("name"))?,
+            None => format!("script {shown}"),
+        };
+        let metric = m.id_of(name, crate::MetricKind::Group);
+        Ok(Step::Script { metric, func })
     }
 
     fn think(&self, node: &Node, path: &str) -> Result<Step, PlanError> {

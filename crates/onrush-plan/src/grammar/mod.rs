@@ -20,7 +20,15 @@ use crate::error::PlanError;
 use crate::yaml::Node;
 
 /// The keys every request step may have, whatever its protocol: onrush-plan compiles them.
-pub const COMMON_KEYS: [&str; 5] = ["name", "timeout", "extract", "check", "on_failure"];
+pub const COMMON_KEYS: [&str; 7] = [
+    "name",
+    "timeout",
+    "extract",
+    "check",
+    "on_failure",
+    "before",
+    "after",
+];
 
 /// The keys of onrush's own steps: a grammar may not take one as its key.
 pub(crate) const RESERVED_KEYS: [&str; 6] = ["think", "loop", "group", "if", "once", "random"];
@@ -66,6 +74,13 @@ pub trait StepGrammar: Send + Sync + 'static {
     fn explain_unknown(&self, key: &str) -> Option<(String, String)> {
         let _ = key;
         None
+    }
+
+    /// Whether this protocol's session calls a step's `before:` hook (a script function that
+    /// may change the request before it is sent: `onrush_script::Engine::before`). A protocol
+    /// that says `false` (the default) has its steps' `before:` refused when the plan loads.
+    fn supports_before(&self) -> bool {
+        false
     }
 
     /// Compiles one step (its keys already checked against [`keys`](Self::keys)).

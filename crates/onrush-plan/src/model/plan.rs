@@ -45,6 +45,9 @@ pub struct Plan {
     pub files: Vec<PathBuf>,
     /// `distributed:`: what a run across agents does when one is lost.
     pub distributed: DistributedSettings,
+    /// The plan's JavaScript (`scripts:`, and inline `js:`/`script:` code): `None` for a plan
+    /// without any, which then makes no engine and pays nothing.
+    pub scripts: Option<std::sync::Arc<onrush_script::Scripts>>,
 }
 
 /// `distributed:` settings (used by `onrush run --agents`; a single-machine run ignores them).

@@ -76,6 +76,9 @@ pub enum CheckKind {
         algorithm: HashAlgorithm,
         hex: String,
     },
+    /// `js: EXPRESSION`: the plan's script function (an inline expression, `res` and `vars` in
+    /// scope) is truthy.
+    Script(u32),
 }
 
 /// True when a step's extractors or checks read the response body (a step that needs none
@@ -92,7 +95,10 @@ impl CheckKind {
     pub fn needs_body(&self) -> bool {
         matches!(
             self,
-            CheckKind::BodyContains(_) | CheckKind::BodyMatches(_) | CheckKind::JsonPath { .. }
+            CheckKind::BodyContains(_)
+                | CheckKind::BodyMatches(_)
+                | CheckKind::JsonPath { .. }
+                | CheckKind::Script(_)
         )
     }
 }

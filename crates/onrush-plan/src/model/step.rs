@@ -57,6 +57,13 @@ pub enum Step {
     Random {
         branches: Vec<(u32, Vec<Step>)>,
     },
+    /// `script: NAME` (an exported function) or `script: CODE`: JavaScript run with the VU's
+    /// `ctx`, measured under `metric` (a group-like sample: its run time, and its failure).
+    Script {
+        metric: usize,
+        /// The plan's script function ([`Plan::scripts`](crate::Plan::scripts)).
+        func: u32,
+    },
 }
 
 /// A step of a protocol whose grammar was passed in [`Grammars`](crate::Grammars): what every
@@ -72,6 +79,12 @@ pub struct CustomStep {
     pub extract: Vec<Extract>,
     pub checks: Vec<Check>,
     pub on_failure: OnFailure,
+    /// `before: FUNCTION`: an exported script function that may change the request before it
+    /// is sent (a protocol that supports it says so: `StepGrammar::supports_before`).
+    pub before: Option<u32>,
+    /// `after: FUNCTION`: an exported script function that reads the reply, may set variables
+    /// and may fail the step.
+    pub after: Option<u32>,
     spec: std::sync::Arc<dyn std::any::Any + Send + Sync>,
 }
 
@@ -91,6 +104,8 @@ impl CustomStep {
             extract,
             checks,
             on_failure,
+            before: None,
+            after: None,
             spec: spec.into(),
         }
     }
@@ -102,7 +117,7 @@ impl CustomStep {
 
     /// True when extractors or checks need the response body.
     pub fn needs_body(&self) -> bool {
-        crate::reads_body(&self.extract, &self.checks)
+        self.after.is_some() || crate::reads_body(&self.extract, &self.checks)
     }
 }
 
@@ -150,6 +165,8 @@ pub enum ConditionTest {
     NotEquals(Template),
     /// `matches: REGEX`
     Matches(Shared<regex::bytes::Regex>),
+    /// `js: EXPRESSION`: the plan's script function (an inline expression) is truthy.
+    Script(u32),
 }
 
 /// What an exec step runs.

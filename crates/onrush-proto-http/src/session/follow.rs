@@ -30,7 +30,9 @@ impl HttpSession {
         mut first: Option<http1::Response>,
     ) -> Result<http1::Response, FailureClass> {
         let slot = step.target_slot;
-        let mut method = step.plan.method.as_str();
+        // A `before:` hook may have changed the method (owned here: `self` is borrowed below).
+        let changed = self.parts.method.take();
+        let mut method = changed.as_deref().unwrap_or(step.plan.method.as_str());
         let mut with_body = true;
         let mut hops = 0;
         loop {

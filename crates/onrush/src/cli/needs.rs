@@ -66,6 +66,7 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
         match step {
             Step::Custom(_) => requests += 1,
             Step::Think { min, max } => think += (*min + *max) / 2,
+            Step::Script { .. } => {}
             Step::Loop { count, steps } => {
                 let (r, t) = weight(steps);
                 requests += r * count;
@@ -104,7 +105,7 @@ fn weight(steps: &[Step]) -> (u64, Duration) {
 fn reads_bodies(steps: &[Step]) -> bool {
     steps.iter().any(|step| match step {
         Step::Custom(step) => step.needs_body(),
-        Step::Think { .. } => false,
+        Step::Think { .. } | Step::Script { .. } => false,
         Step::Loop { steps, .. }
         | Step::While { steps, .. }
         | Step::ForEach { steps, .. }
