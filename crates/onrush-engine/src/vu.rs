@@ -433,9 +433,9 @@ impl<P: Protocol> Vu<P> {
             failure,
             handshake: None,
         };
-        let mut m = metrics.borrow_mut();
-        m.record_request(scenario_index, metric, &record);
-        m.sample(scenario_index, metric, &record, self.id, self.iteration);
+        metrics
+            .borrow_mut()
+            .record_request(scenario_index, metric, &record);
     }
 
     /// After a request: applies its extractors and checks, records it. True when it failed.

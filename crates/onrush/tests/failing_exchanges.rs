@@ -355,3 +355,50 @@ fn a_distributed_run_refuses_samples_and_says_why() {
     );
     assert!(!dir.join("s.csv").exists());
 }
+
+#[test]
+fn a_failing_js_check_is_named_and_script_steps_are_not_samples() {
+    let dir = temp_dir("failing-js");
+    let plan = write_plan(
+        &dir,
+        r#"
+target: builtin
+scenarios:
+  - name: js
+    load: { vus: 1, iterations: 4 }
+    steps:
+      - name: json
+        get: /json
+        check: [ { js: "res.status === 201" } ]
+      - name: compute
+        script: "ctx.vars.n = 1"
+"#,
+    );
+    let samples = dir.join("s.csv");
+    let out = dir.join("out");
+    let output = onrush()
+        .arg("run")
+        .arg(&plan)
+        .args(["-q", "--samples", samples.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s = summary(&out);
+    let kept = examples(&s, "json", "check_failed");
+    assert_eq!(kept.len(), 3, "{}\n{s:#}", text(&output));
+    let reason = kept[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("check `") && reason.ends_with("(js) failed"),
+        "{reason}"
+    );
+    // The body a js check read was kept, and shows.
+    assert!(kept[0]["body"].as_str().unwrap().starts_with('{'));
+    // `script:` steps are not requests (not in the totals): no line.
+    let text = std::fs::read_to_string(&samples).unwrap();
+    assert_eq!(
+        text.lines().count() as u64 - 1,
+        u64_at(&s, "/totals/requests")
+    );
+    assert_eq!(u64_at(&s, "/totals/requests"), 4);
+    assert!(!text.contains(",compute,"));
+}
