@@ -62,6 +62,28 @@ impl FailingCapture {
     }
 }
 
+impl crate::WorkerMetrics {
+    /// Whether this worker would still keep a failing exchange of `class` on `step` (at most
+    /// [`EXAMPLES_PER_KIND`](onrush_results::exchanges::EXAMPLES_PER_KIND) per kind and run):
+    /// ask before building one.
+    #[inline]
+    pub fn wants_failing(&self, scenario: usize, step: usize, class: FailureClass) -> bool {
+        self.failing.wants(scenario, step, class)
+    }
+
+    /// Keeps `example` (a request of `step` that failed with `class`) for the next snapshot,
+    /// while this worker has room for the kind.
+    pub fn keep_failing(
+        &mut self,
+        scenario: usize,
+        step: usize,
+        class: FailureClass,
+        example: FailingExchange,
+    ) {
+        self.failing.keep(scenario, step, class, example);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Collector, Layout, RunInfo, WorkerMetrics};

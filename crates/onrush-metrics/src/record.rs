@@ -260,9 +260,11 @@ static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(0);
 /// The recording calls panic on a `scenario` or `step` index outside the [`Layout`].
 pub struct WorkerMetrics {
     id: u64,
-    failing: crate::failing::FailingCapture,
-    /// `--samples`: `None` (the default) costs a request one test of this field.
-    samples: Option<Box<crate::samples::SampleWriter>>,
+    /// The failing exchanges kept (methods in failing.rs).
+    pub(crate) failing: crate::failing::FailingCapture,
+    /// `--samples`: `None` (the default) costs a request one test of this field (methods in
+    /// samples.rs).
+    pub(crate) samples: Option<Box<crate::samples::SampleWriter>>,
     steps: Vec<Vec<WorkerStep>>,
     scenarios: Vec<WorkerScenario>,
 }
@@ -342,46 +344,6 @@ impl WorkerMetrics {
             }
             s.handshake.record(h.duration_us);
         }
-    }
-
-    /// Writes a line per request to `writer` from now on (`--samples`; see [`sample`](Self::sample)).
-    pub fn set_samples(&mut self, writer: crate::samples::SampleWriter) {
-        self.samples = Some(Box::new(writer));
-    }
-
-    /// The samples line of one request, when samples are on (one test of an `Option` when off).
-    #[inline]
-    pub fn sample(
-        &mut self,
-        scenario: usize,
-        step: usize,
-        r: &RequestRecord,
-        vu: u64,
-        iteration: u64,
-    ) {
-        if let Some(s) = &mut self.samples {
-            s.write(scenario, step, r, vu, iteration);
-        }
-    }
-
-    /// Whether this worker would still keep a failing exchange of `class` on `step` (at most
-    /// [`EXAMPLES_PER_KIND`](onrush_results::exchanges::EXAMPLES_PER_KIND) per kind and run):
-    /// ask before building one.
-    #[inline]
-    pub fn wants_failing(&self, scenario: usize, step: usize, class: FailureClass) -> bool {
-        self.failing.wants(scenario, step, class)
-    }
-
-    /// Keeps `example` (a request of `step` that failed with `class`) for the next snapshot,
-    /// while this worker has room for the kind.
-    pub fn keep_failing(
-        &mut self,
-        scenario: usize,
-        step: usize,
-        class: FailureClass,
-        example: onrush_results::FailingExchange,
-    ) {
-        self.failing.keep(scenario, step, class, example);
     }
 
     /// Check `check` (index into the scenario's [`ScenarioLayout::checks`]) of `scenario` was

@@ -129,6 +129,28 @@ impl Drop for SampleWriter {
     }
 }
 
+impl crate::WorkerMetrics {
+    /// Writes a line per request to `writer` from now on (`--samples`; see [`sample`](Self::sample)).
+    pub fn set_samples(&mut self, writer: SampleWriter) {
+        self.samples = Some(Box::new(writer));
+    }
+
+    /// The samples line of one request, when samples are on (one test of an `Option` when off).
+    #[inline]
+    pub fn sample(
+        &mut self,
+        scenario: usize,
+        step: usize,
+        r: &RequestRecord,
+        vu: u64,
+        iteration: u64,
+    ) {
+        if let Some(s) = &mut self.samples {
+            s.write(scenario, step, r, vu, iteration);
+        }
+    }
+}
+
 /// `text` as a CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
 fn csv_field(out: &mut Vec<u8>, text: &str) {
     if text.contains([',', '"', '\n', '\r']) {
