@@ -7,6 +7,9 @@ machine's load, so two builds can be compared to a fraction of a percent.
 
   bench/instructions.py OLD_BINARY NEW_BINARY [--rounds 3] [--cases keepalive] [--wrk]
 
+--samples adds each binary again with `--samples FILE` (a file in a temporary directory): what
+writing a line per request costs (docs/benchmarks.md, "Samples").
+
 --wrk adds wrk's count measured the same way against the same server in the same round
 (`wrk -t1 -c50`, duration-based: 2 s vs 10 s, the requests read from its "N requests in" line).
 
@@ -41,12 +44,13 @@ def serve(binary):
     sys.exit("the built-in server did not say where it listens")
 
 
-def instructions(binary, addr, args):
+def instructions(binary, addr, args, samples=False):
     """Instructions of one `onrush quick` run and the requests it made."""
     with tempfile.TemporaryDirectory() as out:
+        extra = ["--samples", os.path.join(out, "samples.csv")] if samples else []
         cmd = ["taskset", "-c", "0", "valgrind", "--tool=cachegrind", "--cache-sim=no",
                "--cachegrind-out-file=/dev/null", binary, "quick", f"http://{addr}/",
-               "-t", "1", "--out", out, "--json"] + args
+               "-t", "1", "--out", out, "--json"] + args + extra
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         m = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
         if not m:
@@ -80,24 +84,30 @@ def main():
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", default="keepalive,open")
+    ap.add_argument("--samples", action="store_true",
+                    help="also each binary with --samples (a CSV line per request)")
     ap.add_argument("--wrk", action="store_true",
                     help="also wrk's keep-alive count, against the first binary's server")
     a = ap.parse_args()
+    # (label, binary, with --samples): the labels are what the results are keyed and printed by.
+    variants = [(b, b, False) for b in a.binaries]
+    if a.samples:
+        variants += [(f"{b} --samples", b, True) for b in a.binaries]
     results = {}
     for r in range(a.rounds):
         for case in a.cases.split(","):
             short, long_ = CASES[case]
-            for binary in a.binaries:  # interleaved: the same conditions for each binary
+            for label, binary, samples in variants:  # interleaved: the same conditions for each
                 server, addr = serve(binary)
                 try:
-                    i1, n1 = instructions(binary, addr, short)
-                    i2, n2 = instructions(binary, addr, long_)
+                    i1, n1 = instructions(binary, addr, short, samples)
+                    i2, n2 = instructions(binary, addr, long_, samples)
                 finally:
                     server.kill()
                     server.wait()
                 per = (i2 - i1) / max(1, n2 - n1)
-                results.setdefault((case, binary), []).append(per)
-                print(f"round {r + 1} {case:9} {binary}: {per:,.0f} instructions/request "
+                results.setdefault((case, label), []).append(per)
+                print(f"round {r + 1} {case:9} {label}: {per:,.0f} instructions/request "
                       f"({n1} and {n2} requests)", flush=True)
         if a.wrk:
             server, addr = serve(a.binaries[0])
@@ -115,7 +125,7 @@ def main():
     base = a.binaries[0]
     for case in a.cases.split(","):
         ref = statistics.median(results[(case, base)])
-        for binary in a.binaries:
+        for binary, _, _ in variants:
             med = statistics.median(results[(case, binary)])
             print(f"{case:9} {binary}: median {med:,.0f} instructions/request ({med / ref:.3f}x {base})")
         if case == "keepalive" and a.wrk:

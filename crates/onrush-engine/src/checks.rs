@@ -117,7 +117,7 @@ pub(crate) fn reply_of<'a>(view: &'a ResponseView<'a>) -> onrush_script::Reply<'
     }
 }
 
-fn check(
+pub(crate) fn check(
     kind: &CheckKind,
     view: &ResponseView,
     record: &RequestRecord,

@@ -115,6 +115,12 @@ pub fn finish(
             .collect();
         summary.extra.failure_examples = Some(masked);
     }
+    if let Some(examples) = summary.extra.failing_exchanges.as_mut() {
+        // A response may echo what was sent (a token in a body, a URL's query).
+        for e in examples.iter_mut() {
+            crate::failing::mask(e, |text| plan.mask(text).into_owned());
+        }
+    }
     record_run(
         &mut summary,
         plan,

@@ -19,6 +19,7 @@
 
 pub(crate) mod checks;
 pub mod erased;
+mod failing;
 pub mod finish;
 pub mod monitor;
 mod pacer;

@@ -62,6 +62,9 @@ pub struct ScenarioRun<P: Protocol> {
     pub graceful_stop: std::time::Duration,
     /// Metric names, for messages.
     pub metric_names: Vec<String>,
+    /// Check names (`jsonpath $.ok equals true`), by check id: what a failing exchange says
+    /// failed.
+    pub check_names: Vec<String>,
     /// Per variable slot: a warning naming the variable was printed (once per run) when a
     /// request needed it unset.
     pub unset_warned: Box<[AtomicBool]>,
@@ -115,6 +118,7 @@ pub fn prepare<P: Protocol>(
             pacing: scenario.pacing,
             graceful_stop: scenario.graceful_stop,
             metric_names: scenario.metrics.iter().map(|m| m.name.clone()).collect(),
+            check_names: scenario.checks.iter().map(|c| c.name.clone()).collect(),
             unset_warned: scenario
                 .vars
                 .iter()

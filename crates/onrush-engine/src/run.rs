@@ -54,6 +54,9 @@ pub struct RunOptions {
     /// others'). Scenarios bounded by iterations are not run by a joining process: how many
     /// of the segment's iterations are left is not known to it.
     pub join_at: Duration,
+    /// `--samples`: a line per request appended to this file, which the caller made with its
+    /// header ([`onrush_metrics::create_samples_file`]); `None`: no line, no cost.
+    pub samples: Option<PathBuf>,
 }
 
 /// The share of a plan's load one process runs, when several run it together: the plan's load
@@ -104,6 +107,7 @@ impl RunOptions {
             segment: None,
             start_at: None,
             join_at: Duration::ZERO,
+            samples: None,
         }
     }
 }
@@ -201,6 +205,7 @@ pub fn run<P: Protocol>(
                 messages: tx.clone(),
                 stop: stop_rx.clone(),
                 tids: tids.clone(),
+                samples: options.samples.clone(),
             };
             thread::Builder::new()
                 .name(format!("onrush-worker-{index}"))

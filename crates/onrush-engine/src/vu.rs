@@ -11,6 +11,7 @@ use onrush_plan::{OnFailure, RenderContext, VarValue, Vars};
 use onrush_protocol::{micros, Exchange, Moment, Protocol, RequestStart, Session, StepSpec};
 
 use super::checks;
+use super::failing;
 use super::prepare::ScenarioRun;
 use super::program::{holds, Frame, GroupRun, Op};
 
@@ -135,6 +136,7 @@ impl<P: Protocol> Vu<P> {
                         scenario: scenario_index,
                         metric: *metric,
                         start: start.intended,
+                        vu: (self.id, self.iteration),
                         done: false,
                     };
                     let exchange = self.session.execute(step, &ctx, start).await;
@@ -502,6 +504,19 @@ impl<P: Protocol> Vu<P> {
             }
         }
         m.record_request(scenario_index, metric, record);
+        m.sample(scenario_index, metric, record, self.id, self.iteration);
+        if record.failure.is_some() {
+            // The first few failures of each step and class, as examples for the results.
+            let view = exchange.responded.then(|| self.session.response());
+            let failed = failing::Failed {
+                scenario: scenario_index,
+                metric,
+                record,
+                vu: self.id,
+                iteration: self.iteration,
+            };
+            failing::note(&mut m, scenario, step, failed, view.as_ref(), &self.vars);
+        }
         record.failure.is_some()
     }
 
@@ -524,6 +539,8 @@ struct InFlight<'a> {
     scenario: usize,
     metric: usize,
     start: Moment,
+    /// The VU and its iteration, for `--samples`.
+    vu: (u64, u64),
     done: bool,
 }
 
@@ -548,6 +565,7 @@ impl Drop for InFlight<'_> {
         };
         if let Ok(mut m) = self.metrics.try_borrow_mut() {
             m.record_request(self.scenario, self.metric, &record);
+            m.sample(self.scenario, self.metric, &record, self.vu.0, self.vu.1);
         }
     }
 }

@@ -59,6 +59,8 @@ pub struct Worker<P: Protocol> {
     pub messages: Sender<Message>,
     pub stop: watch::Receiver<bool>,
     pub tids: WorkerTids,
+    /// `RunOptions::samples`.
+    pub samples: Option<std::path::PathBuf>,
 }
 
 /// Shared state of the scenario drivers of one worker.
@@ -116,6 +118,16 @@ impl<P: Protocol> Worker<P> {
             .build()
             .expect("a current_thread runtime builds");
         let metrics = Rc::new(RefCell::new(WorkerMetrics::new(&self.prepared.layout)));
+        if let Some(path) = &self.samples {
+            match onrush_metrics::SampleWriter::open(path, &self.prepared.layout) {
+                Ok(w) => metrics.borrow_mut().set_samples(w),
+                Err(e) => eprintln!(
+                    "warning: worker {} cannot append samples to {}: {e}; its requests are not in it",
+                    self.index,
+                    path.display()
+                ),
+            }
+        }
         let next_second = Rc::new(Cell::new(self.join_at.as_secs()));
         let protocol: Vec<P::Worker> = (0..self.prepared.scenarios.len())
             .map(|s| P::worker(&self.prepared.protocol, s))

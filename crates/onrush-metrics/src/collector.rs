@@ -212,7 +212,13 @@ impl Collector {
     /// Adds one worker's snapshot of `second` (index since start). A snapshot for a second
     /// already closed is counted in the next open second (see [`late_snapshots`](Self::late_snapshots)),
     /// so totals stay exact.
-    pub fn add(&mut self, second: u64, snap: Snapshot) {
+    pub fn add(&mut self, second: u64, mut snap: Snapshot) {
+        if !snap.failing.is_empty() {
+            // The run's earliest few of each kind, whichever worker saw them.
+            let mut all = self.extra.failing_exchanges.take().unwrap_or_default();
+            all.append(&mut snap.failing);
+            self.extra.failing_exchanges = Some(onrush_results::exchanges::keep_first(all));
+        }
         self.worker_vus.insert(
             snap.worker,
             snap.scenarios.iter().map(|s| s.active_vus).collect(),

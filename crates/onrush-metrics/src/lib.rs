@@ -43,6 +43,7 @@
 
 mod aggregate;
 mod collector;
+mod failing;
 mod failure;
 pub mod failure_examples;
 mod files;
@@ -54,6 +55,7 @@ mod merge_extras;
 mod print;
 mod rates;
 mod record;
+mod samples;
 mod second;
 mod snapshot;
 mod spool;
@@ -71,6 +73,7 @@ pub use onrush_results::{
 };
 pub use print::{format_bytes, print_summary, summary_text, thousands, write_summary_text};
 pub use record::{Handshake, Layout, RequestRecord, ScenarioLayout, StepKind, WorkerMetrics};
+pub use samples::{create_samples_file, SampleWriter, SAMPLES_HEADER};
 pub use second::{ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use snapshot::{CheckCounts, Snapshot};
 pub use summary::{

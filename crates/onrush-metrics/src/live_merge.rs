@@ -281,6 +281,7 @@ impl LiveMerge {
 fn empty_snapshot(layout: &Layout, worker: u64) -> Snapshot {
     Snapshot {
         worker,
+        failing: Vec::new(),
         steps: layout
             .scenarios
             .iter()

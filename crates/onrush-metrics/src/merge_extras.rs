@@ -9,6 +9,8 @@
 //! * `stopped_early`: every input's entries, repeats left out.
 //! * `generator`: saturated when any input was, from its earliest second; causes by kind, the
 //!   earliest of each; peaks the highest. With several inputs, details name their directory.
+//! * `failing_exchanges`: the earliest three of each (scenario, step, class) of all inputs
+//!   (a distributed run's agents each kept their own earliest).
 //! * `thresholds`, `aborted_by`: never — they judged each run's own figures, not the merged
 //!   ones (evaluate thresholds on the merged summary instead).
 //! * any other field (`machine`, `load`, ...): kept when every input with a summary has the
@@ -88,8 +90,18 @@ pub(crate) fn merged_extras(inputs: &[InputRecord]) -> Extras {
         .collect();
     out.generator = merged_generator(&generators, inputs.len());
 
+    let failing: Vec<_> = with
+        .iter()
+        .filter_map(|e| e.failing_exchanges.clone())
+        .flatten()
+        .collect();
+    if !failing.is_empty() {
+        out.failing_exchanges = Some(onrush_results::exchanges::keep_first(failing));
+    }
+
     // Every other field, typed or not, when all inputs with a summary agree on it.
     const COMBINED: &[&str] = &[
+        "failing_exchanges",
         "interrupted",
         "vars",
         "threads",

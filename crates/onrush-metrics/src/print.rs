@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use crate::hist::MsStats;
 use crate::summary::{failure_class_info, FailureClassInfo, Summary};
+use onrush_results::exchanges::shorten;
 
 /// Target terminal width.
 const WIDTH: usize = 100;
@@ -172,6 +173,7 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
             }
         }
     }
+    write_failing(s, w)?;
     if !t.status_codes.is_empty() {
         writeln!(w)?;
         writeln!(w, "status codes")?;
@@ -195,6 +197,31 @@ pub fn write_summary_text(s: &Summary, w: &mut impl Write) -> io::Result<()> {
 const HEADS: [&str; 11] = [
     "requests", "rps", "fail%", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max",
 ];
+
+/// One line per step and failure class: what its first failing request got back.
+fn write_failing(s: &Summary, w: &mut impl Write) -> io::Result<()> {
+    let Some(examples) = s.extra.failing_exchanges.as_ref().filter(|e| !e.is_empty()) else {
+        return Ok(());
+    };
+    writeln!(w)?;
+    writeln!(
+        w,
+        "first failure of each step and class (up to 3 of each in summary.json and the report)"
+    )?;
+    let mut shown: Vec<(&str, &str, &str)> = Vec::new();
+    for e in examples {
+        let kind = (e.scenario.as_str(), e.step.as_str(), e.class.as_str());
+        if shown.contains(&kind) {
+            continue;
+        }
+        shown.push(kind);
+        writeln!(w, "  {} / {}  {}", e.scenario, e.step, e.class)?;
+        for l in wrap(&shorten(&e.short(), 300), WIDTH - 6) {
+            writeln!(w, "      {l}")?;
+        }
+    }
+    Ok(())
+}
 
 fn row_cells(requests: u64, rps: f64, fail: f64, l: &MsStats) -> Vec<String> {
     let mut v = vec![

@@ -260,6 +260,11 @@ static NEXT_WORKER_ID: AtomicU64 = AtomicU64::new(0);
 /// The recording calls panic on a `scenario` or `step` index outside the [`Layout`].
 pub struct WorkerMetrics {
     id: u64,
+    /// The failing exchanges kept (methods in failing.rs).
+    pub(crate) failing: crate::failing::FailingCapture,
+    /// `--samples`: `None` (the default) costs a request one test of this field (methods in
+    /// samples.rs).
+    pub(crate) samples: Option<Box<crate::samples::SampleWriter>>,
     steps: Vec<Vec<WorkerStep>>,
     scenarios: Vec<WorkerScenario>,
 }
@@ -269,6 +274,8 @@ impl WorkerMetrics {
     pub fn new(layout: &Layout) -> Self {
         WorkerMetrics {
             id: NEXT_WORKER_ID.fetch_add(1, Ordering::Relaxed),
+            failing: crate::failing::FailingCapture::new(layout),
+            samples: None,
             steps: layout
                 .scenarios
                 .iter()
@@ -395,8 +402,13 @@ impl WorkerMetrics {
     /// Everything recorded since the previous snapshot; resets the counters and histograms
     /// (the active-VU gauge keeps its value).
     pub fn take_snapshot(&mut self) -> Snapshot {
+        if let Some(s) = &mut self.samples {
+            // A killed run loses at most a second of samples.
+            s.flush();
+        }
         Snapshot {
             worker: self.id,
+            failing: std::mem::take(&mut self.failing.pending),
             steps: self
                 .steps
                 .iter_mut()

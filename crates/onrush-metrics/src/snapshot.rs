@@ -152,6 +152,9 @@ impl ScenarioInterval {
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub(crate) worker: u64,
+    /// Failing exchanges the worker kept since its previous snapshot (few: a worker keeps
+    /// three per step and class for the whole run).
+    pub(crate) failing: Vec<onrush_results::FailingExchange>,
     /// `steps[scenario][step]`, `None` when the step had no activity.
     pub(crate) steps: Vec<Vec<Option<StepInterval>>>,
     pub(crate) scenarios: Vec<ScenarioInterval>,

@@ -14,6 +14,7 @@
 mod agents;
 mod compare;
 mod data;
+mod failing;
 mod fmt;
 mod input;
 mod intervals;

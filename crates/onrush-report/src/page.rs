@@ -34,6 +34,7 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
     tables::scenarios(&mut body, run);
     crate::agents::table(&mut body, &run.agents);
     tables::status_and_failures(&mut body, run);
+    crate::failing::section(&mut body, run);
     parameters(&mut body, run);
     body.push_str("</main>\n");
     footer(&mut body, run);

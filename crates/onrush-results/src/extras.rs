@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::distributed::DistributedRun;
+use crate::exchanges::FailingExchange;
 use crate::generator::GeneratorVerdict;
 use crate::thresholds::ThresholdOutcome;
 
@@ -144,6 +145,9 @@ typed_extras! {
     /// Per failure class that occurred: the first message the protocol gave for it (e.g.
     /// which byte broke a response's framing), what the class's count alone cannot tell.
     failure_examples: BTreeMap<String, String>,
+    /// The first few failing requests of each step and failure class, with what the response
+    /// said (crate::exchanges).
+    failing_exchanges: Vec<FailingExchange>,
     /// A distributed run's agents, as its controller recorded them.
     distributed: DistributedRun,
 }
@@ -244,8 +248,9 @@ mod tests {
             serde_json::to_string(&map).unwrap()
         );
         // Nine keys, `vus_not_started` (VUs of a closed model that never started),
-        // `failure_examples`, and `distributed` (a distributed run's agents).
-        assert_eq!(TYPED_EXTRA_KEYS.len(), 12);
+        // `failure_examples`, `failing_exchanges`, and `distributed` (a distributed run's
+        // agents).
+        assert_eq!(TYPED_EXTRA_KEYS.len(), 13);
     }
 
     #[test]

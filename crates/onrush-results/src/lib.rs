@@ -49,6 +49,7 @@
 mod de;
 mod distributed;
 mod error;
+pub mod exchanges;
 mod extras;
 mod generator;
 mod hdr;
@@ -62,6 +63,7 @@ mod version;
 
 pub use distributed::{AgentHealth, AgentReport, AgentSegment, DistributedRun};
 pub use error::ReadError;
+pub use exchanges::FailingExchange;
 pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, VusNotStarted, TYPED_EXTRA_KEYS};
 pub use generator::{
     GeneratorLine, GeneratorReader, GeneratorVerdict, GeneratorWriter, SaturationCause,

@@ -22,13 +22,18 @@ fn dir(name: &str) -> std::path::PathBuf {
 }
 
 /// A controller started on a free port; its stderr is read until it says where it listens.
-struct ControllerProc {
+pub(crate) struct ControllerProc {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     stderr: std::sync::mpsc::Receiver<String>,
 }
 
-fn start_controller(plan: &Path, out: &Path, agents: usize, extra: &[&str]) -> ControllerProc {
+pub(crate) fn start_controller(
+    plan: &Path,
+    out: &Path,
+    agents: usize,
+    extra: &[&str],
+) -> ControllerProc {
     start_controller_on("127.0.0.1", plan, out, agents, extra)
 }
 
@@ -86,7 +91,7 @@ fn start_controller_on(
 
 impl ControllerProc {
     /// Waits for the exit; returns its code, stdout and stderr.
-    fn finish(mut self) -> (i32, String, String) {
+    pub(crate) fn finish(mut self) -> (i32, String, String) {
         let mut stdout = String::new();
         std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
         let status = self.child.wait().unwrap();
@@ -97,7 +102,13 @@ impl ControllerProc {
     }
 }
 
-fn start_agent(port: u16, token: &Path, name: &str, threads: usize, work: &Path) -> Child {
+pub(crate) fn start_agent(
+    port: u16,
+    token: &Path,
+    name: &str,
+    threads: usize,
+    work: &Path,
+) -> Child {
     start_agent_with(port, token, name, threads, work, &[])
 }
 

@@ -14,6 +14,8 @@ mod distributed;
 mod distributed_ssh;
 #[path = "exec.rs"]
 mod exec;
+#[path = "failing_exchanges.rs"]
+mod failing_exchanges;
 #[path = "failures.rs"]
 mod failures;
 #[path = "figures.rs"]

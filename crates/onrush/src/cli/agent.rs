@@ -164,6 +164,7 @@ pub fn agent(args: AgentArgs) -> i32 {
         metrics_addr: None,
         influx: None,
         influx_token: None,
+        samples: None,
     };
     let segment = onrush_engine::Segment {
         first_worker: assignment.segment.first_worker,

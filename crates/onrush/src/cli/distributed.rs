@@ -93,6 +93,14 @@ pub fn controller(
         eprintln!("error: --agents 0: a distributed run needs at least one agent");
         return exit::USAGE;
     }
+    if let Some(path) = &common.samples {
+        eprintln!(
+            "error: --samples {}: a distributed run's requests are made by its agents, whose \
+             samples would stay on their machines; run without --agents to write samples",
+            path.display()
+        );
+        return exit::USAGE;
+    }
     if common.threads.is_some() && args.launch.is_none() {
         eprintln!(
             "error: -t/--threads sets a machine's worker threads: give it to each `onrush agent`"

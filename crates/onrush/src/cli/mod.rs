@@ -56,7 +56,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a plan file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a plan file without running it.
     Validate(ValidateArgs),
     /// Kubernetes manifests for a distributed run (`onrush kube render PLAN --agents N --image IMG`).
@@ -138,6 +138,11 @@ pub struct CommonRunArgs {
     /// InfluxDB v2 API token (sent as "Authorization: Token ...").
     #[arg(long, value_name = "TOKEN", requires = "influx")]
     influx_token: Option<String>,
+    /// Write one CSV line per request to FILE as the run goes (time, scenario, step, status,
+    /// failure class, latency, bytes, VU, iteration; docs/results.md, "Samples"). Off by
+    /// default: it costs each request a line's formatting.
+    #[arg(long, value_name = "FILE")]
+    samples: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -176,6 +176,15 @@ pub fn run_plan_as(
         segment = Some(agent.segment);
         exporters.push(agent.exporter);
     }
+    if let Some(path) = &common.samples {
+        if let Err(e) = onrush_metrics::create_samples_file(path) {
+            eprintln!(
+                "error: --samples {}: {e}; give a file in a writable directory",
+                path.display()
+            );
+            return exit::RUNTIME;
+        }
+    }
     let start_unix_ms = run_info.start_unix_ms;
     let outcome = match prepared.run(RunOptions {
         threads,
@@ -194,6 +203,7 @@ pub fn run_plan_as(
         segment,
         start_at,
         join_at,
+        samples: common.samples.clone(),
     }) {
         Ok(outcome) => outcome,
         Err(e) => {
