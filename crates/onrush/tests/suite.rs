@@ -36,6 +36,8 @@ mod http2;
 mod http3;
 #[path = "import.rs"]
 mod import;
+#[path = "load_flags.rs"]
+mod load_flags;
 #[path = "lost_results.rs"]
 mod lost_results;
 #[path = "memory.rs"]

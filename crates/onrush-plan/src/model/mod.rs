@@ -3,6 +3,7 @@
 
 mod http;
 mod load;
+mod load_override;
 mod plan;
 mod response;
 mod scenario;
@@ -12,6 +13,7 @@ mod tls;
 
 pub use http::{CloseMode, ConnectionScope, CookieMode, HttpSettings, HttpVersion};
 pub use load::{LoadModel, RateStage, VuStage, WarmUp, DEFAULT_ARRIVAL_SLACK};
+pub use load_override::LoadOverride;
 pub use plan::{DistributedSettings, OnAgentLoss, Plan, MASK, MASK_MIN_LEN};
 pub use response::{
     reads_body, Check, CheckKind, Extract, ExtractSource, HashAlgorithm, Occurrence, ValueExpect,

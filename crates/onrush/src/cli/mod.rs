@@ -10,6 +10,7 @@ mod import;
 mod import_curl;
 mod import_har;
 mod kube;
+mod load_flags;
 mod merge;
 mod needs;
 mod phases;
@@ -105,6 +106,8 @@ pub struct RunArgs {
     #[arg(long)]
     strict: bool,
     #[command(flatten)]
+    load: load_flags::LoadFlags,
+    #[command(flatten)]
     common: CommonRunArgs,
     #[command(flatten)]
     distributed: distributed::ControllerArgs,
@@ -187,6 +190,12 @@ pub(crate) fn parse_define(s: &str) -> Result<(String, String), String> {
 
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
+        Command::Run(args) if args.distributed.agents.is_some() && args.load.any() => {
+            // The agents load the plan from its file and -D values: flags they do not get would
+            // split a load other than the one this command line says.
+            eprintln!("error: --vus, --duration, --iterations and --rate change one machine's run; with --agents, put the load in the plan (a variable the plan's load uses, set with -D)");
+            exit::USAGE
+        }
         Command::Run(args) => match args.distributed.agents {
             Some(n) => match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
                 Ok(plan) if !run::unset_vars_allow_start(&plan, args.strict) => exit::USAGE,
@@ -205,9 +214,9 @@ pub fn dispatch(cli: Cli) -> i32 {
             }
             None => run::run_plan_file(
                 &args.plan,
-                &args.profile,
-                &args.define,
+                (&args.profile, &args.define),
                 args.strict,
+                &args.load,
                 &args.common,
             ),
         },

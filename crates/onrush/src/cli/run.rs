@@ -11,18 +11,22 @@ use onrush_engine::{FinishOptions, Finished, RunOptions};
 
 pub fn run_plan_file(
     path: &Path,
-    profiles: &[String],
-    defines: &[(String, String)],
+    (profiles, defines): (&[String], &[(String, String)]),
     strict: bool,
+    load: &super::load_flags::LoadFlags,
     common: &CommonRunArgs,
 ) -> i32 {
-    let plan = match crate::linked::load_plan(path, profiles, defines) {
+    let mut plan = match crate::linked::load_plan(path, profiles, defines) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::USAGE;
         }
     };
+    if let Err(e) = load.apply(&mut plan) {
+        eprintln!("error: {e}");
+        return exit::USAGE;
+    }
     if !unset_vars_allow_start(&plan, strict) {
         return exit::USAGE;
     }
