@@ -32,6 +32,8 @@ mod hostile;
 mod http2;
 #[path = "import.rs"]
 mod import;
+#[path = "kube.rs"]
+mod kube;
 #[path = "lost_results.rs"]
 mod lost_results;
 #[path = "memory.rs"]

@@ -1,0 +1,199 @@
+//! `onrush kube render` against the Kubernetes API's own types: every object decodes strictly
+//! into k8s.io/api (v0.37.2) and passes apimachinery's validation and the run's invariants
+//! (tests/kube-validate in onrush-distributed, built by its install-kube-validate.sh), for
+//! 1, 3 and 50 agents; the plan's files come back whole from the ConfigMaps' parts.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{onrush, temp_dir};
+
+/// The validator, or `None` (skipped outside CI, a failure under CI=true).
+fn validator() -> Option<PathBuf> {
+    let tools = std::env::var_os("ONRUSH_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/onrush-tools")
+        });
+    let bin = tools.join("bin/kube-validate");
+    if bin.exists() {
+        return Some(bin);
+    }
+    let msg = format!(
+        "{} is missing: run crates/onrush-distributed/tests/install-kube-validate.sh",
+        bin.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+fn render(plan: &Path, agents: usize, extra: &[&str], out: &Path) -> String {
+    let o = onrush()
+        .args(["kube", "render", plan.to_str().unwrap(), "--agents"])
+        .arg(agents.to_string())
+        .args(["--image", "registry.example/onrush:0.1.0", "-o"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    stderr
+}
+
+fn validate(bin: &Path, yaml: &Path, mount: Option<&Path>) -> String {
+    let mut cmd = Command::new(bin);
+    if let Some(m) = mount {
+        cmd.arg("--mount").arg(m);
+    }
+    let o = cmd.arg(yaml).output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{}: {stdout}{}",
+        yaml.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn kube_objects_decode_strictly_into_the_api_types_and_validate_for_1_3_and_50_agents() {
+    let Some(bin) = validator() else { return };
+    let d = temp_dir("kube-validate");
+    std::fs::create_dir_all(d.join("data")).unwrap();
+    // 2.5 MiB of feeder rows (more than one ConfigMap holds) and a binary body file.
+    let rows: String = (0..100_000)
+        .map(|i| format!("user{i:06},secret-{i:012}\n"))
+        .collect();
+    std::fs::write(d.join("data/users.csv"), format!("user,password\n{rows}")).unwrap();
+    let body: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(d.join("data/body.bin"), &body).unwrap();
+    let plan = d.join("Checkout Flow.yaml");
+    std::fs::write(
+        &plan,
+        "target: http://shop.load.svc.cluster.local:8080\nscenarios:\n  - name: s\n    load: { vus: 5000, duration: 1m }\n    feeders: [{ file: data/users.csv, mode: unique }]\n    steps:\n      - post: /login\n        body_file: data/body.bin\n",
+    )
+    .unwrap();
+    for agents in [1, 3, 50] {
+        let out = d.join(format!("run-{agents}.yaml"));
+        let stderr = render(&plan, agents, &[], &out);
+        assert!(!stderr.contains("warning"), "{stderr}");
+        let ok = validate(&bin, &out, None);
+        assert!(ok.contains("2 Job") && ok.contains("1 Service"), "{ok}");
+        // 2.9 MiB of files in parts of 512 KiB at most: 7 ConfigMaps.
+        assert!(ok.contains("7 ConfigMap"), "{ok}");
+    }
+    // Every option at once: a namespace, scheduling, a results claim, required spreading, a
+    // fixed run id, sizes given.
+    let out = d.join("run-all.yaml");
+    let stderr = render(
+        &plan,
+        3,
+        &[
+            "--namespace",
+            "load",
+            "--node-selector",
+            "pool=load",
+            "--node-selector",
+            "topology.kubernetes.io/zone=eu-1a",
+            "--toleration",
+            "dedicated=load:NoSchedule",
+            "--toleration",
+            "spot",
+            "--image-pull-secret",
+            "regcred",
+            "--anti-affinity",
+            "required",
+            "--results-pvc",
+            "onrush-results",
+            "--run-id",
+            "nightly42",
+            "--agent-threads",
+            "4",
+            "--agent-memory",
+            "2Gi",
+        ],
+        &out,
+    );
+    assert!(
+        stderr.contains("run nightly42: 3 agent pods of cpu 4, memory 2Gi"),
+        "{stderr}"
+    );
+    let bundle = d.join("bundle");
+    validate(&bin, &out, Some(&bundle));
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.contains("\"name\": \"onrush-checkout-flow-nightly42-agents\""));
+    // The init container's step, on what the kubelet would mount: the files come back whole.
+    let plan_dir = d.join("plan");
+    let o = onrush()
+        .args(["kube", "unpack"])
+        .arg(&bundle)
+        .arg(&plan_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read(plan_dir.join("data/users.csv")).unwrap(),
+        std::fs::read(d.join("data/users.csv")).unwrap()
+    );
+    assert_eq!(std::fs::read(plan_dir.join("data/body.bin")).unwrap(), body);
+    assert_eq!(
+        std::fs::read(plan_dir.join("plan.yaml")).unwrap(),
+        std::fs::read(&plan).unwrap()
+    );
+    // The memory derived from the preflight estimate: 5,000 VUs on 3 agents is 1,667 each,
+    // 64 MiB + 1,667 × 32 KiB = 116.1 MiB; half as much again, rounded up to 64 MiB: 192 MiB,
+    // under the floor of 256 MiB. On one agent: 220.3 MiB → 330.5 → 384 MiB.
+    let stderr = render(&plan, 3, &[], &d.join("x.yaml"));
+    assert!(
+        stderr.contains("memory 256Mi each (preflight estimate for 1667 VUs"),
+        "{stderr}"
+    );
+    let stderr = render(&plan, 1, &[], &d.join("y.yaml"));
+    assert!(stderr.contains("memory 384Mi each"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn kube_render_warns_when_the_plan_aims_at_loopback_or_the_builtin_server() {
+    let d = temp_dir("kube-loopback");
+    std::fs::create_dir_all(&d).unwrap();
+    for (target, says) in [
+        ("http://127.0.0.1:8080", "is loopback"),
+        ("http://localhost:8080", "is loopback"),
+        ("http://[::1]:8080", "is loopback"),
+        ("builtin", "the built-in server"),
+    ] {
+        let plan = d.join("p.yaml");
+        std::fs::write(
+            &plan,
+            format!("target: {target}\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 1 }}\n    steps:\n      - get: /\n"),
+        )
+        .unwrap();
+        let stderr = render(&plan, 2, &[], &d.join("run.yaml"));
+        assert!(
+            stderr.contains("warning: ") && stderr.contains(says),
+            "{target}: {stderr}"
+        );
+        assert!(stderr.contains("svc.cluster.local"), "{stderr}");
+    }
+    // A bad toleration or run id is refused, naming the syntax.
+    let plan = d.join("p.yaml");
+    for (flag, value, says) in [
+        ("--toleration", "a=b:Sometimes", "key[=value][:effect]"),
+        ("--run-id", "Not_OK", "lower-case letters and digits"),
+        ("--anti-affinity", "maybe", "preferred"),
+    ] {
+        let o = onrush()
+            .args(["kube", "render", plan.to_str().unwrap(), "--agents", "1"])
+            .args(["--image", "i", flag, value])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
