@@ -197,3 +197,153 @@ fn kube_render_warns_when_the_plan_aims_at_loopback_or_the_builtin_server() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+fn tool(name: &str, install: &str) -> Option<PathBuf> {
+    let tools = std::env::var_os("ONRUSH_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/onrush-tools")
+        });
+    let bin = tools.join("bin").join(name);
+    if bin.exists() {
+        return Some(bin);
+    }
+    let msg = format!("{} is missing: run {install}", bin.display());
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// scripts/oci-image.py (what scripts/build-image.sh assembles the image with) on a tiny file
+/// system: the tar holds a docker-archive manifest and an OCI layout whose digests, sizes and
+/// diff id are right, crane (a reader onrush did not write) validates it, and two builds are
+/// byte for byte the same. The release build and the run inside the image are the script's,
+/// outside CI.
+#[test]
+fn the_image_assembler_writes_a_tar_that_docker_load_and_oci_tools_read() {
+    let Some(crane) = tool("crane", "crates/onrush-distributed/tests/install-crane.sh") else {
+        return;
+    };
+    let d = temp_dir("oci-image");
+    let root = d.join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::create_dir_all(root.join("work")).unwrap();
+    std::fs::write(root.join("onrush"), b"\x7fELF tiny").unwrap();
+    std::fs::write(
+        root.join("etc/passwd"),
+        "onrush:x:65532:65532::/work:/nonexistent\n",
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/oci-image.py");
+    let build = |out: &Path| {
+        let o = Command::new("python3")
+            .arg(&script)
+            .arg("--rootfs")
+            .arg(&root)
+            .args(["--tag", "onrush:0.1.0", "--entrypoint", "/onrush"])
+            .args([
+                "--user",
+                "65532:65532",
+                "--own",
+                "/work=65532:65532",
+                "--out",
+            ])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let tar = d.join("image.tar");
+    build(&tar);
+    build(&d.join("again.tar"));
+    assert_eq!(
+        std::fs::read(&tar).unwrap(),
+        std::fs::read(d.join("again.tar")).unwrap(),
+        "not reproducible"
+    );
+    let x = d.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    assert!(Command::new("tar")
+        .arg("-xf")
+        .arg(&tar)
+        .arg("-C")
+        .arg(&x)
+        .status()
+        .unwrap()
+        .success());
+    let json = |p: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(x.join(p)).unwrap()).unwrap()
+    };
+    let blob = |digest: &str| -> Vec<u8> {
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        let bytes = std::fs::read(x.join("blobs/sha256").join(hex)).unwrap();
+        assert_eq!(sha256_hex(&bytes), hex, "blob {hex}");
+        bytes
+    };
+    // The OCI side: index → manifest → config and layer, each digest and size right.
+    let index = json("index.json");
+    let m = &index["manifests"][0];
+    assert_eq!(m["annotations"]["io.containerd.image.name"], "onrush:0.1.0");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&blob(m["digest"].as_str().unwrap())).unwrap();
+    let config_bytes = blob(manifest["config"]["digest"].as_str().unwrap());
+    assert_eq!(manifest["config"]["size"], config_bytes.len());
+    let layer = blob(manifest["layers"][0]["digest"].as_str().unwrap());
+    assert_eq!(manifest["layers"][0]["size"], layer.len());
+    let config: serde_json::Value = serde_json::from_slice(&config_bytes).unwrap();
+    assert_eq!(
+        config["rootfs"]["diff_ids"][0],
+        format!("sha256:{}", sha256_hex(&layer))
+    );
+    assert_eq!(config["config"]["User"], "65532:65532");
+    assert_eq!(config["config"]["Entrypoint"][0], "/onrush");
+    // The docker-archive side points at the same blobs.
+    let docker = json("manifest.json");
+    assert_eq!(docker[0]["RepoTags"][0], "onrush:0.1.0");
+    assert_eq!(
+        docker[0]["Config"],
+        format!(
+            "blobs/sha256/{}",
+            manifest["config"]["digest"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("sha256:")
+        )
+    );
+    // The layer: the files, /work owned by the image's user, nothing owned by the builder.
+    let listing = Command::new("tar")
+        .arg("-tvf")
+        .arg(x.join(docker[0]["Layers"][0].as_str().unwrap()))
+        .arg("--numeric-owner")
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        listing.contains("65532/65532") && listing.contains(" work"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("0/0") && listing.contains(" onrush\n"),
+        "{listing}"
+    );
+    let v = Command::new(&crane)
+        .args(["validate", "--tarball"])
+        .arg(&tar)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        v.status.success() && said.contains("PASS"),
+        "{said}{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
