@@ -347,3 +347,153 @@ fn the_image_assembler_writes_a_tar_that_docker_load_and_oci_tools_read() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The pods' own commands, run on this host with the pod's paths mapped onto folders: the init
+/// container's `kube unpack` on the mounted ConfigMap parts (a feeder larger than a
+/// ConfigMap), then the controller's and two agents' arguments exactly as rendered. The run
+/// reaches the plan's count to the request. What only a cluster does (the Service's DNS name,
+/// the kubelet's mounts, the image) is not exercised here.
+#[test]
+fn the_rendered_pods_commands_run_the_plan_to_its_exact_count() {
+    use onrush_distributed::kube::{self, KubeOptions, KubeTls, PlanFiles, Resources, Scheduling};
+    let server = crate::common::Server::start();
+    let d = temp_dir("kube-pods");
+    std::fs::create_dir_all(d.join("p/data")).unwrap();
+    let rows: String = (0..150_000).map(|i| format!("u{i:07}\n")).collect();
+    std::fs::write(d.join("p/data/users.csv"), format!("user\n{rows}")).unwrap();
+    let plan = d.join("p/plan.yaml");
+    std::fs::write(
+        &plan,
+        format!("target: {}\nscenarios:\n  - name: s\n    load: {{ vus: 4, iterations: 30 }}\n    feeders: [{{ file: data/users.csv, mode: unique }}]\n    steps:\n      - get: /?u=${{user}}\n", server.url("")),
+    )
+    .unwrap();
+    let files = PlanFiles::read(&plan, &[d.join("p/data/users.csv")]).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let objects = kube::manifests(
+        &KubeOptions {
+            name: "plan",
+            run_id: "t1",
+            agents: 2,
+            image: "unused",
+            namespace: None,
+            agent_threads: Some(1),
+            agent_resources: Resources::guaranteed("1", "256Mi"),
+            controller_resources: Resources::controller(),
+            scheduling: Scheduling::default(),
+            results_pvc: None,
+            token: "0123456789abcdef0123456789abcdef",
+            port,
+            tls: KubeTls::default(),
+        },
+        &files,
+    );
+    // What the kubelet mounts: every key of every ConfigMap, a file of the bundle folder.
+    let bundle = d.join("bundle");
+    std::fs::create_dir_all(&bundle).unwrap();
+    let mut config_maps = 0;
+    for cm in objects.iter().filter(|o| o["kind"] == "ConfigMap") {
+        config_maps += 1;
+        for (k, v) in cm["data"].as_object().unwrap() {
+            std::fs::write(bundle.join(k), v.as_str().unwrap()).unwrap();
+        }
+        assert!(cm.get("binaryData").is_none());
+    }
+    assert!(config_maps >= 3, "{config_maps} ConfigMaps for 1.2 MiB");
+    std::fs::create_dir_all(d.join("token-dir")).unwrap();
+    std::fs::write(
+        d.join("token-dir/token"),
+        objects[0]["stringData"]["token"].as_str().unwrap(),
+    )
+    .unwrap();
+    let job = |component: &str| {
+        objects
+            .iter()
+            .find(|o| {
+                o["kind"] == "Job"
+                    && o["metadata"]["labels"]["app.kubernetes.io/component"] == component
+            })
+            .unwrap()["spec"]["template"]["spec"]
+            .clone()
+    };
+    let controller = job("controller");
+    let unpack: Vec<String> =
+        serde_json::from_value(controller["initContainers"][0]["args"].clone()).unwrap();
+    // The pod's paths, on this host.
+    let local = |a: &str, index: usize| -> String {
+        let a = a
+            .replace("0.0.0.0:", "127.0.0.1:")
+            .replace("onrush-plan-t1-controller:", "127.0.0.1:")
+            .replace("$(AGENT_INDEX)", &index.to_string());
+        let work = format!("/work-{index}");
+        for (pod, here) in [
+            ("/bundle", "/bundle"),
+            ("/plan", "/plan"),
+            ("/token", "/token-dir"),
+            ("/results", "/results"),
+            ("/work", work.as_str()),
+        ] {
+            if let Some(rest) = a.strip_prefix(pod) {
+                return format!("{}{here}{rest}", d.display());
+            }
+        }
+        a
+    };
+    let args = |spec: &serde_json::Value, index: usize| -> Vec<String> {
+        let raw: Vec<String> =
+            serde_json::from_value(spec["containers"][0]["args"].clone()).unwrap();
+        raw.iter().map(|a| local(a, index)).collect()
+    };
+    let o = onrush()
+        .args(unpack.iter().map(|a| local(a, 0)))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut c = onrush()
+        .args(args(&controller, 0))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let agents: Vec<_> = (0..2)
+        .map(|i| {
+            onrush()
+                .args(args(&job("agent"), i))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Bounded: the controller ends the run; past 120 s it is killed (by its own PID).
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = c.kill();
+            break c.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // The agents end with the run; ones left waiting (a failed controller) are stopped.
+    for mut a in agents {
+        if !status.success() {
+            let _ = a.kill();
+        }
+        let _ = a.wait();
+    }
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(c.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("results/run/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["totals"]["requests"], 120, "{stderr}");
+    assert_eq!(server.stats().requests, 120);
+    let _ = std::fs::remove_dir_all(&d);
+}
