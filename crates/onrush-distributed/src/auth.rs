@@ -15,7 +15,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 pub const EXPORTER_LABEL: &[u8] = b"EXPORTER-onrush-distributed";
 
 /// `n` random bytes, hex.
-fn random_hex(n: usize) -> String {
+pub(crate) fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     SystemRandom::new()
         .fill(&mut bytes)

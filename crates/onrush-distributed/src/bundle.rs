@@ -14,7 +14,7 @@ pub struct Bundle {
     pub files: Vec<(FileMeta, Vec<u8>)>,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     digest::digest(&digest::SHA256, bytes)
         .as_ref()
         .iter()

@@ -30,6 +30,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
+pub use checks::memory::memory_needed;
 pub use host::Host;
 pub use print::print_text;
 

@@ -36,6 +36,8 @@ mod http2;
 mod http3;
 #[path = "import.rs"]
 mod import;
+#[path = "kube.rs"]
+mod kube;
 #[path = "load_flags.rs"]
 mod load_flags;
 #[path = "lost_results.rs"]

@@ -78,6 +78,13 @@ fn cgroup_room(host: &Host) -> Option<u64> {
     Some(max.saturating_sub(current))
 }
 
+/// The memory a run of these needs is estimated to take: onrush itself plus about 32 KiB per VU
+/// or connection held at the peak (what the preflight compares with the memory available).
+pub fn memory_needed(needs: &PlanNeeds) -> u64 {
+    let held = needs.peak_connections.max(needs.vus);
+    BASE.saturating_add(held.saturating_mul(PER_CONNECTION))
+}
+
 pub(crate) fn memory(host: &Host, needs: Option<&PlanNeeds>) -> Finding {
     let text = match host.read("proc/meminfo") {
         Ok(t) => t,
@@ -105,7 +112,7 @@ pub(crate) fn memory(host: &Host, needs: Option<&PlanNeeds>) -> Finding {
     let (status, detail) = match needs {
         Some(n) => {
             let held = n.peak_connections.max(n.vus);
-            let need = BASE + held * PER_CONNECTION;
+            let need = memory_needed(n);
             let mut status = if need > avail {
                 Status::Bad
             } else if need > avail / 2 {
