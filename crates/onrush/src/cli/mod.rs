@@ -61,7 +61,7 @@ enum Command {
     /// Check a plan file without running it.
     Validate(ValidateArgs),
     /// Kubernetes manifests for a distributed run (`onrush kube render PLAN --agents N --image IMG`).
-    Kube(kube::KubeArgs),
+    Kube(Box<kube::KubeArgs>),
     /// Generate load for a controller (`onrush run PLAN --agents N` on another machine).
     Agent(agent::AgentArgs),
     /// Print the JSON Schema of the plan format (for editor completion).
@@ -221,7 +221,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             ),
         },
         Command::Agent(args) => agent::agent(args),
-        Command::Kube(args) => kube::run(args),
+        Command::Kube(args) => kube::run(*args),
         Command::Validate(args) => {
             match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
                 Ok(plan) => {
