@@ -38,6 +38,7 @@
 
 mod convert;
 pub mod curl;
+mod groovy;
 pub mod har;
 pub mod jmx;
 mod naming;
@@ -61,6 +62,33 @@ pub struct Options {
     /// Where the plan will be written, when not beside the JMX: relative data-file paths are
     /// then written as absolute paths into `base_dir` (JMeter resolves them against the JMX).
     pub plan_dir: Option<PathBuf>,
+    /// The file name of the JavaScript module that converted JSR223/BeanShell scripts go to,
+    /// beside the plan; empty for `jmeter_scripts.js`.
+    pub script_file: String,
+    /// Checks that a converted script's JavaScript parses (`Err` says where and why); a script
+    /// that does not is reported as not converted. The `onrush` binary passes its engine's
+    /// parser; without one, the plan's loader finds a mistake (`onrush validate`).
+    pub check_js: Option<fn(&str) -> Result<(), String>>,
+}
+
+impl Options {
+    /// The script module's file name.
+    pub fn script_file_name(&self) -> &str {
+        if self.script_file.is_empty() {
+            "jmeter_scripts.js"
+        } else {
+            &self.script_file
+        }
+    }
+}
+
+/// The JavaScript module of the converted JSR223/BeanShell scripts, to write beside the plan
+/// (its `scripts:` names it).
+#[derive(Debug, Clone)]
+pub struct ScriptModule {
+    /// The file name ([`Options::script_file_name`]).
+    pub file: String,
+    pub source: String,
 }
 
 /// A file the plan names (a CSV feeder, a request body or upload), relative to the plan as
@@ -84,6 +112,8 @@ pub struct Import {
     pub report: Report,
     /// Files the plan refers to.
     pub data_files: Vec<DataFile>,
+    /// The converted scripts, when any converted.
+    pub script: Option<ScriptModule>,
 }
 
 /// Converts JMX text into an onrush plan and a conversion report.

@@ -320,7 +320,10 @@ impl Conv<'_> {
         if let Some(f) = scope.on_failure {
             step.set("on_failure", Y::s(f));
         }
-        let mut out: Vec<Item> = scope.timers.iter().map(|t| (t.clone(), vec![])).collect();
+        // JMeter runs a sampler's pre-processors, then its timers, then the sample.
+        let http = el.class.starts_with("HTTPSampler");
+        let mut out = self.script_hooks(&mut step, scope, http);
+        out.extend(scope.timers.iter().map(|t| (t.clone(), vec![])));
         out.push((
             step,
             vec![format!(

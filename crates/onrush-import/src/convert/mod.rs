@@ -9,6 +9,7 @@ mod other;
 mod plan;
 mod post;
 mod scope;
+mod script;
 mod thread_group;
 
 use std::collections::BTreeSet;
@@ -59,6 +60,8 @@ pub(crate) struct Conv<'o> {
     /// The scripts left as comments (`JSR223PreProcessor `sign``, their text): what a variable
     /// nothing converted sets is looked for in them.
     pub scripts: Vec<(String, String)>,
+    /// The JavaScript module the converted scripts go to.
+    pub js: script::Module,
 }
 
 /// What a thread group gathers besides its steps.
@@ -92,6 +95,7 @@ pub(crate) fn convert(els: &[El], opts: &Options) -> Import {
         setup_steps: Vec::new(),
         teardown_steps: Vec::new(),
         scripts: Vec::new(),
+        js: script::Module::default(),
     };
     let mut scenarios: Vec<Item> = Vec::new();
     let root = Scope::default();

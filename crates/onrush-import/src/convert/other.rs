@@ -16,6 +16,11 @@ impl Conv<'_> {
             self.entry(el, &path, Status::Approximated, "a debugging aid (it shows variables): dropped, so JMeter counts one sample more per run");
             return Vec::new();
         }
+        if is_script(el) && el.class.ends_with("Sampler") {
+            if let Some(items) = self.script_sampler(el, scope) {
+                return items;
+            }
+        }
         if is_script(el) {
             self.remember_script(el);
             let (lang, text) = script_text(el);

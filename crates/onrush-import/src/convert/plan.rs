@@ -32,6 +32,17 @@ impl Conv<'_> {
         };
         let target = target.unwrap_or_else(|| "http://localhost".into());
         plan.set_c("target", Y::s(target.clone()), target_comment);
+        let script = self.js.source().map(|source| crate::ScriptModule {
+            file: self.opts.script_file_name().to_string(),
+            source,
+        });
+        if let Some(m) = &script {
+            plan.set_c(
+                "scripts",
+                Y::Seq(vec![(Y::s(m.file.clone()), vec![])]),
+                vec!["the JMeter plan's JSR223/BeanShell scripts, converted to JavaScript (keep it beside the plan)".into()],
+            );
+        }
         // Variables: properties, user-defined ones, then those referenced but set by nothing
         // that converted (a script, a function): given empty, to set with -D.
         let props: Vec<(String, String)> = self
@@ -172,6 +183,7 @@ impl Conv<'_> {
             yaml: text,
             report: self.report,
             data_files: self.data_files,
+            script,
         }
     }
 }

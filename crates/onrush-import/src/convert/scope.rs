@@ -31,6 +31,10 @@ pub(crate) struct Scope {
     pub timeout: Option<String>,
     /// Comments for the steps list (scripts that did not convert).
     pub comments: Vec<String>,
+    /// Converted JSR223/BeanShell pre-processors, post-processors and assertions, outer first.
+    pub pre_scripts: Vec<super::script::Applied>,
+    pub post_scripts: Vec<super::script::Applied>,
+    pub assert_scripts: Vec<super::script::Applied>,
 }
 
 /// HTTP Request Defaults in force.
@@ -166,6 +170,9 @@ impl Conv<'_> {
                     }
                 }
                 _ => {
+                    if is_script(el) && self.script_scoped(el, path, &mut scope) {
+                        continue;
+                    }
                     if !self.post(el, path, &mut scope) && !self.timer(el, path, &mut scope) {
                         self.scoped_other(el, path, &mut scope);
                     }

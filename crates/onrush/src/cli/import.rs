@@ -58,10 +58,23 @@ pub fn run(args: ImportArgs) -> i32 {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // The converted scripts' module goes beside the plan, named after it (or after the JMX
+    // when the plan goes to standard output: relative paths then assume the JMX's folder).
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "plan".into())
+    };
+    let (script_dir, script_file) = match &args.out {
+        Some(out) => (dir_of(out), format!("{}.jmeter.js", stem(out))),
+        None => (dir_of(&args.jmx), format!("{}.jmeter.js", stem(&args.jmx))),
+    };
     let options = onrush_import::Options {
         base_dir: dir_of(&args.jmx),
         source_name: args.jmx.display().to_string(),
         plan_dir: args.out.as_deref().map(dir_of),
+        script_file,
+        check_js: Some(check_js),
     };
     let import = match onrush_import::import_jmx(&text, &options) {
         Ok(i) => i,
@@ -80,6 +93,15 @@ pub fn run(args: ImportArgs) -> i32 {
             Ok(())
         }
     };
+    let written = written.and_then(|()| match &import.script {
+        Some(m) => {
+            let path = script_dir.join(&m.file);
+            std::fs::write(&path, &m.source)
+                .map(|()| eprintln!("wrote {} (the converted JMeter scripts)", path.display()))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
+        None => Ok(()),
+    });
     let report = match &args.report {
         Some(path) => std::fs::write(path, import.report.to_json())
             .map_err(|e| format!("cannot write {}: {e}", path.display())),
@@ -94,4 +116,25 @@ pub fn run(args: ImportArgs) -> i32 {
         return exit::THRESHOLDS;
     }
     exit::OK
+}
+
+/// Whether a converted script's function parses, with the engine plans run on (QuickJS): the
+/// importer reports one that does not instead of writing a plan that fails to load.
+fn check_js(function: &str) -> Result<(), String> {
+    thread_local! {
+        static ENGINE: std::cell::RefCell<Option<onrush_script::ScriptsBuilder>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    ENGINE.with(|e| {
+        let mut e = e.borrow_mut();
+        if e.is_none() {
+            let builder = onrush_script::load(Path::new("."), &[], onrush_script::DEFAULT_TIMEOUT)
+                .map_err(|e| e.to_string())?;
+            *e = Some(builder);
+        }
+        let builder = e.as_mut().expect("made above");
+        // Checked as statements: `export` belongs to the module's top level only.
+        let code = function.replacen("export function", "function", 1);
+        builder.inline(&code, false, "import").map(|_| ())
+    })
 }
