@@ -252,7 +252,7 @@ fn literal(lits: &[Lit], n: &str) -> Option<String> {
 
 /// Rewrites a script's text; `Err` says why it does not convert.
 pub(crate) fn rewrite(code: &str, family: Family) -> Result<Rewritten, String> {
-    let (mut c, lits) = cut(code)?;
+    let (mut c, mut lits) = cut(code)?;
     let mut out = Rewritten::default();
     // Imports: only commons-codec's digests (the shim has them); anything else needs Java.
     static IMPORT: OnceLock<Regex> = OnceLock::new();
@@ -284,7 +284,7 @@ pub(crate) fn rewrite(code: &str, family: Family) -> Result<Rewritten, String> {
             }
         }
     } else {
-        c = groovy_to_js(&c, &lits)?;
+        c = groovy_to_js(&c, &mut lits)?;
     }
     check_objects(&c, family)?;
     // Literal names `vars.put("x", …)` / `vars["x"] = …`: runtime variables of the plan.
@@ -308,7 +308,7 @@ pub(crate) fn rewrite(code: &str, family: Family) -> Result<Rewritten, String> {
 }
 
 /// The Groovy (and BeanShell) rewriting; `c` has its literals cut out.
-fn groovy_to_js(c: &str, lits: &[Lit]) -> Result<String, String> {
+fn groovy_to_js(c: &str, lits: &mut Vec<Lit>) -> Result<String, String> {
     let refuse: &[(&str, &str)] = &[
         (r"\bnew\s+[A-Za-z_]", "it creates Java objects (`new …`)"),
         (
@@ -366,13 +366,16 @@ fn groovy_to_js(c: &str, lits: &[Lit]) -> Result<String, String> {
     let mut lines = Vec::new();
     for line in c.lines() {
         if let Some(m) = assert.captures(line) {
-            let shown = paste(&m[2], lits)
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"");
+            // The message is a literal of its own, so that nothing below reads its words.
+            let shown = paste(&m[2], lits);
+            let message = format!("{:?}", format!("Assertion failed: assert {shown}"));
             lines.push(format!(
-                "{}if (!({})) {{ AssertionResult.setFailureMessage(\"Assertion failed: assert {}\"); AssertionResult.setFailure(true); return; }}",
-                &m[1], &m[2], shown
+                "{}if (!({})) {{ AssertionResult.setFailureMessage(\u{1}{}\u{2}); AssertionResult.setFailure(true); return; }}",
+                &m[1],
+                &m[2],
+                lits.len()
             ));
+            lits.push(Lit::Plain(message));
         } else if let Some(m) = bsh.captures(line) {
             let call = match &m[2] {
                 "IsSuccess" => "SampleResult.setSuccessful",

@@ -16,7 +16,7 @@ impl Conv<'_> {
             self.entry(el, &path, Status::Approximated, "a debugging aid (it shows variables): dropped, so JMeter counts one sample more per run");
             return Vec::new();
         }
-        if is_script(el) && el.class.ends_with("Sampler") {
+        if super::script::role(c) == Some("sample") {
             if let Some(items) = self.script_sampler(el, scope) {
                 return items;
             }

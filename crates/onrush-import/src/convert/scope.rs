@@ -353,11 +353,17 @@ impl Conv<'_> {
             "DebugPostProcessor" => (Status::Converted, "a debugging aid: dropped".into()),
             "SyncTimer" => (Status::NotConverted, "onrush has no rendezvous point: use an open model (`rate:`) to send bursts".into()),
             _ if is_script(el) => {
-                self.remember_script(el);
-                let (lang, text) = script_text(el);
-                scope.comments.push(format!("NOT CONVERTED: {} `{}` ({lang}) at {}; port it by hand:", el.class, el.name, el.pos()));
-                scope.comments.extend(text);
-                (Status::NotConverted, format!("a {lang} script: onrush runs no scripts; its text is kept as a comment in the plan to port by hand"))
+                let why = if el.s_any(&["script", "BeanShellSampler.query", "filename", "classname"]).trim().is_empty() {
+                    super::script::EMPTY
+                } else if c.ends_with("Timer") {
+                    "script timers are not converted: a `think:` step gives a fixed or random pause"
+                } else if c.ends_with("Listener") {
+                    "script listeners are not converted: onrush records every sample in its results"
+                } else {
+                    "only JSR223/BeanShell pre-/post-processors, assertions and samplers convert"
+                };
+                self.script_not_converted(el, path, why, &mut scope.comments);
+                return;
             }
             _ => (Status::NotConverted, "onrush has no equivalent for this element (or does not know it): left out".into()),
         };

@@ -15,6 +15,9 @@ use crate::report::Status;
 use crate::template::sanitize;
 use crate::yaml::Y;
 
+/// Why an empty script element is left out (reported as converted: nothing is lost).
+pub(crate) const EMPTY: &str = "it is empty: it does nothing in JMeter either";
+
 /// The generated module.
 #[derive(Default)]
 pub(crate) struct Module {
@@ -40,7 +43,7 @@ pub(crate) struct Applied {
 }
 
 /// What kind of script element this is, if one that converts.
-fn role(class: &str) -> Option<&'static str> {
+pub(crate) fn role(class: &str) -> Option<&'static str> {
     let short = class
         .strip_prefix("JSR223")
         .or_else(|| class.strip_prefix("BeanShell"))?;
@@ -167,7 +170,17 @@ impl Conv<'_> {
     }
 
     /// Reports `el` as not converted because of `why`, its code kept as comments.
-    fn script_not_converted(&mut self, el: &El, path: &str, why: &str, comments: &mut Vec<String>) {
+    pub fn script_not_converted(
+        &mut self,
+        el: &El,
+        path: &str,
+        why: &str,
+        comments: &mut Vec<String>,
+    ) {
+        if why == EMPTY {
+            self.entry(el, path, Status::Converted, format!("{why}: left out"));
+            return;
+        }
         self.remember_script(el);
         let (lang, text) = script_text(el);
         comments.push(format!(
@@ -196,7 +209,7 @@ impl Conv<'_> {
         let family = groovy::family(&el.class, el.s("scriptLanguage"))?;
         let code = el.s_any(&["script", "BeanShellSampler.query"]);
         if code.trim().is_empty() {
-            return Err("it is empty: it does nothing in JMeter either".into());
+            return Err(EMPTY.into());
         }
         let r = groovy::rewrite(code, family)?;
         if r.uses_prev && role == "pre" {
@@ -284,7 +297,15 @@ impl Conv<'_> {
             return name.clone();
         }
         let name = self.js.name(kind, &calls.join("_"));
-        let body: String = calls.iter().map(|c| format!("  {c}({args});\n")).collect();
+        // Every element runs, as in JMeter; the first exception is the step's failure.
+        let body = if calls.len() == 1 {
+            format!("  {}({args});\n", calls[0])
+        } else {
+            format!(
+                "  let error;\n  for (const f of [{}]) {{\n    try {{\n      f({args});\n    }} catch (e) {{\n      if (error === undefined) error = e;\n    }}\n  }}\n  if (error !== undefined) throw error;\n",
+                calls.join(", ")
+            )
+        };
         self.js
             .functions
             .push(format!("export function {name}({params}) {{\n{body}}}\n"));
