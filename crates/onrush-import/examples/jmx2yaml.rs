@@ -8,6 +8,7 @@ fn main() {
         base_dir: std::path::Path::new(&path).parent().unwrap().into(),
         source_name: path.clone(),
         plan_dir: None,
+        ..Default::default()
     };
     match onrush_import::import_jmx(&text, &options) {
         Ok(import) => {

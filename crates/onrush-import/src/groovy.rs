@@ -291,10 +291,11 @@ pub(crate) fn rewrite(code: &str, family: Family) -> Result<Rewritten, String> {
     static PUT: OnceLock<Regex> = OnceLock::new();
     let put = re(
         &PUT,
-        "\\bvars\\s*(?:\\.\\s*put(?:Object)?\\s*\\(\\s*|\\[\\s*)\u{1}([0-9]+)\u{2}",
+        "\\bvars\\s*(?:\\.\\s*put(?:Object)?\\s*\\(\\s*\u{1}([0-9]+)\u{2}|\\[\\s*\u{1}([0-9]+)\u{2}\\s*\\]\\s*=[^=])",
     );
     for m in put.captures_iter(&c) {
-        if let Some(name) = literal(&lits, &m[1]) {
+        let n = m.get(1).or(m.get(2)).map_or("", |g| g.as_str());
+        if let Some(name) = literal(&lits, n) {
             out.puts.insert(name);
         }
     }

@@ -37,6 +37,7 @@ fn every_corpus_plan_imports_and_loads() {
             base_dir: file.parent().unwrap().to_path_buf(),
             source_name: file.display().to_string(),
             plan_dir: None,
+            ..Default::default()
         };
         let import = match std::panic::catch_unwind(|| onrush_import::import_jmx(&text, &options)) {
             Ok(Ok(import)) => import,
@@ -79,6 +80,10 @@ fn every_corpus_plan_imports_and_loads() {
                 )
             };
             std::fs::write(&path, content).unwrap();
+        }
+        // The converted scripts' module, which the plan's loader parses.
+        if let Some(m) = &import.script {
+            std::fs::write(dir.join(&m.file), &m.source).unwrap();
         }
         if let Err(e) = crate::load_plan(&import.yaml, &dir, &[]) {
             failures.push(format!(

@@ -177,7 +177,7 @@ fn unnamed_elements_get_names_and_json_paths_become_rfc_9535() {
 fn a_variable_only_an_unported_script_sets_is_marked_for_the_run() {
     let script = r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="sign" enabled="true">
   <stringProp name="scriptLanguage">groovy</stringProp>
-  <stringProp name="script">vars.put("token", "abc")</stringProp>
+  <stringProp name="script">vars.put("token", java.util.UUID.randomUUID().toString())</stringProp>
 </JSR223PreProcessor><hashTree/>"#;
     let body = format!(
         "{script}{}<hashTree/>",

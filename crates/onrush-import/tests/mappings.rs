@@ -82,6 +82,9 @@ pub(crate) fn import_with(text: &str, overrides: &[(String, String)]) -> Import 
         };
         std::fs::write(dir.join(&d.default_path), content).unwrap();
     }
+    if let Some(m) = &out.script {
+        std::fs::write(dir.join(&m.file), &m.source).unwrap();
+    }
     if let Err(e) = crate::load_plan(&out.yaml, &dir, overrides) {
         panic!("the plan does not load: {e}\n{}", out.yaml);
     }
@@ -566,7 +569,8 @@ fn tcp_scripts_os_process_and_listeners() {
   <stringProp name="TCPSampler.timeout">2000</stringProp>
 </TCPSampler><hashTree/>
 <JSR223PostProcessor testclass="JSR223PostProcessor" testname="groovy post">
-  <stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">vars.put("x", "1")
+  <stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">import java.util.UUID
+vars.put("x", "1")
 log.info("hi")</stringProp>
 </JSR223PostProcessor><hashTree/>
 <BeanShellSampler testclass="BeanShellSampler" testname="bsh"><stringProp name="BeanShellSampler.filename">prep.bsh</stringProp></BeanShellSampler><hashTree/>

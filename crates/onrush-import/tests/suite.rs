@@ -6,6 +6,8 @@ mod corpus;
 mod fidelity;
 #[path = "mappings.rs"]
 mod mappings;
+#[path = "scripts.rs"]
+mod scripts;
 
 /// Loads an imported plan as the `onrush` binary does: with the step grammars of every
 /// built-in protocol (an imported OS Process Sampler is an `exec:` step, a TCP Sampler a

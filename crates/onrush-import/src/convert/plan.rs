@@ -32,14 +32,10 @@ impl Conv<'_> {
         };
         let target = target.unwrap_or_else(|| "http://localhost".into());
         plan.set_c("target", Y::s(target.clone()), target_comment);
-        let script = self.js.source().map(|source| crate::ScriptModule {
-            file: self.opts.script_file_name().to_string(),
-            source,
-        });
-        if let Some(m) = &script {
+        if !self.js.functions.is_empty() {
             plan.set_c(
                 "scripts",
-                Y::Seq(vec![(Y::s(m.file.clone()), vec![])]),
+                Y::Seq(vec![(Y::s(self.opts.script_file_name().to_string()), vec![])]),
                 vec!["the JMeter plan's JSR223/BeanShell scripts, converted to JavaScript (keep it beside the plan)".into()],
             );
         }
@@ -179,6 +175,21 @@ impl Conv<'_> {
         }
         text.push_str(&yaml::write(&plan));
         self.report.entries.sort_by_key(|e| order_key(&e.at));
+        // Scripts read the plan's variables through `vars.get` as JMeter's do: their values
+        // (those known when the plan is written) go into the module.
+        let plan_vars: Vec<(String, String)> = self
+            .vars
+            .iter()
+            .filter(|(_, v, _)| !v.contains("${"))
+            .map(|(k, v, _)| (k.clone(), v.clone()))
+            .collect();
+        let script = self
+            .js
+            .source(&plan_vars)
+            .map(|source| crate::ScriptModule {
+                file: self.opts.script_file_name().to_string(),
+                source,
+            });
         Import {
             yaml: text,
             report: self.report,

@@ -91,7 +91,12 @@ const props = keyed({
 
 function jmeter(octx, res, req) {
   const store = octx.vars;
-  const get = (n) => { const v = store[jmName(n)]; return v === undefined ? null : v; };
+  const get = (n) => {
+    const k = jmName(n);
+    const v = store[k];
+    if (v !== undefined) return v;
+    return k in jmPlanVars ? jmPlanVars[k] : null;
+  };
   const put = (n, v) => { store[jmName(n)] = v === null || v === undefined ? undefined : String(v); };
   const vars = keyed({
     get, put,
