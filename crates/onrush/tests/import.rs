@@ -289,7 +289,7 @@ fn imported_jmx_plans_validate_where_jmeter_runs_them() {
 fn a_variable_only_an_unported_script_sets_warns_and_strict_refuses() {
     let server = Server::start();
     let dir = temp_dir("import-jmx-unported");
-    let script = r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="sign" enabled="true"><stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">vars.put("size", "16")</stringProp></JSR223PreProcessor><hashTree/>"#;
+    let script = r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="sign" enabled="true"><stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">vars.put("size", java.lang.String.valueOf(16))</stringProp></JSR223PreProcessor><hashTree/>"#;
     let plan = import_into(
         &dir,
         "unported",
@@ -337,4 +337,103 @@ fn a_variable_only_an_unported_script_sets_warns_and_strict_refuses() {
         &dir.join("given"),
     );
     assert_eq!(server.stats().requests, 4);
+}
+
+/// A JMX that signs its requests in a JSR223 pre-processor (HMAC of a body it builds), reads
+/// the reply in a JSR223 post-processor (`prev.getResponseDataAsString()`, `vars.put`) and
+/// checks it in a JSR223 assertion, for tests/servers/signed_api_server.py.
+fn signed_jmx(port: u16, assertion: &str) -> String {
+    let sampler = |name: &str, method: &str, path: &str, body: &str| {
+        format!(
+            r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="{name}" enabled="true">
+  <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+  <stringProp name="HTTPSampler.port">{port}</stringProp>
+  <stringProp name="HTTPSampler.method">{method}</stringProp>
+  <stringProp name="HTTPSampler.path">{path}</stringProp>
+  {body}
+</HTTPSamplerProxy>"#
+        )
+    };
+    let raw_body = r#"<boolProp name="HTTPSampler.postBodyRaw">true</boolProp><elementProp name="HTTPsampler.Arguments" elementType="Arguments"><collectionProp name="Arguments.arguments"><elementProp name="" elementType="HTTPArgument"><stringProp name="Argument.value">${body}</stringProp></elementProp></collectionProp></elementProp>"#;
+    let script = |class: &str, name: &str, code: &str| {
+        format!(
+            r#"<{class} testclass="{class}" testname="{name}" enabled="true"><stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">{code}</stringProp></{class}><hashTree/>"#
+        )
+    };
+    let sign = script(
+        "JSR223PreProcessor",
+        "sign",
+        &format!(
+            "import org.apache.commons.codec.digest.HmacUtils\n\ndef n = ctx.getThreadNum()\nString body = \"{{\\\"user\\\": ${{n}}, \\\"at\\\": \" + vars.getIteration() + \"}}\"\nvars.put(\"body\", body)\nvars.put(\"signature\", HmacUtils.hmacSha256Hex(\"k3y\", body))"
+        ),
+    );
+    let nonce = script(
+        "JSR223PostProcessor",
+        "nonce",
+        "if (prev.getResponseCode() == \"200\") {\n  String data = prev.getResponseDataAsString()\n  int at = data.indexOf('\"nonce\": ') + 9\n  def nonce = data.substring(at, data.indexOf('}', at)).trim()\n  vars.put(\"total\", (nonce.toInteger() * 2 + 1) as String)\n}",
+    );
+    let ok = script("JSR223Assertion", "check", assertion);
+    let header = r#"<HeaderManager testclass="HeaderManager" testname="signature header" enabled="true"><collectionProp name="HeaderManager.headers"><elementProp name="" elementType="Header"><stringProp name="Header.name">X-Signature</stringProp><stringProp name="Header.value">${signature}</stringProp></elementProp></collectionProp></HeaderManager><hashTree/>"#;
+    let body = format!(
+        "{}<hashTree>{header}{sign}{nonce}{ok}</hashTree>{}<hashTree/>",
+        sampler("order", "POST", "/orders", raw_body),
+        sampler("next", "GET", "/next?value=${total}", "")
+    );
+    let plan = r#"<ThreadGroup testclass="ThreadGroup" testname="Users" enabled="true"><stringProp name="ThreadGroup.num_threads">3</stringProp><elementProp name="ThreadGroup.main_controller" elementType="LoopController"><stringProp name="LoopController.loops">20</stringProp></elementProp></ThreadGroup>"#;
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><jmeterTestPlan version="1.2"><hashTree><TestPlan testclass="TestPlan" testname="Signed" enabled="true"/><hashTree>{plan}<hashTree>{body}</hashTree></hashTree></hashTree></jmeterTestPlan>"#
+    )
+}
+
+/// Issue 35, JMeter migration: JSR223 elements become the plan's JavaScript, and the imported
+/// plan signs, reads and checks as JMeter would, counted by a server onrush did not write.
+#[test]
+fn imported_jsr223_scripts_sign_read_and_check_on_the_server() {
+    let dir = temp_dir("import-jmx-jsr223");
+    let status_200 = "if (prev.getResponseCode() != \"200\") {\n  AssertionResult.setFailure(true)\n  AssertionResult.setFailureMessage(\"expected 200, got \" + prev.getResponseCode())\n}";
+    // The server hands out nonces 1, 2, 3, ...: exactly half of the 60 replies hold an odd one.
+    let even = "String data = prev.getResponseDataAsString()\nint at = data.indexOf('\"nonce\": ') + 9\nif (data.substring(at, data.indexOf('}', at)).trim().toInteger() % 2 != 0) {\n  AssertionResult.setFailure(true)\n  AssertionResult.setFailureMessage(\"odd nonce in \" + data)\n}";
+    for (name, assertion, failing) in [("signed", status_200, 0), ("even", even, 30)] {
+        let mut command = super::common::py_server::PyServer::command("signed_api_server.py");
+        command.arg("k3y");
+        let server = super::common::py_server::PyServer::spawn(command, "signed API server");
+        let plan = import_into(&dir, name, &signed_jmx(server.port, assertion));
+        let js = std::fs::read_to_string(dir.join(format!("{name}.jmeter.js"))).unwrap();
+        assert!(js.contains("crypto.hmac('sha256', "), "{js}");
+        let (code, out) = validate(&plan, &[]);
+        assert_eq!(code, Some(0), "{out}");
+        let out_dir = dir.join(format!("{name}-out"));
+        let output = onrush()
+            .args(["run", plan.to_str().unwrap(), "--quiet", "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let counts = server.finish();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        // Every signature the pre-processor computed is right, and so is every value the
+        // post-processor computed from a reply.
+        assert_eq!(counts["good"], 60, "{counts}");
+        assert_eq!(counts["bad"], 0, "{counts}");
+        assert_eq!(counts["right"], 60, "{counts}");
+        assert_eq!(counts["wrong"], 0, "{counts}");
+        let s = summary(&out_dir);
+        assert_eq!(u64_at(&s, "/totals/requests"), 120, "{s:#}");
+        // The assertion fails exactly the replies it should, and says why.
+        assert_eq!(u64_at(&s, "/totals/failures"), failing, "{s:#}");
+        let order = step(&s, "Users", "order");
+        assert_eq!(
+            order["failures_by_class"]["script_failed"]
+                .as_u64()
+                .unwrap_or(0),
+            failing,
+            "{order:#}"
+        );
+        if failing > 0 {
+            assert!(
+                text(&output).contains("odd nonce in {"),
+                "{}",
+                text(&output)
+            );
+        }
+    }
 }

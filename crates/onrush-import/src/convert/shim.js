@@ -43,8 +43,9 @@ const log = {
   info: (...a) => console.log(jmFormat(a)),
   warn: (...a) => console.warn(jmFormat(a)),
   error: (...a) => console.error(jmFormat(a)),
-  debug: (...a) => console.debug(jmFormat(a)),
-  trace: (...a) => console.debug(jmFormat(a)),
+  // JMeter logs at INFO by default: debug and trace lines are dropped, as there.
+  debug: () => {},
+  trace: () => {},
 };
 
 function define(proto, name, f) {
@@ -139,7 +140,8 @@ function jmeter(octx, res, req) {
     },
   };
   const ctx = {
-    getThreadNum: () => octx.vu,
+    // JMeter numbers its threads from 0, onrush its VUs from 1.
+    getThreadNum: () => octx.vu - 1,
     getVariables: () => vars,
     getPreviousResult: () => prev,
     getProperties: () => props,
