@@ -129,3 +129,55 @@ fn every_corpus_plan_with_everything_enabled_imports() {
         }
     }
 }
+
+/// The JSR223 and BeanShell elements of the corpus (docs/migrating.md, "JSR223 and BeanShell"
+/// gives these numbers): which convert to JavaScript, which are empty (nothing to run), and
+/// that every one left behind says why.
+#[test]
+fn corpus_script_elements_convert_or_say_why() {
+    let mut files = Vec::new();
+    jmx_files(Path::new(CORPUS), &mut files);
+    let (mut converted, mut empty, mut left, mut disabled) = (0, 0, 0, 0);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        if !text.contains("JSR223") && !text.contains("BeanShell") {
+            continue;
+        }
+        let options = onrush_import::Options {
+            base_dir: file.parent().unwrap().to_path_buf(),
+            ..Default::default()
+        };
+        let import = onrush_import::import_jmx(&text, &options).unwrap();
+        for e in &import.report.entries {
+            let class = e.testclass.as_str();
+            if !(class.starts_with("JSR223") || class.starts_with("BeanShell"))
+                || e.path.ends_with("(function)")
+            {
+                continue;
+            }
+            match e.status {
+                _ if e.note.starts_with("disabled in the JMX") => disabled += 1,
+                onrush_import::Status::Converted if e.note.contains("empty") => empty += 1,
+                onrush_import::Status::Converted => {
+                    assert!(e.note.contains(".js"), "{}: {}", file.display(), e.note);
+                    converted += 1;
+                }
+                _ => {
+                    assert!(
+                        e.note.contains("does not convert: "),
+                        "{}: {} {}",
+                        file.display(),
+                        e.path,
+                        e.note
+                    );
+                    left += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        (converted, empty, left, disabled),
+        (18, 269, 71, 0),
+        "converted, empty, not converted, disabled"
+    );
+}
