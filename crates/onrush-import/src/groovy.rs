@@ -162,8 +162,8 @@ fn cut(code: &str) -> Result<(String, Vec<Lit>), String> {
             let end = rest.find('\n').unwrap_or(rest.len());
             mark(&mut out, &mut lits, Lit::Comment(rest[..end].to_string()));
             i += end;
-        } else if rest.starts_with("/*") {
-            let end = rest[2..]
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            let end = after
                 .find("*/")
                 .map(|e| e + 4)
                 .ok_or("a comment that never ends (`/*` without `*/`)")?;

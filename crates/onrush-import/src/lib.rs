@@ -68,8 +68,11 @@ pub struct Options {
     /// Checks that a converted script's JavaScript parses (`Err` says where and why); a script
     /// that does not is reported as not converted. The `onrush` binary passes its engine's
     /// parser; without one, the plan's loader finds a mistake (`onrush validate`).
-    pub check_js: Option<fn(&str) -> Result<(), String>>,
+    pub check_js: Option<CheckJs>,
 }
+
+/// A parser's check of a JavaScript function's text: `Err` says where and why it fails.
+pub type CheckJs = fn(&str) -> Result<(), String>;
 
 impl Options {
     /// The script module's file name.

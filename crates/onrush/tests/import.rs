@@ -363,9 +363,7 @@ fn signed_jmx(port: u16, assertion: &str) -> String {
     let sign = script(
         "JSR223PreProcessor",
         "sign",
-        &format!(
-            "import org.apache.commons.codec.digest.HmacUtils\n\ndef n = ctx.getThreadNum()\nString body = \"{{\\\"user\\\": ${{n}}, \\\"at\\\": \" + vars.getIteration() + \"}}\"\nvars.put(\"body\", body)\nvars.put(\"signature\", HmacUtils.hmacSha256Hex(\"k3y\", body))"
-        ),
+        "import org.apache.commons.codec.digest.HmacUtils\n\ndef n = ctx.getThreadNum()\nString body = \"{\\\"user\\\": ${n}, \\\"at\\\": \" + vars.getIteration() + \"}\"\nvars.put(\"body\", body)\nvars.put(\"signature\", HmacUtils.hmacSha256Hex(\"k3y\", body))",
     );
     let nonce = script(
         "JSR223PostProcessor",
