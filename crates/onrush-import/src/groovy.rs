@@ -27,6 +27,8 @@ pub(crate) struct Rewritten {
     pub uses_prev: bool,
     /// It calls `onrush/crypto` (DigestUtils, HmacUtils).
     pub uses_crypto: bool,
+    /// The variable names it reads with a literal name (`vars.get("x")`, `vars["x"]`).
+    pub reads: BTreeSet<String>,
 }
 
 /// The language family of a script element, from `scriptLanguage` (empty is JMeter's default,
@@ -304,6 +306,16 @@ pub(crate) fn rewrite(code: &str, family: Family) -> Result<Rewritten, String> {
     static PREV: OnceLock<Regex> = OnceLock::new();
     out.uses_prev = re(&PREV, r"\b(prev|SampleResult|getPreviousResult)\b").is_match(&c);
     out.uses_crypto = c.contains("crypto.");
+    static GET: OnceLock<Regex> = OnceLock::new();
+    let get = re(
+        &GET,
+        "\\bvars\\s*(?:\\.\\s*get(?:Object)?\\s*\\(\\s*|\\[\\s*)\u{1}([0-9]+)\u{2}",
+    );
+    for m in get.captures_iter(&c) {
+        if let Some(name) = literal(&lits, &m[1]) {
+            out.reads.insert(name);
+        }
+    }
     out.js = paste(&c, &lits);
     Ok(out)
 }

@@ -214,3 +214,31 @@ fn scripts_that_need_java_stay_in_the_report_with_their_reason() {
     assert_eq!(status, Status::Converted, "{note}");
     assert!(note.contains("empty"), "{note}");
 }
+
+/// onrush runs `after:` before `extract:`: a post-processor reading what an extractor of the
+/// same request sets would see the old value, and the report says so.
+#[test]
+fn a_script_reading_an_extractor_of_its_own_request_is_reported() {
+    let children = format!(
+        r#"<RegexExtractor testclass="RegexExtractor" testname="re">
+  <stringProp name="RegexExtractor.useHeaders">false</stringProp><stringProp name="RegexExtractor.refname">token</stringProp>
+  <stringProp name="RegexExtractor.regex">token="(.+?)"</stringProp><stringProp name="RegexExtractor.template">$1$</stringProp>
+  <stringProp name="RegexExtractor.match_number">1</stringProp>
+</RegexExtractor><hashTree/>{}"#,
+        script(
+            "JSR223PostProcessor",
+            "upper",
+            "groovy",
+            "vars.put(\"upper\", vars.get(\"token\").toUpperCase())",
+        )
+    );
+    let body = format!(
+        "{}<hashTree>{children}</hashTree>",
+        http("login", "GET", "/login", "")
+    );
+    let out = import(&jmx("", &body));
+    has(&out, "after: \"after_post_upper\"");
+    let (status, note) = status_of(&out, "upper (reads `token`)");
+    assert_eq!(status, Status::Approximated, "{note}");
+    assert!(note.contains("before `extract:`"), "{note}");
+}

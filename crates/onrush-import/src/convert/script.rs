@@ -40,6 +40,11 @@ pub(crate) struct Applied {
     pub label: String,
     /// A pre-processor that changes the request: a `before:` hook on HTTP requests.
     pub before: bool,
+    /// The variables it reads by a literal name (plan-safe names).
+    pub reads: Vec<String>,
+    /// Where the element is, for a report entry made where it is applied.
+    pub at: String,
+    pub class: String,
 }
 
 /// What kind of script element this is, if one that converts.
@@ -113,6 +118,9 @@ impl Conv<'_> {
                     function: function.clone(),
                     label: el.name.clone(),
                     before,
+                    reads: rewritten.reads.iter().map(|r| sanitize(r)).collect(),
+                    at: el.pos(),
+                    class: el.class.clone(),
                 };
                 let how = match role {
                     "pre" if before => "a `before:` hook of each HTTP request in scope (it changes the request)",
@@ -291,8 +299,33 @@ impl Conv<'_> {
         if !after.is_empty() {
             let f = self.hook("after", "res, octx", "octx, res", after);
             step.set("after", Y::s(f));
+            self.after_before_extract(scope);
         }
         out
+    }
+
+    /// onrush runs a request's `after:` hook before its `extract:`: a script that reads what an
+    /// extractor of the same request sets sees the value from before the request. Said in the
+    /// report (once per script and variable) rather than found at run time.
+    fn after_before_extract(&mut self, scope: &Scope) {
+        for a in scope.post_scripts.iter().chain(&scope.assert_scripts) {
+            for var in &a.reads {
+                if !scope.extract.iter().any(|(n, _)| n == var) {
+                    continue;
+                }
+                let path = format!("{} / {} (reads `{var}`)", scope.path, a.label);
+                if self.report.entries.iter().any(|e| e.path == path) {
+                    continue;
+                }
+                self.report.entries.push(crate::report::Entry {
+                    path,
+                    testclass: a.class.clone(),
+                    at: a.at.clone(),
+                    status: Status::Approximated,
+                    note: format!("it reads `{var}`, which an extractor of the same request sets; onrush runs the `after:` hook before `extract:`, so the script sees the value from before this request: read the reply in the script instead (`prev.getResponseDataAsString()`)"),
+                });
+            }
+        }
     }
 
     /// An exported hook calling `calls` in order (made once per list).
