@@ -408,8 +408,15 @@ fn groovy_to_js(c: &str, lits: &mut Vec<Lit>) -> Result<String, String> {
     let mut declared: BTreeSet<String> = BTreeSet::new();
     // `def f(a) {` → a function; then typed and `def` declarations → `let`.
     static FUNC: OnceLock<Regex> = OnceLock::new();
-    c = re(&FUNC, r"\bdef\s+([A-Za-z_]\w*)\s*\(")
-        .replace_all(&c, "function $1(")
+    c = re(&FUNC, r"\bdef\s+([A-Za-z_]\w*)\s*\(([^()]*)\)")
+        .replace_all(&c, |m: &regex::Captures| {
+            // Typed parameters (`String a, int b`) keep their names only.
+            let params: Vec<&str> = m[2]
+                .split(',')
+                .filter_map(|p| p.split_whitespace().last())
+                .collect();
+            format!("function {}({})", &m[1], params.join(", "))
+        })
         .into_owned();
     static DECL: OnceLock<Regex> = OnceLock::new();
     let decl = re(

@@ -42,7 +42,7 @@ fn pre_and_post_processors_assertions_and_samplers_become_javascript() {
             "JSR223PostProcessor",
             "token",
             "",
-            "int total = prev.getResponseDataAsString().length() as String\nvars.put(\"total\", total)",
+            "def twice(String s) { return s + s }\nint total = prev.getResponseDataAsString().length() as String\nvars.put(\"total\", twice(total))",
         ),
         script(
             "BeanShellAssertion",
@@ -84,6 +84,7 @@ fn pre_and_post_processors_assertions_and_samplers_become_javascript() {
         "AssertionResult.setFailure(true);",
         "AssertionResult.setFailureMessage(\"got \" + prev.getResponseCode());",
         "if (vars.get(\"total\").toInteger() < 1) {",
+        "function twice(s) { return s + s }",
         "export function after_post_token_assert_ok(res, octx) {",
         "for (const f of [post_token, assert_ok])",
         "  vars.body = vars.body;\n  vars.sig = vars.sig;\n  vars.total = vars.total;",

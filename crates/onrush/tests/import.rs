@@ -435,3 +435,38 @@ fn imported_jsr223_scripts_sign_read_and_check_on_the_server() {
         }
     }
 }
+
+/// A Groovy script the rewriting lets through but whose JavaScript does not parse (a Groovy
+/// range in a `case`) is reported by `onrush import jmx` with the parser's reason, and the plan
+/// it writes still validates.
+#[test]
+fn a_script_whose_javascript_does_not_parse_stays_in_the_report() {
+    let dir = temp_dir("import-jmx-jsr223-parse");
+    let script = r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="bucket" enabled="true"><stringProp name="scriptLanguage">groovy</stringProp><stringProp name="script">def n = 3
+switch (n) { case 1..5: vars.put("bucket", "low"); break }</stringProp></JSR223PreProcessor><hashTree/>"#;
+    let jmx = fidelity_jmx(
+        "Ranges",
+        &[],
+        "",
+        &(script.to_string() + &get("item", "/bytes/1", "")),
+    );
+    let source = dir.join("ranges.jmx");
+    std::fs::write(&source, jmx).unwrap();
+    let plan = dir.join("ranges.yaml");
+    let output = onrush()
+        .args(["import", "jmx"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    assert!(
+        printed.contains("the JavaScript it rewrites to does not parse (SyntaxError"),
+        "{printed}"
+    );
+    assert!(!dir.join("ranges.jmeter.js").exists(), "{printed}");
+    let (code, out) = validate(&plan, &[]);
+    assert_eq!(code, Some(0), "{out}");
+}
