@@ -380,7 +380,7 @@ impl Engine {
                 let call = call.clone().restore(&ctx)?;
                 let list = Array::new(ctx.clone())?;
                 for (i, a) in args.iter().enumerate() {
-                    list.set(i, String::from_utf8_lossy(a).as_ref())?;
+                    list.set(i, crate::bridge::text(a).as_ref())?;
                 }
                 let v: Value = call.call((f, list))?;
                 coerce_string(&ctx, v)
