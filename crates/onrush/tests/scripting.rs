@@ -12,6 +12,19 @@ fn signed_api() -> PyServer {
     PyServer::spawn(command, "signed API server")
 }
 
+/// Writes `plan` into `dir` and runs it; the output and the results directory.
+fn run_in(dir: &std::path::Path, plan: &str) -> (std::process::Output, std::path::PathBuf) {
+    let path = dir.join("plan.yaml");
+    std::fs::write(&path, plan).unwrap();
+    let out = dir.join("out");
+    let output = onrush()
+        .args(["run", path.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    (output, out)
+}
+
 const SIGN_JS: &str = r#"import { hmac } from 'onrush/crypto';
 export function sign(req, ctx) {
   req.headers['x-signature'] = hmac('sha256', 'k3y', req.body);
@@ -44,14 +57,7 @@ scenarios:
 "#,
         port = server.port
     );
-    let path = dir.join("plan.yaml");
-    std::fs::write(&path, plan).unwrap();
-    let out = dir.join("out");
-    let output = onrush()
-        .args(["run", path.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let (output, out) = run_in(&dir, &plan);
     let counts = server.finish();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let s = summary(&out);
@@ -93,14 +99,7 @@ scenarios:
 "#,
         port = server.port
     );
-    let path = dir.join("plan.yaml");
-    std::fs::write(&path, plan).unwrap();
-    let out = dir.join("out");
-    let output = onrush()
-        .args(["run", path.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let (output, out) = run_in(&dir, &plan);
     let counts = server.finish();
     // Failures make the exit code 0 still (no thresholds); the run finished every iteration.
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
