@@ -740,3 +740,20 @@ fn body_size_checks_are_named_with_their_bounds() {
         ]
     );
 }
+
+/// A plan without JavaScript carries no scripts: its workers make no engine and its requests
+/// call into none. Inline `js:` alone is enough to make them (without any `scripts:` file),
+/// and the names it assigns become runtime variables templates can read.
+#[test]
+fn scripts_only_when_the_plan_has_javascript() {
+    let plan = ok(EXAMPLE);
+    assert!(plan.scripts.is_none());
+    let plan = ok("target: http://127.0.0.1:8080\nscenarios:\n  - name: s\n    load: { vus: 1, iterations: 1 }\n    steps:\n      - get: /\n        check: [ { js: \"res.status === 200\" } ]\n      - script: \"vars.next = 1\"\n      - get: \"/n/${next}\"\n");
+    let scripts = plan
+        .scripts
+        .as_ref()
+        .expect("inline JavaScript makes scripts");
+    assert_eq!(scripts.functions.len(), 2);
+    assert!(scripts.modules.is_empty());
+    assert!(plan.scenarios[0].vars.contains(&"next".to_string()));
+}
