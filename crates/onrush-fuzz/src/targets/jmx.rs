@@ -12,6 +12,8 @@ pub fn run(data: &[u8]) {
         base_dir: "/nonexistent-onrush-fuzz".into(),
         source_name: "fuzz.jmx".into(),
         plan_dir: None,
+        // The JavaScript a JSR223 element becomes is checked by the plan's loader below.
+        ..Options::default()
     };
     if let Ok(import) = import_jmx(&text, &options) {
         let _ = super::plan::load(&import.yaml);
