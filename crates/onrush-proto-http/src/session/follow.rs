@@ -109,11 +109,14 @@ impl HttpSession {
                         (HttpConn::H2 { conn, .. }, _, false) => {
                             conn.send(&request!(), self.sink.get_mut()).await
                         }
+                        // HTTP/3's send (quinn's streams, h3's frames) is a large future:
+                        // boxed, so that it does not size every VU's request future (an
+                        // allocation per HTTP/3 request, beside QUIC's own per-packet work).
                         (HttpConn::H3 { conn, .. }, _, true) => {
-                            conn.send(&request!(), &mut self.sink).await
+                            Box::pin(conn.send(&request!(), &mut self.sink)).await
                         }
                         (HttpConn::H3 { conn, .. }, _, false) => {
-                            conn.send(&request!(), self.sink.get_mut()).await
+                            Box::pin(conn.send(&request!(), self.sink.get_mut())).await
                         }
                     };
                     match sent {
