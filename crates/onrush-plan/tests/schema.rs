@@ -28,6 +28,8 @@ fn schema_is_valid_json_and_describes_every_key() {
             "http",
             "profiles",
             "scenarios",
+            "script_timeout",
+            "scripts",
             "secrets",
             "setup",
             "target",
@@ -443,6 +445,7 @@ fn new_keys_are_described() {
             "equals",
             "exists",
             "header",
+            "js",
             "jsonpath",
             "matches",
             "name",
@@ -454,7 +457,7 @@ fn new_keys_are_described() {
             .as_array()
             .unwrap()
             .len(),
-        9
+        10
     );
     let check = &request["properties"]["check"]["anyOf"];
     assert_eq!(check[0]["$ref"], "#/definitions/check");
@@ -477,6 +480,7 @@ fn new_keys_are_described() {
         "#/definitions/if",
         "#/definitions/once",
         "#/definitions/random",
+        "#/definitions/script",
         // a request of another protocol (onrush-proto-tcp)
         "#/definitions/tcp",
         "#/definitions/udp",
@@ -540,7 +544,7 @@ fn new_keys_are_described() {
     );
     assert_eq!(
         keys("/definitions/condition/properties"),
-        ["equals", "exists", "matches", "not_equals", "var"]
+        ["equals", "exists", "js", "matches", "not_equals", "var"]
     );
     let inner = &schema["definitions"]["loop"]["properties"]["loop"];
     assert_eq!(inner["required"], json!(["steps"]));

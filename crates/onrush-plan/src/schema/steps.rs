@@ -38,7 +38,7 @@ pub(super) fn definitions() -> Map<String, Value> {
         "required": ["script"],
         "description": "Run JavaScript with the VU's `ctx` (and `vars`): an exported function's name, or statements; timed as a sample of its own (not a request)",
         "properties": {
-            "script": { "type": "string", "examples": ["checkout.prepare", "vars.total = Number(vars.a) * 2"] },
+            "script": { "type": "string", "description": "An exported function of the plan's `scripts:` (`name` or `module.name`), called with `ctx`; or JavaScript statements, with `ctx` and `vars` in scope", "examples": ["checkout.prepare", "vars.total = Number(vars.a) * 2"] },
             "name": { "type": "string", "description": "The sample's name in the results (default `script` and the code's start)" }
         }
     }));
