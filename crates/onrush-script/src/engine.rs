@@ -252,11 +252,6 @@ impl Engine {
         (s.modules.clone(), self.entries.clone(), s.opened.clone())
     }
 
-    pub(crate) fn into_sources(self) -> SourceLists {
-        let s = self.sources.borrow();
-        (s.modules.clone(), self.entries.clone(), s.opened.clone())
-    }
-
     /// A worker's engine for the plan's `scripts`, with the plan's functions ready to call.
     pub fn new(scripts: &Scripts, scenarios: &[(String, Vec<String>)]) -> Result<Engine, String> {
         let sources = Sources {

@@ -2,7 +2,7 @@
 //! their exports, a checking engine), the plan compiler numbers the functions it uses, and
 //! [`ScriptsBuilder::finish`] gives [`Scripts`], what every worker's engine is made from.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::engine::Engine;
@@ -78,7 +78,6 @@ pub fn load(
     let engine = Engine::checking(dir.to_path_buf(), entries, timeout)?;
     Ok(ScriptsBuilder {
         engine,
-        dir: dir.to_path_buf(),
         functions: Vec::new(),
         timeout,
     })
@@ -88,8 +87,6 @@ pub fn load(
 /// inline code checked as it is met.
 pub struct ScriptsBuilder {
     engine: Engine,
-    #[allow(dead_code)]
-    dir: PathBuf,
     functions: Vec<Function>,
     timeout: Duration,
 }
@@ -180,7 +177,7 @@ impl ScriptsBuilder {
     }
 
     pub fn finish(self) -> Scripts {
-        let (modules, entries, opened) = self.engine.into_sources();
+        let (modules, entries, opened) = self.engine.sources();
         Scripts {
             modules,
             entries,
