@@ -30,6 +30,7 @@ pub mod schedule;
 pub mod signals;
 mod start;
 mod status;
+pub mod steer;
 mod vu;
 mod worker;
 
@@ -39,6 +40,7 @@ pub use finish::{
 };
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
 pub use run::{run, RunOptions, RunOutcome, Segment};
+pub use steer::{RunState, SteerError, Steerable, Steering};
 
 #[cfg(test)]
 mod tests;

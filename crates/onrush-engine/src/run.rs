@@ -12,7 +12,9 @@ use onrush_export::Exporter;
 use onrush_metrics::{Collector, RunInfo};
 use onrush_plan::LoadModel;
 use onrush_protocol::Protocol;
-use onrush_results::{GeneratorWriter, GENERATOR_FILE, INTERVALS_FILE};
+use onrush_results::{
+    Event, EventsWriter, GeneratorWriter, EVENTS_FILE, GENERATOR_FILE, INTERVALS_FILE,
+};
 use tokio::sync::watch;
 
 use super::prepare::Prepared;
@@ -22,6 +24,7 @@ use crate::monitor::{self, Cause, Monitor, Verdict};
 use crate::signals;
 use crate::start::StartGate;
 use crate::status::{GracefulStop, Status};
+use crate::steer::{RunState, Steering};
 use onrush_results::VusNotStarted;
 
 pub struct RunOptions {
@@ -57,6 +60,9 @@ pub struct RunOptions {
     /// `--samples`: a line per request appended to this file, which the caller made with its
     /// header ([`onrush_metrics::create_samples_file`]); `None`: no line, no cost.
     pub samples: Option<PathBuf>,
+    /// Pause, resume, stop and live load changes (the live page's API); `None`: the run
+    /// cannot be steered, and pays nothing for it.
+    pub steering: Option<Arc<Steering>>,
 }
 
 /// The share of a plan's load one process runs, when several run it together: the plan's load
@@ -108,6 +114,7 @@ impl RunOptions {
             start_at: None,
             join_at: Duration::ZERO,
             samples: None,
+            steering: None,
         }
     }
 }
@@ -206,6 +213,7 @@ pub fn run<P: Protocol>(
                 stop: stop_rx.clone(),
                 tids: tids.clone(),
                 samples: options.samples.clone(),
+                steering: options.steering.clone(),
             };
             thread::Builder::new()
                 .name(format!("onrush-worker-{index}"))
@@ -243,6 +251,16 @@ pub fn run<P: Protocol>(
     let mut failure_examples = BTreeMap::new();
     let mut exporters = options.exporters;
     exporters.begin(&prepared.layout);
+    let steering = options.steering.clone();
+    let mut events = options.out_dir.as_deref().map(EventsWriter::new);
+    let mut stopped_by_request = false;
+    if let Some(st) = &steering {
+        st.set_state(if st.paused() {
+            RunState::Paused
+        } else {
+            RunState::Running
+        });
+    }
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Message {
@@ -312,6 +330,27 @@ pub fn run<P: Protocol>(
             );
             let _ = stop_tx.send(true);
         }
+        if let Some(st) = &steering {
+            for (at, event) in st.take_events() {
+                let t = at.saturating_duration_since(start).as_secs_f64();
+                let t = (t * 1000.0).round() / 1000.0 + options.join_at.as_secs_f64();
+                status.note(&format!("{} ({})", event.detail, event.by));
+                if let Some(Err(e)) = events.as_mut().map(|w| w.write(&Event { t, ..event })) {
+                    status.note(&format!(
+                        "warning: cannot write {}: {e}; the run goes on",
+                        events
+                            .as_ref()
+                            .map_or(EVENTS_FILE.into(), |w| w.path().display().to_string())
+                    ));
+                    events = None;
+                }
+            }
+            if !interrupted && st.stop_requested() {
+                interrupted = true;
+                stopped_by_request = true;
+                let _ = stop_tx.send(true);
+            }
+        }
         if !interrupted && signals::interrupted() {
             interrupted = true;
             status.note(
@@ -349,6 +388,21 @@ pub fn run<P: Protocol>(
     }
     exporters.finish();
     status.finish();
+    if let Some(st) = &steering {
+        st.set_state(RunState::Stopping);
+    }
+    let mut stops = prepared
+        .stops
+        .notes
+        .lock()
+        .map(|n| n.clone())
+        .unwrap_or_default();
+    if stopped_by_request {
+        stops.push((
+            String::new(),
+            "stopped through the live page or its API (POST /api/stop)".to_string(),
+        ));
+    }
     let vars = prepared
         .scenarios
         .iter()
@@ -372,12 +426,7 @@ pub fn run<P: Protocol>(
         generator_error,
         aborted_by,
         stopped_by_failure: stop_test_seen,
-        stops: prepared
-            .stops
-            .notes
-            .lock()
-            .map(|n| n.clone())
-            .unwrap_or_default(),
+        stops,
     })
 }
 
