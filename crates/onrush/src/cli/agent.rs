@@ -165,6 +165,9 @@ pub fn agent(args: AgentArgs) -> i32 {
         influx: None,
         influx_token: None,
         samples: None,
+        web: None,
+        web_linger: None,
+        web_token: None,
     };
     let segment = onrush_engine::Segment {
         first_worker: assignment.segment.first_worker,
