@@ -144,6 +144,16 @@
     }
   }
 
+  // events.jsonl's events as the charts' markers (the report's own, events.rs, label them
+  // the same way).
+  function markers(events) {
+    return (events || []).map(function (e) {
+      var label = e.rate != null ? 'rate ' + e.rate + '/s (' + e.scenario + ')'
+        : e.vus != null ? e.vus + ' VUs (' + e.scenario + ')' : e.kind;
+      return { t: e.t, kind: e.kind, label: label };
+    });
+  }
+
   function poll() {
     if (fetching) return;
     fetching = true;
@@ -156,7 +166,7 @@
         if (charts && s.second != null && s.second >= charts.seconds()) {
           return fetch('/api/seconds?from=' + charts.seconds(), { cache: 'no-store' })
             .then(function (r) { return r.json(); })
-            .then(function (chunk) { charts.append(chunk, s.events); });
+            .then(function (chunk) { charts.append(chunk, markers(s.events)); });
         }
       })
       .catch(function () {
