@@ -55,7 +55,13 @@ fn call_text(
 /// Starts `onrush run PLAN --web` and returns the process and the page's URL (from stderr).
 fn start_live(plan: &Path, out: &Path, linger: &str) -> (Child, String) {
     let mut child = onrush()
-        .args(["run", plan.to_str().unwrap(), "--quiet", "--web", "127.0.0.1:0"])
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--quiet",
+            "--web",
+            "127.0.0.1:0",
+        ])
         .args(["--web-linger", linger, "--out"])
         .arg(out)
         .stdout(Stdio::null())
@@ -161,15 +167,36 @@ fn the_api_steers_a_run_and_every_view_agrees() {
     assert_eq!(s["control"], true, "loopback: any local caller may steer");
 
     // Refusals first: each says what to send instead.
-    let (code, r) = call(&url, "POST", "/api/scenarios/shop/load", r#"{"rate":"5/s"}"#, &[]);
+    let (code, r) = call(
+        &url,
+        "POST",
+        "/api/scenarios/shop/load",
+        r#"{"rate":"5/s"}"#,
+        &[],
+    );
     assert_eq!(code, 409, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("change its VUs"), "{r}");
-    let (code, r) = call(&url, "POST", "/api/scenarios/nope/load", r#"{"vus":3}"#, &[]);
+    assert!(
+        r["error"].as_str().unwrap().contains("change its VUs"),
+        "{r}"
+    );
+    let (code, r) = call(
+        &url,
+        "POST",
+        "/api/scenarios/nope/load",
+        r#"{"vus":3}"#,
+        &[],
+    );
     assert_eq!(code, 404, "{r}");
     assert!(r["error"].as_str().unwrap().contains("browse, shop"), "{r}");
     let (code, r) = call(&url, "POST", "/api/scenarios/browse/load", "fast", &[]);
     assert_eq!(code, 400, "{r}");
-    let (code, _) = call(&url, "POST", "/api/stop", "", &[("Origin", "http://evil.example")]);
+    let (code, _) = call(
+        &url,
+        "POST",
+        "/api/stop",
+        "",
+        &[("Origin", "http://evil.example")],
+    );
     assert_eq!(code, 403, "another site's page cannot stop the run");
     let (code, _) = call(&url, "GET", "/nope", "", &[]);
     assert_eq!(code, 404);
@@ -179,9 +206,21 @@ fn the_api_steers_a_run_and_every_view_agrees() {
     std::thread::sleep(Duration::from_millis(2_600));
     let (code, _) = call(&url, "POST", "/api/resume", "", &[]);
     assert_eq!(code, 200);
-    let (code, r) = call(&url, "POST", "/api/scenarios/browse/load", r#"{"rate":"200/s"}"#, &[]);
+    let (code, r) = call(
+        &url,
+        "POST",
+        "/api/scenarios/browse/load",
+        r#"{"rate":"200/s"}"#,
+        &[],
+    );
     assert_eq!(code, 200, "{r}");
-    let (code, r) = call(&url, "POST", "/api/scenarios/shop/load", r#"{"vus":4}"#, &[]);
+    let (code, r) = call(
+        &url,
+        "POST",
+        "/api/scenarios/shop/load",
+        r#"{"vus":4}"#,
+        &[],
+    );
     assert_eq!(code, 200, "{r}");
     let s = wait_for(&url, "the new load in a closed second", |s| {
         s["scenarios"][0]["iterations_last_second"].as_u64() >= Some(150)
@@ -211,18 +250,28 @@ fn the_api_steers_a_run_and_every_view_agrees() {
             .find(|s| s["scenario"] == live["scenario"] && s["name"] == live["step"])
             .unwrap_or_else(|| panic!("{live} in summary.json"));
         for k in ["count", "p50", "p90", "p95", "p99", "p999", "max", "mean"] {
-            assert_eq!(live["latency_ms"][k], step["latency_ms"][k], "{k} of {live}");
+            assert_eq!(
+                live["latency_ms"][k], step["latency_ms"][k],
+                "{k} of {live}"
+            );
         }
     }
     let (code, page) = call_text(&url, "GET", "/", "", &[]);
     assert_eq!(code, 200);
     assert!(page.contains("id=\"key-figures\"") && !page.contains("id=\"live\""));
-    assert!(page.contains("id=\"events\""), "the report lists the events");
+    assert!(
+        page.contains("id=\"events\""),
+        "the report lists the events"
+    );
 
     // The changes, in order, in events.jsonl; the stop in summary.json.
     let ev = events(&out);
     let kinds: Vec<&str> = ev.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["pause", "resume", "load", "load", "stop"], "{ev:#?}");
+    assert_eq!(
+        kinds,
+        ["pause", "resume", "load", "load", "stop"],
+        "{ev:#?}"
+    );
     assert_eq!(ev[2]["rate"], 200.0);
     assert_eq!(ev[3]["vus"], 4);
     let stopped = summary["stopped_early"].to_string();
@@ -230,11 +279,39 @@ fn the_api_steers_a_run_and_every_view_agrees() {
     // Paused for 2.6 s: at least one whole second without a request.
     let paused_from = ev[0]["t"].as_f64().unwrap().ceil() as usize;
     let seconds = requests_per_second(&out);
-    assert_eq!(seconds[paused_from], 0, "paused at {}: {seconds:?}", ev[0]["t"]);
-    assert!(seconds[paused_from + 3..].iter().any(|&n| n > 0), "{seconds:?}");
+    assert_eq!(
+        seconds[paused_from], 0,
+        "paused at {}: {seconds:?}",
+        ev[0]["t"]
+    );
+    assert!(
+        seconds[paused_from + 3..].iter().any(|&n| n > 0),
+        "{seconds:?}"
+    );
 
     let _ = child.kill();
     wait_exit(&mut child);
+
+    // `merge` keeps the events; its report lists them.
+    let merged = dir.join("merged");
+    let output = onrush()
+        .args([
+            "merge",
+            out.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(events(&merged), ev);
+    let output = onrush()
+        .args(["report", merged.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let page = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(page.contains("id=\"events\"") && page.contains("rate 200/s (browse)"));
 }
 
 /// Where tests/install-chromium-har.sh puts what a Chromium driven by playwright needs.
@@ -245,7 +322,9 @@ fn a_browser_watches_and_steers_the_live_page() {
     let servers = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers");
     assert!(
         Path::new("/usr/bin/chromium").exists()
-            && Path::new(servers).join("node_modules/playwright-core").exists(),
+            && Path::new(servers)
+                .join("node_modules/playwright-core")
+                .exists(),
         "the live page's browser test needs /usr/bin/chromium and playwright-core in \
          {servers}/node_modules: run `bash {INSTALL}`"
     );
@@ -289,11 +368,7 @@ fn a_browser_watches_and_steers_the_live_page() {
         .chars()
         .filter(char::is_ascii_digit)
         .collect();
-    assert_eq!(
-        shown,
-        summary["totals"]["requests"].to_string(),
-        "{seen:#}"
-    );
+    assert_eq!(shown, summary["totals"]["requests"].to_string(), "{seen:#}");
     assert_eq!(
         summary["totals"]["requests"].as_u64().unwrap(),
         server.stats().requests
@@ -314,6 +389,9 @@ fn a_browser_watches_and_steers_the_live_page() {
         ev[0]["t"]
     );
     for shot in ["1-running.png", "2-rate-changed.png", "3-final-report.png"] {
-        assert!(shots.join(shot).metadata().unwrap().len() > 10_000, "{shot}");
+        assert!(
+            shots.join(shot).metadata().unwrap().len() > 10_000,
+            "{shot}"
+        );
     }
 }
