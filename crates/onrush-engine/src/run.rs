@@ -63,6 +63,9 @@ pub struct RunOptions {
     /// Pause, resume, stop and live load changes (the live page's API); `None`: the run
     /// cannot be steered, and pays nothing for it.
     pub steering: Option<Arc<Steering>>,
+    /// Every threshold of the plan: with `steering`, judged each second on the run so far and
+    /// published for the live page (`Steering::published`); unused without.
+    pub thresholds: Vec<onrush_plan::Threshold>,
 }
 
 /// The share of a plan's load one process runs, when several run it together: the plan's load
@@ -115,6 +118,7 @@ impl RunOptions {
             join_at: Duration::ZERO,
             samples: None,
             steering: None,
+            thresholds: Vec::new(),
         }
     }
 }
@@ -300,6 +304,9 @@ pub fn run<P: Protocol>(
                 }
             }
             status.second(second, &view, start.elapsed());
+            if let Some(st) = &steering {
+                publish(st, &options.thresholds, &mut collector, &mut monitor, start);
+            }
             if aborted_by.is_none() && !options.abort_thresholds.is_empty() {
                 collector.set_duration(start.elapsed());
                 let verdict = monitor.verdict();
@@ -428,6 +435,38 @@ pub fn run<P: Protocol>(
         stopped_by_failure: stop_test_seen,
         stops,
     })
+}
+
+/// For the live page: the thresholds judged on the run so far, the generator's health.
+fn publish(
+    steering: &Steering,
+    thresholds: &[onrush_plan::Threshold],
+    collector: &mut Collector,
+    monitor: &mut Monitor,
+    start: Instant,
+) {
+    let verdict = monitor.verdict();
+    let (now, at_end): (Vec<_>, Vec<_>) = thresholds
+        .iter()
+        .cloned()
+        .partition(|t| !onrush_sla::needs_histograms(std::slice::from_ref(t)));
+    let outcomes = if now.is_empty() {
+        Vec::new()
+    } else {
+        collector.set_duration(start.elapsed());
+        onrush_sla::outcomes(&onrush_sla::evaluate(
+            &now,
+            &collector.summary(),
+            Some(&verdict.verdict),
+        ))
+    };
+    steering.publish(crate::steer::Published {
+        thresholds: outcomes,
+        thresholds_at_end: at_end.into_iter().map(|t| t.source).collect(),
+        generator_verdict: verdict.verdict,
+        generator_message: verdict.message,
+        generator: monitor.latest().cloned(),
+    });
 }
 
 /// Appends the second the monitor closed last to `generator.jsonl`; the first failure is kept

@@ -95,6 +95,23 @@ pub struct Steering {
     scenarios: Vec<ScenarioSteer>,
     /// Changes not written yet, with when they were asked.
     pending: Mutex<Vec<(Instant, Event)>>,
+    /// What the run loop judged of the last second closed, for the live page.
+    published: Mutex<Published>,
+}
+
+/// What the run loop publishes each second for the live page (only a steered run does):
+/// the plan's thresholds judged on the run so far, and the generator's own health.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Published {
+    /// The thresholds `summary.json` alone can judge, on the run so far.
+    pub thresholds: Vec<onrush_results::ThresholdOutcome>,
+    /// The thresholds that need the run's histograms (judged at the end only).
+    pub thresholds_at_end: Vec<String>,
+    /// `healthy` or `saturated`, and why, on the seconds closed so far.
+    pub generator_verdict: String,
+    pub generator_message: String,
+    /// The generator's last second (a line of `generator.jsonl`).
+    pub generator: Option<onrush_results::GeneratorLine>,
 }
 
 /// Highest rate and VU count a live change may ask for: a typo (an extra zero or three) should
@@ -126,6 +143,7 @@ impl Steering {
                 })
                 .collect(),
             pending: Mutex::new(Vec::new()),
+            published: Mutex::new(Published::default()),
         }
     }
 
@@ -175,6 +193,18 @@ impl Steering {
     /// A stop was asked (the run loop stops the run as on Ctrl-C).
     pub fn stop_requested(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// What the run loop published last.
+    pub fn published(&self) -> Published {
+        self.published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn publish(&self, published: Published) {
+        *self.published.lock().unwrap_or_else(|e| e.into_inner()) = published;
     }
 
     /// The changes asked since the last call, with when.

@@ -112,6 +112,9 @@ struct Status<'a> {
     control: bool,
     /// The final report, once written.
     report: Option<&'static str>,
+    /// The thresholds judged on the run so far, the generator's health.
+    #[serde(flatten)]
+    published: onrush_engine::steer::Published,
 }
 
 pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
@@ -163,6 +166,7 @@ pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
         events: &state.events,
         control: req.may_control && !matches!(run_state, RunState::Finished),
         report: shared.report_html_exists().then_some("/report.html"),
+        published: steering.published(),
     };
     serde_json::to_string(&status).expect("a status always serialises")
 }

@@ -196,3 +196,46 @@ impl LiveState {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(t: u64) -> SecondData {
+        SecondData {
+            second: t,
+            unix_ms: t * 1000,
+            scenarios: Vec::new(),
+            steps: Vec::new(),
+            groups: Vec::new(),
+            totals: onrush_metrics::SecondTotals {
+                requests: 10,
+                total_requests: 10 * (t + 1),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// An hour-long run and a day-long one keep the same state: the offsets of the last
+    /// WINDOW seconds, the totals.
+    #[test]
+    fn the_state_does_not_grow_with_the_run() {
+        let mut state = LiveState::default();
+        for t in 0..(WINDOW as u64 * 3) {
+            state.add(&second(t), Some(100 * t));
+        }
+        assert_eq!(state.offsets.len(), WINDOW);
+        assert_eq!(state.requests, 10 * WINDOW as u64 * 3);
+        let oldest = WINDOW as u64 * 2;
+        assert_eq!(
+            state.offset_of(0),
+            Some((oldest, 100 * oldest)),
+            "from the oldest kept"
+        );
+        assert_eq!(
+            state.offset_of(oldest + 5),
+            Some((oldest + 5, 100 * (oldest + 5)))
+        );
+        assert_eq!(state.offset_of(WINDOW as u64 * 3), None, "not closed yet");
+    }
+}

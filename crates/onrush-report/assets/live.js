@@ -136,6 +136,18 @@
     nowEl.innerHTML = '<table class="data" id="live-steps"><thead><tr><th>scenario</th><th>step</th><th>req/s now</th><th>requests</th><th>failures</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th></tr></thead><tbody>' +
       rows + '</tbody></table><p class="note">Latency since the start, exact (the figures summary.json will have); req/s: the last second closed.' +
       (classes ? ' Failures by class: ' + classes + '.' : '') + '</p>';
+    var th = (s.thresholds || []).map(function (t) {
+      return '<li class="' + (t.passed ? 'pass' : 'fail') + '">' + (t.passed ? '✔ ' : '✘ ') + esc(t.threshold) +
+        ' <span class="note">(' + esc(t.scope) + ': ' + esc(t.measured_text) + ')</span></li>';
+    }).concat((s.thresholds_at_end || []).map(function (t) {
+      return '<li>' + esc(t) + ' <span class="note">(judged at the end: it needs the run\'s histograms)</span></li>';
+    }));
+    var g = s.generator;
+    nowEl.innerHTML += (th.length ? '<h3>Thresholds so far</h3><ul id="live-thresholds" class="live-thresholds">' + th.join('') + '</ul>' : '') +
+      '<p id="live-generator" class="note">Load generator: <b>' + esc(s.generator_verdict || '–') + '</b>' +
+      (g ? ' · CPU ' + (g.cpu_percent == null ? '–' : Math.round(g.cpu_percent) + '%') + ' · schedule lag p99 ' +
+        ms(g.schedule_lag_p99_ms) + ' · ' + n(g.dropped_iterations) + ' dropped/s · ' + Math.round(g.rss_mb) + ' MB' : '') +
+      (s.generator_message ? ' — ' + esc(s.generator_message) : '') + '</p>';
     if (chip) chip.textContent = 'live: ' + s.state + ', charts kept current';
     if (s.state === 'finished' && s.report && !reloading) {
       // The final report (the same page, from the finished results).

@@ -143,7 +143,7 @@ fn plan_for(server: &Server, dir: &Path) -> std::path::PathBuf {
     std::fs::write(
         &plan,
         format!(
-            "target: {}\nscenarios:\n  - name: browse\n    load: {{ rate: 40/s, duration: 60s, max_vus: 50 }}\n    steps:\n      - get: /\n  - name: shop\n    load: {{ vus: 1, duration: 60s }}\n    steps:\n      - get: /delay/20\n",
+            "target: {}\nthresholds: [\"failure_rate == 0%\", \"p75 < 10s\"]\nscenarios:\n  - name: browse\n    load: {{ rate: 40/s, duration: 60s, max_vus: 50 }}\n    steps:\n      - get: /\n  - name: shop\n    load: {{ vus: 1, duration: 60s }}\n    steps:\n      - get: /delay/20\n",
             server.url("")
         ),
     )
@@ -165,6 +165,21 @@ fn the_api_steers_a_run_and_every_view_agrees() {
     assert_eq!(s["scenarios"][0]["steer"], "rate", "{s:#}");
     assert_eq!(s["scenarios"][1]["steer"], "vus", "{s:#}");
     assert_eq!(s["control"], true, "loopback: any local caller may steer");
+    // Thresholds as the run goes: those summary.json can judge now, the others at the end.
+    assert_eq!(
+        s["thresholds"][0]["threshold"], "failure_rate == 0%",
+        "{s:#}"
+    );
+    assert_eq!(s["thresholds"][0]["passed"], true, "{s:#}");
+    assert_eq!(
+        s["thresholds_at_end"],
+        serde_json::json!(["p75 < 10s"]),
+        "{s:#}"
+    );
+    assert!(
+        ["healthy", "saturated"].contains(&s["generator_verdict"].as_str().unwrap()),
+        "{s:#}"
+    );
 
     // Refusals first: each says what to send instead.
     let (code, r) = call(

@@ -216,6 +216,11 @@ pub fn run_plan_as(
         join_at,
         samples: common.samples.clone(),
         steering: live.as_ref().map(|(_, steering)| steering.clone()),
+        thresholds: if live.is_some() {
+            thresholds.clone()
+        } else {
+            Vec::new()
+        },
     }) {
         Ok(outcome) => outcome,
         Err(e) => {
