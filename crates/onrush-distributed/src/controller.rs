@@ -153,7 +153,7 @@ impl Controller {
         seed: &[wire::SeedVar],
         run_name: &str,
         out_dir: &Path,
-        hooks: Hooks<'_>,
+        mut hooks: Hooks<'_>,
     ) -> Result<Vec<AgentReport>, String> {
         let n = self.options.agents;
         let quiet = self.options.quiet;
@@ -324,6 +324,9 @@ impl Controller {
         let mut status = LiveStatus::new(reports.len(), quiet);
         let mut stop_sent = false;
         let mut live = LiveMerge::new(reports.len());
+        if let Some(dir) = hooks.live_dir.take() {
+            live.stream_to(dir);
+        }
         // Spares given a lost agent's segment, until they say ready (then they are started).
         let mut spares_loading: Vec<usize> = Vec::new();
         for a in &reports {
@@ -503,6 +506,7 @@ impl Controller {
                 }
             }
             status.tick(&reports, &done);
+            (hooks.agents)(&reports, &done, start.elapsed());
         }
         drop(links);
         // Spares never needed are told so (they exit instead of waiting for a plan).
@@ -546,6 +550,9 @@ fn name_apart(name: &mut String, taken: impl Fn(&str) -> bool) {
     }
 }
 
+/// [`Hooks::agents`]: the agents, whether each is done, the time since the start.
+pub type AgentsHook<'a> = dyn FnMut(&[AgentReport], &[bool], Duration) + 'a;
+
 /// What the caller of [`Controller::run`] does while the run goes.
 pub struct Hooks<'a> {
     /// Polled: once it says so, every agent is told to stop (and still sends its results).
@@ -558,6 +565,12 @@ pub struct Hooks<'a> {
     /// exporters) and the time since the start. What it returns is a reason to stop every
     /// agent (an `abort_on_fail` threshold lost), said on stderr.
     pub seconds: &'a mut dyn FnMut(&mut onrush_metrics::Collector, Duration) -> Option<String>,
+    /// Called about every 100 ms while the run goes with the agents (and whether each is
+    /// done: finished or lost) and the time since the start: for a live page.
+    pub agents: &'a mut AgentsHook<'a>,
+    /// Where the merged seconds are written as they close (`LiveMerge::stream_to`); `None`:
+    /// kept in memory only.
+    pub live_dir: Option<std::path::PathBuf>,
 }
 
 /// The most two agents' starts can be apart, in ms: each woke `start_late_ms` after the

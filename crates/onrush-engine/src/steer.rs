@@ -73,6 +73,11 @@ pub enum SteerError {
     Value(String),
     #[error("the run is {0}: nothing to change")]
     NotRunning(&'static str),
+    #[error(
+        "a distributed run can be stopped here, not paused or given another load yet: \
+         the agents run their shares of the plan as it was split"
+    )]
+    Distributed,
 }
 
 /// One scenario's live load.
@@ -97,6 +102,8 @@ pub struct Steering {
     pending: Mutex<Vec<(Instant, Event)>>,
     /// What the run loop judged of the last second closed, for the live page.
     published: Mutex<Published>,
+    /// A distributed run's controller: only `stop` (the agents take no other change yet).
+    stop_only: bool,
 }
 
 /// What the run loop publishes each second for the live page (only a steered run does):
@@ -144,6 +151,18 @@ impl Steering {
                 .collect(),
             pending: Mutex::new(Vec::new()),
             published: Mutex::new(Published::default()),
+            stop_only: false,
+        }
+    }
+
+    /// Steering for a distributed run's controller: it can stop the run (every agent is told
+    /// to), and refuses pauses and load changes, saying why.
+    pub fn stop_only<'a>(
+        scenarios: impl IntoIterator<Item = (&'a str, &'a LoadModel)>,
+    ) -> Steering {
+        Steering {
+            stop_only: true,
+            ..Steering::new(scenarios)
         }
     }
 
@@ -207,12 +226,18 @@ impl Steering {
         *self.published.lock().unwrap_or_else(|e| e.into_inner()) = published;
     }
 
-    /// The changes asked since the last call, with when.
-    pub(crate) fn take_events(&self) -> Vec<(Instant, Event)> {
+    /// The changes asked since the last call, with when (the run loop writes them; a
+    /// distributed run's controller too).
+    pub fn take_events(&self) -> Vec<(Instant, Event)> {
         std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     // ---- the controls -----------------------------------------------------------------------
+
+    /// Only a stop is taken (a distributed run's controller).
+    pub fn is_stop_only(&self) -> bool {
+        self.stop_only
+    }
 
     /// The scenarios: name and what can be changed.
     pub fn scenarios(&self) -> impl Iterator<Item = (&str, Steerable)> {
@@ -220,6 +245,9 @@ impl Steering {
     }
 
     fn live(&self) -> Result<(), SteerError> {
+        if self.stop_only {
+            return Err(SteerError::Distributed);
+        }
         match self.state() {
             RunState::Stopping => Err(SteerError::NotRunning("stopping")),
             RunState::Finished => Err(SteerError::NotRunning("finished")),

@@ -41,7 +41,7 @@ use onrush_metrics::{Layout, SecondData};
 use onrush_results::INTERVALS_FILE;
 
 pub use server::MAX_CONNECTIONS;
-pub use state::WINDOW;
+pub use state::{AgentLive, WINDOW};
 
 use server::Response;
 use state::LiveState;
@@ -185,6 +185,11 @@ impl LiveServer {
             written: None,
             batch_start: None,
         }
+    }
+
+    /// A distributed run's agents as the controller sees them now (the page lists them).
+    pub fn set_agents(&self, agents: Vec<AgentLive>) {
+        self.shared.state.lock().agents = agents;
     }
 
     /// The run has ended and written `report`: the page becomes it, the controls go.

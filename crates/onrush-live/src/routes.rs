@@ -112,6 +112,10 @@ struct Status<'a> {
     control: bool,
     /// The final report, once written.
     report: Option<&'static str>,
+    /// A distributed run's agents (empty otherwise).
+    agents: &'a [crate::AgentLive],
+    /// Only a stop is taken (a distributed run).
+    stop_only: bool,
     /// The thresholds judged on the run so far, the generator's health.
     #[serde(flatten)]
     published: onrush_engine::steer::Published,
@@ -134,6 +138,7 @@ pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
             ScenarioStatus {
                 name,
                 steer: match kind {
+                    _ if steering.is_stop_only() => "fixed",
                     Steerable::Rate => "rate",
                     Steerable::Vus => "vus",
                     Steerable::Fixed => "fixed",
@@ -167,6 +172,8 @@ pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
         control: req.may_control && !matches!(run_state, RunState::Finished),
         report: shared.report_html_exists().then_some("/report.html"),
         published: steering.published(),
+        agents: &state.agents,
+        stop_only: steering.is_stop_only(),
     };
     serde_json::to_string(&status).expect("a status always serialises")
 }

@@ -53,6 +53,23 @@ pub(crate) struct LiveState {
     /// `(second, byte offset of its first line in intervals.jsonl)`, the last [`WINDOW`].
     pub offsets: VecDeque<(u64, u64)>,
     pub events: Vec<Event>,
+    /// A distributed run's agents (none for one machine's run).
+    pub agents: Vec<AgentLive>,
+}
+
+/// One agent of a distributed run, on the live page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AgentLive {
+    pub name: String,
+    pub address: String,
+    /// `starting`, `running`, `done` (its results handed over), `lost`.
+    pub state: String,
+    pub lost_at_s: Option<f64>,
+    pub lost_reason: Option<String>,
+    /// A spare: the lost agent whose share it took over, and when it joined.
+    pub replaces: Option<String>,
+    pub joined_at_s: Option<f64>,
+    pub replaced_by: Option<String>,
 }
 
 impl LiveState {

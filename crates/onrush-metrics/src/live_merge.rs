@@ -60,6 +60,8 @@ pub struct LiveMerge {
     closed_through: Option<u64>,
     /// The latest `close_ready` closed seconds (the collector's closed seconds are those).
     fresh: bool,
+    /// Where the merged seconds are written as they close (`stream_to`).
+    stream_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Default)]
@@ -85,7 +87,15 @@ impl LiveMerge {
             dec: HistDecoder::new(),
             closed_through: None,
             fresh: false,
+            stream_dir: None,
         }
+    }
+
+    /// Writes the merged seconds to `dir/intervals.jsonl` as they close (a distributed run's
+    /// live page reads them, as one machine's reads its own); set before the first header.
+    /// If the file cannot be made, the merge goes on in memory, and says so.
+    pub fn stream_to(&mut self, dir: std::path::PathBuf) {
+        self.stream_dir = Some(dir);
     }
 
     /// One more input (a stream that starts during the run: a spare agent taking over a lost
@@ -193,10 +203,18 @@ impl LiveMerge {
                 if self.collector.is_none() {
                     let mut layout = Layout::default();
                     layout.scenarios = h.layout.iter().map(files::scenario_layout).collect();
-                    self.collector = Some(Collector::new(
-                        layout.clone(),
-                        RunInfo::new(&h.plan, h.start_unix_ms),
-                    ));
+                    let info = RunInfo::new(&h.plan, h.start_unix_ms);
+                    self.collector = Some(match &self.stream_dir {
+                        Some(dir) => Collector::streaming(layout.clone(), info.clone(), dir)
+                            .unwrap_or_else(|e| {
+                                eprintln!(
+                                    "warning: {}: {e}; the merged seconds stay in memory",
+                                    dir.display()
+                                );
+                                Collector::new(layout.clone(), info)
+                            }),
+                        None => Collector::new(layout.clone(), info),
+                    });
                     self.layout = Some(layout);
                 }
                 return Ok(());

@@ -62,8 +62,10 @@
     }
     var row = document.createElement('div');
     row.className = 'live-buttons';
-    row.appendChild(button('Pause', 'live-pause', function () { post('/api/pause'); }));
-    row.appendChild(button('Resume', 'live-resume', function () { post('/api/resume'); }));
+    if (!s.stop_only) {
+      row.appendChild(button('Pause', 'live-pause', function () { post('/api/pause'); }));
+      row.appendChild(button('Resume', 'live-resume', function () { post('/api/resume'); }));
+    }
     var stop = button('Stop', 'live-stop', function () {
       // Two clicks: a stop cannot be undone.
       if (stop.dataset.armed) { post('/api/stop'); return; }
@@ -81,7 +83,7 @@
       tr.innerHTML = '<td>' + esc(sc.name) + '</td><td class="live-load"></td><td></td>';
       var cell = tr.lastChild;
       if (sc.steer === 'fixed') {
-        cell.textContent = 'a fixed number of iterations: cannot change';
+        cell.textContent = s.stop_only ? 'a distributed run: stop only' : 'a fixed number of iterations: cannot change';
       } else {
         var input = document.createElement('input');
         input.size = 8;
@@ -136,6 +138,15 @@
     nowEl.innerHTML = '<table class="data" id="live-steps"><thead><tr><th>scenario</th><th>step</th><th>req/s now</th><th>requests</th><th>failures</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th></tr></thead><tbody>' +
       rows + '</tbody></table><p class="note">Latency since the start, exact (the figures summary.json will have); req/s: the last second closed.' +
       (classes ? ' Failures by class: ' + classes + '.' : '') + '</p>';
+    if (s.agents && s.agents.length) {
+      nowEl.innerHTML += '<h3>Agents</h3><table class="data" id="live-agents"><thead><tr><th>agent</th><th>address</th><th>state</th><th>detail</th></tr></thead><tbody>' +
+        s.agents.map(function (a) {
+          var detail = a.state === 'lost' ? 'lost at ' + (a.lost_at_s || 0).toFixed(1) + ' s: ' + (a.lost_reason || '') +
+            (a.replaced_by ? ' · replaced by ' + a.replaced_by : '') : a.replaces ? 'spare for ' + a.replaces + ', joined at ' + (a.joined_at_s || 0).toFixed(1) + ' s' : '';
+          return '<tr data-agent="' + esc(a.name) + '" data-state="' + esc(a.state) + '"><td>' + esc(a.name) + '</td><td>' + esc(a.address) +
+            '</td><td class="live-' + (a.state === 'lost' ? 'lost' : 'running') + '">' + esc(a.state) + '</td><td>' + esc(detail) + '</td></tr>';
+        }).join('') + '</tbody></table>';
+    }
     var th = (s.thresholds || []).map(function (t) {
       return '<li class="' + (t.passed ? 'pass' : 'fail') + '">' + (t.passed ? '✔ ' : '✘ ') + esc(t.threshold) +
         ' <span class="note">(' + esc(t.scope) + ': ' + esc(t.measured_text) + ')</span></li>';

@@ -90,6 +90,20 @@ fn start_controller_on(
 }
 
 impl ControllerProc {
+    /// The next line of stderr that starts with `prefix` (within 20 s), without it.
+    pub(crate) fn line_after(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("the controller says {prefix:?}"));
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_string();
+            }
+        }
+    }
+
     /// Waits for the exit; returns its code, stdout and stderr.
     pub(crate) fn finish(mut self) -> (i32, String, String) {
         let mut stdout = String::new();

@@ -138,6 +138,20 @@ fn events(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// onrush's count is the server's: every request answered was served; those cut in flight
+/// by the stop (`interrupted`) may or may not have reached it.
+fn assert_answered_as_served(summary: &Value, server: &Server) {
+    let requests = summary["totals"]["requests"].as_u64().unwrap();
+    let cut = summary["totals"]["failures_by_class"]["interrupted"]
+        .as_u64()
+        .unwrap_or(0);
+    let served = server.stats().requests;
+    assert!(
+        requests - cut <= served && served <= requests,
+        "onrush: {requests} requests, {cut} cut by the stop; the server: {served}"
+    );
+}
+
 fn plan_for(server: &Server, dir: &Path) -> std::path::PathBuf {
     let plan = dir.join("plan.yaml");
     std::fs::write(
@@ -251,11 +265,7 @@ fn the_api_steers_a_run_and_every_view_agrees() {
     let summary = summary(&out);
     assert_eq!(end["requests"], summary["totals"]["requests"], "{end:#}");
     assert_eq!(end["failures"], summary["totals"]["failures"]);
-    assert_eq!(
-        end["requests"].as_u64().unwrap(),
-        server.stats().requests,
-        "onrush's count is the server's"
-    );
+    assert_answered_as_served(&summary, &server);
     // Exact percentiles: the live figures of each step are summary.json's, to the last digit.
     for live in end["steps"].as_array().unwrap() {
         let step = summary["steps"]
@@ -384,10 +394,7 @@ fn a_browser_watches_and_steers_the_live_page() {
         .filter(char::is_ascii_digit)
         .collect();
     assert_eq!(shown, summary["totals"]["requests"].to_string(), "{seen:#}");
-    assert_eq!(
-        summary["totals"]["requests"].as_u64().unwrap(),
-        server.stats().requests
-    );
+    assert_answered_as_served(&summary, &server);
     assert_eq!(
         seen["final_events"],
         serde_json::json!(["load", "pause", "resume", "stop"]),
@@ -409,4 +416,84 @@ fn a_browser_watches_and_steers_the_live_page() {
             "{shot}"
         );
     }
+}
+
+/// A distributed run's page: the merged run, both agents; a killed agent turns "lost" within
+/// 3 s and is an event; the page can stop the run (every agent), not pause it.
+#[test]
+fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
+    use super::distributed::{start_agent, start_controller};
+    let server = Server::start();
+    let dir = temp_dir("live-distributed");
+    let plan = dir.join("plan.yaml");
+    std::fs::write(
+        &plan,
+        format!(
+            "target: {}\nscenarios:\n  - name: open\n    load: {{ rate: 40/s, duration: 60s, max_vus: 10 }}\n    steps:\n      - get: /\n",
+            server.url("")
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let controller = start_controller(
+        &plan,
+        &out,
+        2,
+        &["-q", "--web", "127.0.0.1:0", "--web-linger", "1s"],
+    );
+    let token = out.join("agent-token");
+    let work = dir.join("agents");
+    let mut victim = start_agent(controller.port, &token, "victim", 1, &work);
+    let mut survivor = start_agent(controller.port, &token, "survivor", 1, &work);
+    let url = controller.line_after("live page: ");
+    let s = wait_for(&url, "both agents running and merged seconds", |s| {
+        s["agents"]
+            .as_array()
+            .is_some_and(|a| a.len() == 2 && a.iter().all(|a| a["state"] == "running"))
+            && s["second"].as_u64().is_some_and(|t| t >= 1)
+    });
+    assert_eq!(s["stop_only"], true, "{s:#}");
+    assert!(s["requests"].as_u64().unwrap() > 0, "{s:#}");
+    let (code, r) = call(&url, "POST", "/api/pause", "", &[]);
+    assert_eq!(code, 409, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("distributed"), "{r}");
+
+    victim.kill().unwrap();
+    let killed = Instant::now();
+    let _ = victim.wait();
+    let s = wait_for(&url, "the killed agent lost", |s| {
+        s["agents"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|a| a["name"] == "victim" && a["state"] == "lost")
+        })
+    });
+    let noticed = killed.elapsed();
+    assert!(
+        noticed < Duration::from_secs(3),
+        "lost after {noticed:?}: {s:#}"
+    );
+
+    let (code, r) = call(&url, "POST", "/api/stop", "", &[]);
+    assert_eq!(code, 200, "{r}");
+    let (code, stdout, stderr) = controller.finish();
+    assert!(survivor.wait().unwrap().code().is_some());
+    assert_eq!(
+        code, 130,
+        "stopped: the interrupted exit code\n{stdout}\n{stderr}"
+    );
+    let ev = events(&out);
+    let kinds: Vec<&str> = ev.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["agent_lost", "stop"], "{ev:#?}");
+    assert_eq!(ev[0]["by"], "victim");
+    // The merged results are the merge of the agents' (the intervals.jsonl streamed live is
+    // replaced by it): the killed agent's seconds up to its last one sent, the survivor's all;
+    // the server saw those and the killed agent's last unsent second.
+    let summary = summary(&out);
+    let merged = summary["totals"]["requests"].as_u64().unwrap();
+    let served = server.stats().requests;
+    assert!(
+        merged > 0 && merged <= served && served - merged <= 60,
+        "{merged} of {served}"
+    );
+    assert_eq!(summary["distributed"]["partial"], true);
 }

@@ -274,6 +274,22 @@ fn run_with_agents(
             return exit::USAGE;
         }
     };
+    // --web: the live page of the whole run, from the merged seconds (streamed to out_dir as
+    // they close) and the agents as the controller sees them; it can stop the run.
+    let live = match super::run::live_page(
+        plan,
+        common,
+        &out_dir,
+        onrush_engine::Steering::stop_only(
+            plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)),
+        ),
+    ) {
+        Ok(live) => live,
+        Err(code) => return code,
+    };
+    if let Some((server, _)) = &live {
+        exporters.push(Box::new(server.exporter()));
+    }
     let abort_thresholds: Vec<onrush_plan::Threshold> = plan
         .all_thresholds()
         .into_iter()
@@ -301,6 +317,13 @@ fn run_with_agents(
         aborted_by = Some(lost);
         Some(why)
     };
+    let stop_asked = || live.as_ref().is_some_and(|(_, st)| st.stop_requested());
+    let interrupted = || onrush_engine::signals::interrupted() || stop_asked();
+    let mut events = onrush_results::EventsWriter::new(&out_dir);
+    let mut recorded: Vec<(String, &'static str)> = Vec::new();
+    let mut agents = |reports: &[onrush_results::AgentReport], done: &[bool], elapsed: Duration| {
+        agents_seen(&live, &mut events, &mut recorded, reports, done, elapsed)
+    };
     let result = controller.run(
         &bundle,
         &overrides,
@@ -308,9 +331,11 @@ fn run_with_agents(
         &plan.name,
         &out_dir,
         controller::Hooks {
-            interrupted: &onrush_engine::signals::interrupted,
+            interrupted: &interrupted,
             launch_failed: &mut launch_failed,
             seconds: &mut seconds,
+            agents: &mut agents,
+            live_dir: live.as_ref().map(|_| out_dir.clone()),
         },
     );
     exporters.finish();
@@ -437,7 +462,10 @@ fn run_with_agents(
     if aborted_by_loss {
         println!("the run was stopped: on_agent_loss: abort");
     }
-    if onrush_engine::signals::interrupted() {
+    if let Some((server, _)) = &live {
+        super::run::live_page_end(server, written.report.as_ref().ok().cloned(), common);
+    }
+    if onrush_engine::signals::interrupted() || stop_asked() {
         exit::INTERRUPTED
     } else if aborted_by_loss {
         exit::RUNTIME
@@ -519,4 +547,97 @@ fn write_secret(path: &Path, token: &str) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)?;
     writeln!(f, "{token}")
+}
+
+/// Called by the controller about every 100 ms: the live page's stop (an event) and agents,
+/// and each agent lost or joined as an event of the run (with or without a live page).
+fn agents_seen(
+    live: &Option<super::run::LivePage>,
+    events: &mut onrush_results::EventsWriter,
+    recorded: &mut Vec<(String, &'static str)>,
+    reports: &[onrush_results::AgentReport],
+    done: &[bool],
+    elapsed: Duration,
+) {
+    let mut write = |event: onrush_results::Event| {
+        if let Err(e) = events.write(&event) {
+            eprintln!("warning: {}: {e}", events.path().display());
+        }
+    };
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let at = |t: f64| {
+        (
+            (t * 1000.0).round() / 1000.0,
+            now_ms.saturating_sub(((elapsed.as_secs_f64() - t).max(0.0) * 1000.0) as u64),
+        )
+    };
+    if let Some((server, steering)) = live {
+        for (asked, event) in steering.take_events() {
+            let (t, _) = at(elapsed.saturating_sub(asked.elapsed()).as_secs_f64());
+            write(onrush_results::Event { t, ..event });
+        }
+        server.set_agents(
+            reports
+                .iter()
+                .zip(done)
+                .map(|(a, &done)| onrush_live::AgentLive {
+                    name: a.name.clone(),
+                    address: a.address.clone(),
+                    state: match (a.lost_at_s, done, a.start_late_ms) {
+                        (Some(_), _, _) => "lost",
+                        (None, true, _) => "done",
+                        (None, false, Some(_)) => "running",
+                        (None, false, None) => "starting",
+                    }
+                    .to_string(),
+                    lost_at_s: a.lost_at_s,
+                    lost_reason: a.lost_reason.clone(),
+                    replaces: a.replaces.clone(),
+                    joined_at_s: a.joined_at_s,
+                    replaced_by: a.replaced_by.clone(),
+                })
+                .collect(),
+        );
+    }
+    for a in reports {
+        let seen =
+            |recorded: &Vec<(String, &str)>, kind| recorded.contains(&(a.name.clone(), kind));
+        if let Some(lost) = a.lost_at_s.filter(|_| !seen(recorded, "lost")) {
+            recorded.push((a.name.clone(), "lost"));
+            let (t, unix_ms) = at(lost);
+            write(onrush_results::Event {
+                t,
+                unix_ms,
+                kind: "agent_lost".into(),
+                by: a.name.clone(),
+                detail: format!(
+                    "agent {} lost: {}",
+                    a.name,
+                    a.lost_reason.as_deref().unwrap_or("no reason given")
+                ),
+                ..onrush_results::Event::default()
+            });
+        }
+        if let Some(joined) = a.joined_at_s.filter(|_| !seen(recorded, "joined")) {
+            recorded.push((a.name.clone(), "joined"));
+            let (t, unix_ms) = at(joined);
+            write(onrush_results::Event {
+                t,
+                unix_ms,
+                kind: "agent_joined".into(),
+                by: a.name.clone(),
+                detail: format!(
+                    "spare agent {} joined{}",
+                    a.name,
+                    a.replaces
+                        .as_deref()
+                        .map(|r| format!(" for {r}"))
+                        .unwrap_or_default()
+                ),
+                ..onrush_results::Event::default()
+            });
+        }
+    }
 }

@@ -215,10 +215,6 @@ pub fn dispatch(cli: Cli) -> i32 {
             eprintln!("error: --vus, --duration, --iterations and --rate change one machine's run; with --agents, put the load in the plan (a variable the plan's load uses, set with -D)");
             exit::USAGE
         }
-        Command::Run(args) if args.distributed.agents.is_some() && args.common.web.is_some() => {
-            eprintln!("error: --web with --agents: a distributed run's controller has no live page yet; watch the whole run live with --metrics-addr (Prometheus) and its status line");
-            exit::USAGE
-        }
         Command::Run(args) => match args.distributed.agents {
             Some(n) => match crate::linked::load_plan(&args.plan, &args.profile, &args.define) {
                 Ok(plan) if !run::unset_vars_allow_start(&plan, args.strict) => exit::USAGE,

@@ -189,7 +189,9 @@ pub fn run_plan_as(
             return exit::RUNTIME;
         }
     }
-    let live = match live_page(plan, common, &out_dir) {
+    let steering =
+        onrush_engine::Steering::new(plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)));
+    let live = match live_page(plan, common, &out_dir, steering) {
         Ok(live) => live,
         Err(code) => return code,
     };
@@ -267,39 +269,46 @@ pub fn run_plan_as(
     }
     print(&finished, &out_dir, output);
     if let Some((server, _)) = &live {
-        server.finished(finished.report.as_ref().ok().cloned());
-        let linger = common.web_linger.unwrap_or(Duration::from_secs(10));
-        if !linger.is_zero() {
-            note(&format!(
-                "live page: {} serves the final report for {} more (Ctrl-C to leave now)",
-                server.url(),
-                onrush_units::show_duration(linger)
-            ));
-            server.linger(linger, onrush_engine::signals::interrupted);
-        }
+        live_page_end(server, finished.report.as_ref().ok().cloned(), common);
     }
     exit_code(&finished)
 }
 
+/// The run is over: the live page becomes the final report, and keeps serving it for
+/// `--web-linger`.
+pub(super) fn live_page_end(
+    server: &onrush_live::LiveServer,
+    report: Option<PathBuf>,
+    common: &CommonRunArgs,
+) {
+    server.finished(report);
+    let linger = common.web_linger.unwrap_or(Duration::from_secs(10));
+    if !linger.is_zero() {
+        note(&format!(
+            "live page: {} serves the final report for {} more (Ctrl-C to leave now)",
+            server.url(),
+            onrush_units::show_duration(linger)
+        ));
+        server.linger(linger, onrush_engine::signals::interrupted);
+    }
+}
+
+pub(super) type LivePage = (
+    onrush_live::LiveServer,
+    std::sync::Arc<onrush_engine::Steering>,
+);
+
 /// `--web`: the live page's server started, and the steering it passes to the run.
-#[allow(clippy::type_complexity)]
-fn live_page(
+pub(super) fn live_page(
     plan: &Plan,
     common: &CommonRunArgs,
     out_dir: &Path,
-) -> Result<
-    Option<(
-        onrush_live::LiveServer,
-        std::sync::Arc<onrush_engine::Steering>,
-    )>,
-    i32,
-> {
+    steering: onrush_engine::Steering,
+) -> Result<Option<LivePage>, i32> {
     let Some(addr) = common.web else {
         return Ok(None);
     };
-    let steering = std::sync::Arc::new(onrush_engine::Steering::new(
-        plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)),
-    ));
+    let steering = std::sync::Arc::new(steering);
     let options = |addr| onrush_live::LiveOptions {
         addr,
         dir: out_dir.to_path_buf(),
