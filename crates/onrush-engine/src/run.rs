@@ -257,6 +257,8 @@ pub fn run<P: Protocol>(
     exporters.begin(&prepared.layout);
     let steering = options.steering.clone();
     let mut events = options.out_dir.as_deref().map(EventsWriter::new);
+    // Each stage of a ramp that begins is an event (a marker on the report's charts).
+    let mut stages = stage_events(&prepared, options.join_at, options.start_unix_ms);
     let mut stopped_by_request = false;
     if let Some(st) = &steering {
         st.set_state(if st.paused() {
@@ -336,6 +338,19 @@ pub fn run<P: Protocol>(
                 "stopping the test: a step failed with `on_failure: stop_test`; writing results",
             );
             let _ = stop_tx.send(true);
+        }
+        let schedule_now = start.elapsed() + options.join_at;
+        while stages
+            .last()
+            .is_some_and(|e| e.t <= schedule_now.as_secs_f64())
+        {
+            let event = stages.pop().expect("looked at");
+            if let Some(Err(e)) = events.as_mut().map(|w| w.write(&event)) {
+                status.note(&format!(
+                    "warning: cannot write {EVENTS_FILE}: {e}; the run goes on"
+                ));
+                events = None;
+            }
         }
         if let Some(st) = &steering {
             for (at, event) in st.take_events() {
@@ -435,6 +450,65 @@ pub fn run<P: Protocol>(
         stopped_by_failure: stop_test_seen,
         stops,
     })
+}
+
+/// The stages of every ramp after its first, as events at their start (latest first: the
+/// run loop pops them as their time comes). A scenario of one stage (a constant rate or VU
+/// count) has none; a process that joined late skips those before it joined.
+fn stage_events<P: Protocol>(
+    prepared: &Prepared<P>,
+    join_at: Duration,
+    start_unix_ms: u64,
+) -> Vec<Event> {
+    let mut list = Vec::new();
+    for s in &prepared.scenarios {
+        let steps: Vec<(Duration, String)> = match &s.load {
+            LoadModel::Open { stages, .. } if stages.len() > 1 => stages
+                .iter()
+                .map(|st| {
+                    (
+                        st.over,
+                        format!(
+                            "to {}/s over {}",
+                            st.per_second,
+                            onrush_units::show_duration(st.over)
+                        ),
+                    )
+                })
+                .collect(),
+            LoadModel::ClosedStages { stages, .. } if stages.len() > 1 => stages
+                .iter()
+                .map(|st| {
+                    (
+                        st.over,
+                        format!(
+                            "to {} VUs over {}",
+                            st.vus,
+                            onrush_units::show_duration(st.over)
+                        ),
+                    )
+                })
+                .collect(),
+            _ => continue,
+        };
+        let n = steps.len();
+        let mut at = Duration::ZERO;
+        for (k, (over, what)) in steps.into_iter().enumerate() {
+            if k > 0 && at >= join_at {
+                list.push(Event {
+                    t: at.as_secs_f64(),
+                    unix_ms: start_unix_ms + at.as_millis() as u64,
+                    kind: "stage".into(),
+                    scenario: Some(s.name.clone()),
+                    detail: format!("{}: stage {} of {n}, {what}", s.name, k + 1),
+                    ..Event::default()
+                });
+            }
+            at += over;
+        }
+    }
+    list.sort_by(|a, b| b.t.total_cmp(&a.t));
+    list
 }
 
 /// For the live page: the thresholds judged on the run so far, the generator's health.

@@ -176,7 +176,8 @@ fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
             |n| n.to_string_lossy().into_owned(),
         );
         for mut e in onrush_results::read_events(dir)? {
-            if dirs.len() > 1 {
+            // A ramp's stages are every agent's: once in the merge, below.
+            if dirs.len() > 1 && e.kind != "stage" {
                 e.by = if e.by.is_empty() {
                     name.clone()
                 } else {
@@ -190,6 +191,7 @@ fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
         return Ok(());
     }
     all.sort_by(|a, b| a.t.total_cmp(&b.t));
+    all.dedup_by(|a, b| a.kind == "stage" && a == b);
     let mut w = onrush_results::EventsWriter::new(out);
     let path = w.path().to_path_buf();
     let _ = fs::remove_file(&path);

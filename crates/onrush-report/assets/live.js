@@ -172,7 +172,8 @@
   function markers(events) {
     return (events || []).map(function (e) {
       var label = e.rate != null ? 'rate ' + e.rate + '/s (' + e.scenario + ')'
-        : e.vus != null ? e.vus + ' VUs (' + e.scenario + ')' : e.kind;
+        : e.vus != null ? e.vus + ' VUs (' + e.scenario + ')'
+        : e.kind === 'stage' ? String(e.detail).split(',')[0] : e.kind;
       return { t: e.t, kind: e.kind, label: label };
     });
   }

@@ -218,7 +218,8 @@
     return entry;
   }
   // Events (events.jsonl: pause, resume, stop, load changes) as dashed lines with a label.
-  var EVENT_COLOR = { pause: C.amber, resume: C.green, stop: C.red, load: C.purple };
+  var EVENT_COLOR = { pause: C.amber, resume: C.green, stop: C.red, load: C.purple, stage: C.grey,
+    agent_lost: C.red, agent_joined: C.teal };
   function drawMarkers(u) {
     var ev = D.events || [];
     if (!ev.length) return;

@@ -35,6 +35,8 @@ fn label(e: &onrush_results::Event) -> String {
     match (e.rate, e.vus) {
         (Some(r), _) => format!("rate {r}/s ({scenario})"),
         (None, Some(v)) => format!("{v} VUs ({scenario})"),
+        // "browse: stage 2 of 3, to 200/s over 30s" -> "browse: stage 2 of 3"
+        _ if e.kind == "stage" => e.detail.split(',').next().unwrap_or("stage").to_string(),
         _ => e.kind.clone(),
     }
 }

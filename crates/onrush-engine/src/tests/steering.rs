@@ -172,3 +172,29 @@ fn a_stop_asked_live_ends_the_run_as_ctrl_c_does_and_says_who() {
     assert_eq!(read_events(&dir).unwrap()[0].kind, "stop");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn each_stage_of_a_ramp_is_an_event_at_its_start() {
+    let dir = temp_dir("stages");
+    let plan = load(
+        "target: http://127.0.0.1:9\nscenarios:\n  - name: open\n    load: { stages: [ { rate: 20/s, over: 1s }, { rate: 40/s, over: 1s } ], max_vus: 20 }\n    steps:\n      - get: /a\n  - name: closed\n    load: { stages: [ { vus: 2, over: 500ms }, { vus: 1, over: 1s } ] }\n    steps:\n      - get: /slow/10\n  - name: flat\n    load: { vus: 1, duration: 1s }\n    steps:\n      - get: /slow/10\n",
+    );
+    let prepared = prepare::<Fake>(&plan, None).expect("the plan prepares");
+    let mut options = RunOptions::quiet(2, "test");
+    options.out_dir = Some(dir.clone());
+    run(prepared, options).expect("the results directory is writable");
+    let events = read_events(&dir).unwrap();
+    let seen: Vec<(f64, &str, &str)> = events
+        .iter()
+        .map(|e| (e.t, e.kind.as_str(), e.detail.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0.5, "stage", "closed: stage 2 of 2, to 1 VUs over 1s"),
+            (1.0, "stage", "open: stage 2 of 2, to 40/s over 1s"),
+        ],
+        "a flat scenario has no stage event"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
