@@ -97,6 +97,7 @@ impl AgentLink {
     pub fn connect(
         options: &AgentOptions,
         on_stop: Arc<dyn Fn() + Send + Sync>,
+        on_steer: Arc<dyn Fn(crate::wire::SteerMsg) + Send + Sync>,
     ) -> Result<AgentLink, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -117,6 +118,7 @@ impl AgentLink {
             ev_tx,
             options.work_dir.join("bundle"),
             on_stop,
+            on_steer,
         ));
         Ok(AgentLink {
             runtime,
@@ -467,6 +469,7 @@ async fn read_loop(
     events: std_mpsc::Sender<Event>,
     bundle_root: PathBuf,
     on_stop: Arc<dyn Fn() + Send + Sync>,
+    on_steer: Arc<dyn Fn(crate::wire::SteerMsg) + Send + Sync>,
 ) {
     let lost = |why: String| {
         on_stop();
@@ -530,6 +533,7 @@ async fn read_loop(
                 on_stop();
                 let _ = events.send(Event::Stop);
             }
+            Frame::Msg(Msg::Steer(change)) => on_steer(change),
             Frame::Msg(Msg::Refused { reason }) => {
                 let _ = events.send(Event::Dismissed(reason));
             }

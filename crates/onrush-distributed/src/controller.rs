@@ -506,7 +506,11 @@ impl Controller {
                 }
             }
             status.tick(&reports, &done);
-            (hooks.agents)(&reports, &done, start.elapsed());
+            for change in (hooks.agents)(&reports, &done, start.elapsed()) {
+                for (link, _) in links.iter().zip(&done).filter(|(_, d)| !**d) {
+                    let _ = link.send(Out::Msg(Msg::Steer(change.clone())));
+                }
+            }
         }
         drop(links);
         // Spares never needed are told so (they exit instead of waiting for a plan).
@@ -551,7 +555,9 @@ fn name_apart(name: &mut String, taken: impl Fn(&str) -> bool) {
 }
 
 /// [`Hooks::agents`]: the agents, whether each is done, the time since the start.
-pub type AgentsHook<'a> = dyn FnMut(&[AgentReport], &[bool], Duration) + 'a;
+/// What it returns are changes to send every agent still running (the live page's).
+pub type AgentsHook<'a> =
+    dyn FnMut(&[AgentReport], &[bool], Duration) -> Vec<crate::wire::SteerMsg> + 'a;
 
 /// What the caller of [`Controller::run`] does while the run goes.
 pub struct Hooks<'a> {

@@ -73,6 +73,18 @@ pub struct SeedVar {
     pub many: bool,
 }
 
+/// [`Msg::Steer`]'s change.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct SteerMsg {
+    pub action: String,
+    #[serde(default)]
+    pub scenario: Option<String>,
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub vus: Option<u32>,
+}
+
 /// Everything said on a control connection.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -135,6 +147,11 @@ pub enum Msg {
     Heartbeat,
     /// Controller → agent: stop the load now and send the results.
     Stop,
+    /// Controller → agent: a change asked through the controller's live page, for the agent
+    /// to apply to its share as one machine applies it to its run (`pause`, `resume`, or
+    /// `load` with a scenario's new `rate` — the whole run's: each agent's workers take their
+    /// own arrivals of it — or `vus`, of which each agent runs its own VUs).
+    Steer(SteerMsg),
     /// Agent → controller: the run is over; its result files follow.
     Results { files: Vec<FileMeta> },
 }

@@ -73,11 +73,6 @@ pub enum SteerError {
     Value(String),
     #[error("the run is {0}: nothing to change")]
     NotRunning(&'static str),
-    #[error(
-        "a distributed run can be stopped here, not paused or given another load yet: \
-         the agents run their shares of the plan as it was split"
-    )]
-    Distributed,
 }
 
 /// One scenario's live load.
@@ -102,8 +97,6 @@ pub struct Steering {
     pending: Mutex<Vec<(Instant, Event)>>,
     /// What the run loop judged of the last second closed, for the live page.
     published: Mutex<Published>,
-    /// A distributed run's controller: only `stop` (the agents take no other change yet).
-    stop_only: bool,
 }
 
 /// What the run loop publishes each second for the live page (only a steered run does):
@@ -151,18 +144,6 @@ impl Steering {
                 .collect(),
             pending: Mutex::new(Vec::new()),
             published: Mutex::new(Published::default()),
-            stop_only: false,
-        }
-    }
-
-    /// Steering for a distributed run's controller: it can stop the run (every agent is told
-    /// to), and refuses pauses and load changes, saying why.
-    pub fn stop_only<'a>(
-        scenarios: impl IntoIterator<Item = (&'a str, &'a LoadModel)>,
-    ) -> Steering {
-        Steering {
-            stop_only: true,
-            ..Steering::new(scenarios)
         }
     }
 
@@ -234,20 +215,12 @@ impl Steering {
 
     // ---- the controls -----------------------------------------------------------------------
 
-    /// Only a stop is taken (a distributed run's controller).
-    pub fn is_stop_only(&self) -> bool {
-        self.stop_only
-    }
-
     /// The scenarios: name and what can be changed.
     pub fn scenarios(&self) -> impl Iterator<Item = (&str, Steerable)> {
         self.scenarios.iter().map(|s| (s.name.as_str(), s.kind))
     }
 
     fn live(&self) -> Result<(), SteerError> {
-        if self.stop_only {
-            return Err(SteerError::Distributed);
-        }
         match self.state() {
             RunState::Stopping => Err(SteerError::NotRunning("stopping")),
             RunState::Finished => Err(SteerError::NotRunning("finished")),

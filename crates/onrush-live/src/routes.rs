@@ -114,8 +114,6 @@ struct Status<'a> {
     report: Option<&'static str>,
     /// A distributed run's agents (empty otherwise).
     agents: &'a [crate::AgentLive],
-    /// Only a stop is taken (a distributed run).
-    stop_only: bool,
     /// The thresholds judged on the run so far, the generator's health.
     #[serde(flatten)]
     published: onrush_engine::steer::Published,
@@ -138,7 +136,6 @@ pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
             ScenarioStatus {
                 name,
                 steer: match kind {
-                    _ if steering.is_stop_only() => "fixed",
                     Steerable::Rate => "rate",
                     Steerable::Vus => "vus",
                     Steerable::Fixed => "fixed",
@@ -173,7 +170,6 @@ pub(crate) fn status_json(shared: &Shared, req: &Request<'_>) -> String {
         report: shared.report_html_exists().then_some("/report.html"),
         published: steering.published(),
         agents: &state.agents,
-        stop_only: steering.is_stop_only(),
     };
     serde_json::to_string(&status).expect("a status always serialises")
 }

@@ -167,7 +167,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
 
 /// The inputs' `events.jsonl` (pauses, stops, load changes) in one, in time order (the runs
 /// are aligned by second, so an event keeps its `t`); with several inputs each says whose it
-/// was. No file when no input has one.
+/// was. No file when no input has one (one `out` had is removed).
 fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
     let mut all = Vec::new();
     for dir in dirs {
@@ -176,6 +176,11 @@ fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
             |n| n.to_string_lossy().into_owned(),
         );
         for mut e in onrush_results::read_events(dir)? {
+            // A distributed run's agent applied the controller's change: the controller
+            // records it once, itself.
+            if e.by == "controller" {
+                continue;
+            }
             // A ramp's stages are every agent's: once in the merge, below.
             if dirs.len() > 1 && e.kind != "stage" {
                 e.by = if e.by.is_empty() {
@@ -187,14 +192,12 @@ fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
             all.push(e);
         }
     }
-    if all.is_empty() {
-        return Ok(());
-    }
-    all.sort_by(|a, b| a.t.total_cmp(&b.t));
-    all.dedup_by(|a, b| a.kind == "stage" && a == b);
+    // What `out` had is replaced (a distributed run's controller adds its own after).
     let mut w = onrush_results::EventsWriter::new(out);
     let path = w.path().to_path_buf();
     let _ = fs::remove_file(&path);
+    all.sort_by(|a, b| a.t.total_cmp(&b.t));
+    all.dedup_by(|a, b| a.kind == "stage" && a == b);
     for e in &all {
         w.write(e).map_err(|source| MergeError::Io {
             path: path.clone(),

@@ -62,10 +62,8 @@
     }
     var row = document.createElement('div');
     row.className = 'live-buttons';
-    if (!s.stop_only) {
-      row.appendChild(button('Pause', 'live-pause', function () { post('/api/pause'); }));
-      row.appendChild(button('Resume', 'live-resume', function () { post('/api/resume'); }));
-    }
+    row.appendChild(button('Pause', 'live-pause', function () { post('/api/pause'); }));
+    row.appendChild(button('Resume', 'live-resume', function () { post('/api/resume'); }));
     var stop = button('Stop', 'live-stop', function () {
       // Two clicks: a stop cannot be undone.
       if (stop.dataset.armed) { post('/api/stop'); return; }
@@ -83,7 +81,7 @@
       tr.innerHTML = '<td>' + esc(sc.name) + '</td><td class="live-load"></td><td></td>';
       var cell = tr.lastChild;
       if (sc.steer === 'fixed') {
-        cell.textContent = s.stop_only ? 'a distributed run: stop only' : 'a fixed number of iterations: cannot change';
+        cell.textContent = 'a fixed number of iterations: cannot change';
       } else {
         var input = document.createElement('input');
         input.size = 8;

@@ -85,6 +85,21 @@ impl EventsWriter {
     }
 }
 
+/// Adds `extra` to `dir/events.jsonl` (made if missing), the whole file then in time order.
+pub fn add_events(dir: &Path, extra: &[Event]) -> io::Result<()> {
+    if extra.is_empty() {
+        return Ok(());
+    }
+    let mut all = read_events(dir).unwrap_or_default();
+    all.extend_from_slice(extra);
+    all.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let text: String = all.iter().map(|e| e.to_json() + "\n").collect();
+    let path = dir.join(EVENTS_FILE);
+    let scratch = dir.join(format!(".{EVENTS_FILE}.writing"));
+    std::fs::write(&scratch, text)?;
+    std::fs::rename(&scratch, &path)
+}
+
 /// The events of the results directory `dir`, in file order; none when it has no
 /// `events.jsonl`. A last line cut short (a run killed mid-write) is left out.
 pub fn read_events(dir: &Path) -> Result<Vec<Event>, ReadError> {

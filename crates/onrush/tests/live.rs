@@ -418,8 +418,9 @@ fn a_browser_watches_and_steers_the_live_page() {
     }
 }
 
-/// A distributed run's page: the merged run, both agents; a killed agent turns "lost" within
-/// 3 s and is an event; the page can stop the run (every agent), not pause it.
+/// A distributed run's page: the merged run, both agents; every agent pauses, resumes and takes
+/// the new rate the page asks; a killed agent turns "lost" within 3 s and is an event; the page
+/// stops the run (every agent).
 #[test]
 fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
     use super::distributed::{start_agent, start_controller};
@@ -452,11 +453,25 @@ fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
             .is_some_and(|a| a.len() == 2 && a.iter().all(|a| a["state"] == "running"))
             && s["second"].as_u64().is_some_and(|t| t >= 1)
     });
-    assert_eq!(s["stop_only"], true, "{s:#}");
     assert!(s["requests"].as_u64().unwrap() > 0, "{s:#}");
+    // Every agent applies the page's changes to its share: paused, the merged run has
+    // seconds without a request; the new rate is the whole run's.
     let (code, r) = call(&url, "POST", "/api/pause", "", &[]);
-    assert_eq!(code, 409, "{r}");
-    assert!(r["error"].as_str().unwrap().contains("distributed"), "{r}");
+    assert_eq!(code, 200, "{r}");
+    std::thread::sleep(Duration::from_millis(2_600));
+    let (code, _) = call(&url, "POST", "/api/resume", "", &[]);
+    assert_eq!(code, 200);
+    let (code, r) = call(
+        &url,
+        "POST",
+        "/api/scenarios/open/load",
+        r#"{"rate":"160/s"}"#,
+        &[],
+    );
+    assert_eq!(code, 200, "{r}");
+    wait_for(&url, "the new rate, merged", |s| {
+        s["scenarios"][0]["iterations_last_second"].as_u64() >= Some(120)
+    });
 
     victim.kill().unwrap();
     let killed = Instant::now();
@@ -483,8 +498,15 @@ fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
     );
     let ev = events(&out);
     let kinds: Vec<&str> = ev.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["agent_lost", "stop"], "{ev:#?}");
-    assert_eq!(ev[0]["by"], "victim");
+    assert_eq!(
+        kinds,
+        ["pause", "resume", "load", "agent_lost", "stop"],
+        "the controller's events, once each: {ev:#?}"
+    );
+    assert_eq!(ev[3]["by"], "victim");
+    // Both agents paused: a whole second of the merged run without a request.
+    let paused_from = ev[0]["t"].as_f64().unwrap().ceil() as usize;
+    assert_eq!(requests_per_second(&out)[paused_from], 0, "{ev:#?}");
     // The merged results are the merge of the agents' (the intervals.jsonl streamed live is
     // replaced by it): the killed agent's seconds up to its last one sent, the survivor's all;
     // the server saw those and the killed agent's last unsent second.

@@ -93,6 +93,9 @@ pub fn agent(args: AgentArgs) -> i32 {
     let work_dir = args.work_dir.clone().unwrap_or_else(|| {
         PathBuf::from("onrush-agent").join(format!("{name}-{}", crate::sys::timestamp()))
     });
+    // The controller's live page may pause the run or change its load: the agent applies
+    // each change to its share through its own steering, made once the plan is known.
+    let steering: Arc<std::sync::OnceLock<Arc<onrush_engine::Steering>>> = Arc::default();
     let link = match AgentLink::connect(
         &AgentOptions {
             connect: args.connect.clone(),
@@ -104,6 +107,12 @@ pub fn agent(args: AgentArgs) -> i32 {
             tls: args.tls.settings(),
         },
         Arc::new(onrush_engine::signals::request_stop),
+        {
+            let steering = steering.clone();
+            Arc::new(move |change: onrush_distributed::wire::SteerMsg| {
+                apply_steer(steering.get(), change)
+            })
+        },
     ) {
         Ok(l) => l,
         Err(e) => {
@@ -200,6 +209,15 @@ pub fn agent(args: AgentArgs) -> i32 {
             ready: &mut ready,
             exporter,
             seed,
+            steering: Some(
+                steering
+                    .get_or_init(|| {
+                        Arc::new(onrush_engine::Steering::new(
+                            plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)),
+                        ))
+                    })
+                    .clone(),
+            ),
         }),
     );
     if refused.get() {
@@ -229,4 +247,27 @@ fn host_name() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| format!("agent-{}", std::process::id()))
+}
+
+/// A change the controller's live page asked, applied to this agent's share (each agent takes
+/// the whole run's rate and VU count: its workers run their own arrivals and VUs of it).
+fn apply_steer(
+    steering: Option<&Arc<onrush_engine::Steering>>,
+    change: onrush_distributed::wire::SteerMsg,
+) {
+    let Some(st) = steering else {
+        return; // before the plan: nothing runs yet
+    };
+    const BY: &str = "controller";
+    let scenario = change.scenario.as_deref().unwrap_or("");
+    let done = match (change.action.as_str(), change.rate, change.vus) {
+        ("pause", _, _) => st.pause(BY).map(|_| ()),
+        ("resume", _, _) => st.resume(BY).map(|_| ()),
+        ("load", Some(rate), _) => st.set_rate(scenario, rate, BY),
+        ("load", None, Some(vus)) => st.set_vus(scenario, vus, BY),
+        _ => Ok(()),
+    };
+    if let Err(e) = done {
+        eprintln!("warning: the controller's change {change:?} could not be applied: {e}");
+    }
 }

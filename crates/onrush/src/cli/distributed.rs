@@ -280,9 +280,7 @@ fn run_with_agents(
         plan,
         common,
         &out_dir,
-        onrush_engine::Steering::stop_only(
-            plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)),
-        ),
+        onrush_engine::Steering::new(plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load))),
     ) {
         Ok(live) => live,
         Err(code) => return code,
@@ -321,8 +319,17 @@ fn run_with_agents(
     let interrupted = || onrush_engine::signals::interrupted() || stop_asked();
     let mut events = onrush_results::EventsWriter::new(&out_dir);
     let mut recorded: Vec<(String, &'static str)> = Vec::new();
+    let mut own_events = Vec::new();
     let mut agents = |reports: &[onrush_results::AgentReport], done: &[bool], elapsed: Duration| {
-        agents_seen(&live, &mut events, &mut recorded, reports, done, elapsed)
+        agents_seen(
+            &live,
+            &mut events,
+            &mut own_events,
+            &mut recorded,
+            reports,
+            done,
+            elapsed,
+        )
     };
     let result = controller.run(
         &bundle,
@@ -383,7 +390,16 @@ fn run_with_agents(
         eprintln!("error: no agent sent any result");
         return exit::RUNTIME;
     }
-    let mut summary = match onrush_metrics::merge(&dirs, &out_dir) {
+    let merged = onrush_metrics::merge(&dirs, &out_dir);
+    // The merge wrote the agents' events (a ramp's stages); the controller's own (the live
+    // page's changes, agents lost or joined) go with them.
+    if let Err(e) = onrush_results::add_events(&out_dir, &own_events) {
+        eprintln!(
+            "warning: {}: {e}",
+            out_dir.join(onrush_results::EVENTS_FILE).display()
+        );
+    }
+    let mut summary = match merged {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: merging the agents' results: {e}");
@@ -551,18 +567,22 @@ fn write_secret(path: &Path, token: &str) -> std::io::Result<()> {
 
 /// Called by the controller about every 100 ms: the live page's stop (an event) and agents,
 /// and each agent lost or joined as an event of the run (with or without a live page).
+#[allow(clippy::too_many_arguments)]
 fn agents_seen(
     live: &Option<super::run::LivePage>,
     events: &mut onrush_results::EventsWriter,
+    own_events: &mut Vec<onrush_results::Event>,
     recorded: &mut Vec<(String, &'static str)>,
     reports: &[onrush_results::AgentReport],
     done: &[bool],
     elapsed: Duration,
-) {
+) -> Vec<onrush_distributed::wire::SteerMsg> {
+    let mut changes = Vec::new();
     let mut write = |event: onrush_results::Event| {
         if let Err(e) = events.write(&event) {
             eprintln!("warning: {}: {e}", events.path().display());
         }
+        own_events.push(event);
     };
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -576,6 +596,15 @@ fn agents_seen(
     if let Some((server, steering)) = live {
         for (asked, event) in steering.take_events() {
             let (t, _) = at(elapsed.saturating_sub(asked.elapsed()).as_secs_f64());
+            // Every agent applies the change to its share (a stop goes as `Stop`).
+            if event.kind != "stop" {
+                changes.push(onrush_distributed::wire::SteerMsg {
+                    action: event.kind.clone(),
+                    scenario: event.scenario.clone(),
+                    rate: event.rate,
+                    vus: event.vus,
+                });
+            }
             write(onrush_results::Event { t, ..event });
         }
         server.set_agents(
@@ -640,4 +669,5 @@ fn agents_seen(
             });
         }
     }
+    changes
 }

@@ -82,6 +82,8 @@ pub struct AgentShare<'a> {
     pub exporter: Box<dyn onrush_export::Exporter>,
     /// What the controller's `setup:` extracted: variables of every VU from its start.
     pub seed: Vec<(String, onrush_plan::VarValue)>,
+    /// The agent's steering: the controller's live page's changes are applied to it.
+    pub steering: Option<std::sync::Arc<onrush_engine::Steering>>,
 }
 
 pub fn run_plan_as(
@@ -165,7 +167,9 @@ pub fn run_plan_as(
     let thresholds = plan.all_thresholds();
     let mut run_info = onrush_metrics::RunInfo::starting_now(&plan.name);
     let (mut segment, mut start_at, mut join_at) = (None, None, std::time::Duration::ZERO);
+    let mut agent_steering = None;
     if let Some(agent) = agent {
+        agent_steering = agent.steering;
         match (agent.ready)(prepared.targets()) {
             Ok(start) => {
                 start_at = Some(start.at);
@@ -217,7 +221,10 @@ pub fn run_plan_as(
         start_at,
         join_at,
         samples: common.samples.clone(),
-        steering: live.as_ref().map(|(_, steering)| steering.clone()),
+        steering: live
+            .as_ref()
+            .map(|(_, steering)| steering.clone())
+            .or(agent_steering),
         thresholds: if live.is_some() {
             thresholds.clone()
         } else {
