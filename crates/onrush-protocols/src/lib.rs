@@ -28,6 +28,9 @@ use onrush_protocol::{Exchange, Protocol, RequestStart, ResponseView, Session, S
 mod sizes;
 pub use sizes::session_sizes;
 
+/// How many requests went over HTTP/3, and what `version: auto` did (for the run's summary).
+pub use onrush_proto_http::{version_counts, VersionCounts};
+
 /// The step grammars of every built-in protocol: what a plan that uses them is loaded with
 /// (`onrush_plan::load_with_grammars`) outside the `onrush` binary, e.g. in tests.
 pub fn grammars() -> &'static onrush_plan::Grammars {

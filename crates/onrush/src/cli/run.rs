@@ -313,6 +313,7 @@ fn print(finished: &Finished, out_dir: &Path, output: Output) {
                 let _ = writeln!(out);
                 onrush_sla::print_results(&finished.thresholds, &mut out);
             }
+            http3_line(&mut out);
             let _ = writeln!(out, "\n{}", finished.generator_message);
             let _ = writeln!(out, "results: {}", out_dir.display());
             if let Ok(path) = &finished.report {
@@ -329,6 +330,26 @@ fn print(finished: &Finished, out_dir: &Path, output: Output) {
         }
     }
     let _ = out.flush();
+}
+
+/// Which requests went over HTTP/3 (`version: h3`, or `auto` upgraded by the server's
+/// `Alt-Svc`), when any did or `auto` tried: the summary's table does not split requests by
+/// HTTP version.
+fn http3_line(out: &mut impl Write) {
+    let c = onrush_protocols::version_counts();
+    if c == onrush_protocols::VersionCounts::default() {
+        return;
+    }
+    let _ = write!(out, "\nHTTP/3: {} requests", c.h3_requests);
+    if c.upgraded > 0 || c.fallbacks > 0 {
+        let _ = write!(
+            out,
+            "; version auto: {} connections upgraded by Alt-Svc, {} QUIC handshakes failed \
+             and fell back to TCP",
+            c.upgraded, c.fallbacks
+        );
+    }
+    let _ = writeln!(out);
 }
 
 /// The exit code of a finished run (documented in README.md).
