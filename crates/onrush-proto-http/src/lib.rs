@@ -48,7 +48,7 @@ pub use classify::classify;
 pub use connect::alpn_for;
 pub use grammar::HttpGrammar;
 pub use onrush_http1::cookies::CookieJar;
-pub use plan::{session_mode, tls_options, HttpPlan, ScenarioHttp};
+pub use plan::{builtin_speaks_h3, session_mode, tls_options, HttpPlan, ScenarioHttp};
 pub use pool::{ConnectionPool, Lease};
 pub use request::{Body, HttpRequest, MultipartField, RequestStep};
 pub use session::HttpSession;

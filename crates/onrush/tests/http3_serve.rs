@@ -223,3 +223,43 @@ fn certificate(dir: &Path) {
     std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
     std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
 }
+
+#[test]
+fn a_builtin_plan_with_version_h3_gets_the_server_with_http3_on() {
+    let dir = temp_dir("h3-builtin");
+    // A mixed plan: the h3 scenario turns the built-in server's HTTPS and HTTP/3 on, and the
+    // builtin target is https:// for the auto scenario too (which then upgrades on Alt-Svc).
+    let plan = write_plan(
+        &dir,
+        r#"target: builtin
+scenarios:
+  - name: quic
+    http: { version: h3 }
+    load: { vus: 2, iterations: 5 }
+    steps:
+      - { get: /json, check: [{ status: 200 }] }
+      - { post: /echo, body: "over quic", check: [{ body_contains: "\"body_length\":9" }] }
+  - name: browser
+    http: { version: auto }
+    load: { vus: 1, iterations: 4 }
+    steps: [ { get: / } ]
+"#,
+    );
+    let out = dir.join("out");
+    let table = run_table(&plan, &out);
+    // 20 requests of `quic`, 3 of `browser`'s 4 (its first goes over TCP).
+    assert!(
+        table.contains("HTTP/3: 23 requests; version auto: 1 connections upgraded by Alt-Svc"),
+        "{table}"
+    );
+    let s = summary(&out);
+    assert_eq!(u64_at(&s, "/totals/requests"), 24, "{s:#}");
+    assert_eq!(u64_at(&s, "/totals/failures"), 0, "{s:#}");
+    let server: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("builtin_server.json")).unwrap())
+            .unwrap();
+    assert_eq!(server["h3_streams"], 23, "{server}");
+    assert_eq!(server["requests"], 24, "{server}");
+    assert_eq!(server["h3_connections"], 3, "{server}");
+    assert_eq!(server["quic_handshakes"], 3, "{server}");
+}

@@ -105,16 +105,16 @@ pub fn run_plan_as(
     };
 
     let server = match plan.target {
-        Target::Builtin => match onrush_server::start(onrush_server::ServerConfig {
-            addr: "127.0.0.1:0".parse().expect("a valid address"),
-            threads: 1,
-        }) {
+        Target::Builtin => match start_builtin(plan) {
             Ok(server) => {
                 if !common.quiet {
-                    eprintln!(
-                        "built-in target listening on http://{}",
-                        server.local_addr()
-                    );
+                    let addr = server.local_addr();
+                    match server.self_signed_ca_pem() {
+                        Some(_) => eprintln!(
+                            "built-in target listening on https://{addr} (and HTTP/3 on UDP)"
+                        ),
+                        None => eprintln!("built-in target listening on http://{addr}"),
+                    }
                 }
                 Some(server)
             }
@@ -254,6 +254,23 @@ pub fn run_plan_as(
     }
     print(&finished, &out_dir, output);
     exit_code(&finished)
+}
+
+/// The built-in server of a `target: builtin` plan: plain HTTP, or HTTPS with HTTP/3 when a
+/// scenario has `version: h3` (`onrush_protocols::builtin_speaks_h3`).
+fn start_builtin(plan: &Plan) -> std::io::Result<onrush_server::ServerHandle> {
+    let h3 = onrush_protocols::builtin_speaks_h3(plan);
+    onrush_server::start_with_options(
+        onrush_server::ServerConfig {
+            addr: "127.0.0.1:0".parse().expect("a valid address"),
+            threads: 1,
+        },
+        onrush_server::ServerOptions {
+            tls: h3.then(onrush_server::ServerTls::default),
+            http3: h3,
+            ..onrush_server::ServerOptions::default()
+        },
+    )
 }
 
 /// Runs the plan's teardown, if it has one, even after a first Ctrl-C or SIGTERM (a second
