@@ -223,3 +223,58 @@ fn a_client_that_distrusts_the_certificate_is_a_failed_quic_handshake() {
     assert_eq!((h3.handshakes, h3.handshakes_failed), (0, 1), "{h3:?}");
     server.shutdown();
 }
+
+#[test]
+fn a_resumed_quic_handshake_is_counted_by_the_server() {
+    let dir = temp_dir("resume");
+    let server = start(&dir, 1);
+    let client = TlsClient::new(&TlsOptions {
+        ca_file: Some(dir.join("ca.pem")),
+        alpn: vec![b"h3".to_vec()],
+        ..Default::default()
+    })
+    .unwrap();
+    // One VU's session, three connections one after another: the first full, the next two
+    // resumed with the tickets the previous ones received (a request on each first, so that
+    // its tickets have arrived).
+    let session = client.session(SessionMode::Resume, 1);
+    let host = format!("127.0.0.1:{}", server.local_addr().port());
+    runtime().block_on(async {
+        for _ in 0..3 {
+            let (mut conn, _, _) = connect(
+                server.local_addr(),
+                &options(),
+                &session,
+                "127.0.0.1",
+                host.as_bytes(),
+                &H3Settings::default(),
+            )
+            .await
+            .unwrap();
+            let mut body = Vec::new();
+            let r = conn.send(&get(b"/", host.as_bytes()), &mut body).await;
+            assert_eq!(r.unwrap().status, 200);
+        }
+    });
+    // A session of its own that never resumes: `Full` keeps no tickets.
+    let full = client.session(SessionMode::Full, 2);
+    runtime().block_on(async {
+        let (mut conn, _, _) = connect(
+            server.local_addr(),
+            &options(),
+            &full,
+            "127.0.0.1",
+            host.as_bytes(),
+            &H3Settings::default(),
+        )
+        .await
+        .unwrap();
+        let mut body = Vec::new();
+        let r = conn.send(&get(b"/", host.as_bytes()), &mut body).await;
+        assert_eq!(r.unwrap().status, 200);
+    });
+    let h3 = server.h3_stats();
+    assert_eq!((h3.handshakes, h3.resumed), (4, 2), "{h3:?}");
+    assert_eq!(server.stats_json()["quic_resumed"], 2);
+    server.shutdown();
+}

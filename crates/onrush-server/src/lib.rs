@@ -185,8 +185,8 @@ impl ServerHandle {
         self.shared.h2()
     }
 
-    /// HTTP/3 connections and requests, and QUIC handshakes, since start: the `h3_*` and
-    /// `quic_*` fields of `/stats` (all zero without [`ServerOptions::http3`]).
+    /// HTTP/3 connections and requests, and QUIC handshakes (completed, resumed, failed),
+    /// since start: the `h3_*` and `quic_*` fields of `/stats` (all zero without [`ServerOptions::http3`]).
     pub fn h3_stats(&self) -> H3Stats {
         self.shared.h3()
     }
@@ -305,9 +305,10 @@ pub fn start_with_options(
     options: ServerOptions,
 ) -> io::Result<ServerHandle> {
     options.http2.validate()?;
+    let quic_resumed = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (tls, quic, ca_pem) = match &options.tls {
         Some(tls) => {
-            let built = tls::build(tls, options.http3)?;
+            let built = tls::build(tls, options.http3, quic_resumed.clone())?;
             let quic = match built.quic {
                 Some(quic) => Some(h3::server_config(
                     quic,
@@ -325,13 +326,14 @@ pub fn start_with_options(
         }
         None => (None, None, None),
     };
-    start_with(config, tls, quic, ca_pem, options.http2)
+    start_with(config, tls, quic, quic_resumed, ca_pem, options.http2)
 }
 
 fn start_with(
     config: ServerConfig,
     tls: Option<tokio_rustls::TlsAcceptor>,
     quic: Option<quinn::ServerConfig>,
+    quic_resumed: Arc<std::sync::atomic::AtomicU64>,
     ca_pem: Option<String>,
     http2: Http2Config,
 ) -> io::Result<ServerHandle> {
@@ -355,7 +357,9 @@ fn start_with(
         hyper::header::HeaderValue::from_str(&format!("h3=\":{}\"", local_addr.port()))
             .expect("a port number is a valid header value")
     });
-    let shared = Arc::new(Shared::new(threads));
+    let mut shared = Shared::new(threads);
+    shared.quic_resumed = quic_resumed;
+    let shared = Arc::new(shared);
     // The IDL is embedded: an error here is a build's bug, reported rather than panicking.
     let calculator = Arc::new(thrift::Calculator::load().map_err(io::Error::other)?);
     let (stop, stop_rx) = watch::channel(false);

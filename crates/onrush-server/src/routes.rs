@@ -414,6 +414,7 @@ pub(crate) fn stats_json(shared: &Shared) -> serde_json::Value {
         "h3_streams": h3.streams,
         "quic_handshakes": h3.handshakes,
         "quic_failed": h3.handshakes_failed,
+        "quic_resumed": h3.resumed,
         "tls_clients": shared.tls_clients(),
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
     })

@@ -86,6 +86,9 @@ pub struct H3Stats {
     /// QUIC handshakes that completed (whether or not a request followed). Not in
     /// [`crate::TlsStats`], which counts TLS over TCP.
     pub handshakes: u64,
+    /// Of [`H3Stats::handshakes`], those that resumed a TLS session (a ticket of this server
+    /// offered and taken back).
+    pub resumed: u64,
     /// QUIC handshakes that failed or were abandoned (a client that distrusts the certificate,
     /// offers no `h3`, or goes silent).
     pub handshakes_failed: u64,
@@ -171,6 +174,9 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Signs and checks login tokens and session ids (random per server).
     pub(crate) keys: crate::login::Keys,
+    /// QUIC handshakes that resumed a session, counted by the QUIC TLS configuration's
+    /// ticketer (`tls::build`), once per resumption: not per thread.
+    pub(crate) quic_resumed: std::sync::Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -179,6 +185,7 @@ impl Shared {
             shards: (0..threads.max(1)).map(|_| Shard::default()).collect(),
             started: Instant::now(),
             keys: crate::login::Keys::new(),
+            quic_resumed: Default::default(),
         }
     }
 
@@ -229,6 +236,7 @@ impl Shared {
             s.handshakes += shard.quic_handshakes.load(Relaxed);
             s.handshakes_failed += shard.quic_failed.load(Relaxed);
         }
+        s.resumed = self.quic_resumed.load(Relaxed);
         s
     }
 

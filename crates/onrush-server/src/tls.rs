@@ -4,6 +4,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -247,7 +248,11 @@ pub(crate) struct Built {
 /// serve the same certificate and ask for the same client certificates; QUIC's is TLS 1.3
 /// only (RFC 9001 §4.2), offers ALPN `h3` alone, and has tickets of its own (a ticket issued
 /// over TCP is not offered to QUIC, whose resumption also carries transport parameters).
-pub(crate) fn build(tls: &ServerTls, h3: bool) -> io::Result<Built> {
+///
+/// `quic_resumed` counts the QUIC handshakes that resumed a session: quinn does not tell, but
+/// a TLS 1.3 resumption is a ticket this server issued coming back, which the QUIC
+/// configuration's ticketer ([`CountingTicketer`]) sees as it decrypts it.
+pub(crate) fn build(tls: &ServerTls, h3: bool, quic_resumed: Arc<AtomicU64>) -> io::Result<Built> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let (chain, key, ca_pem) = match &tls.cert_key {
         Some((cert, key)) => {
@@ -304,6 +309,10 @@ pub(crate) fn build(tls: &ServerTls, h3: bool) -> io::Result<Built> {
         // control). Accepted, so that a client's 0-RTT can be tested; onrush's client sends
         // none unless told to.
         quic.max_early_data_size = u32::MAX;
+        quic.ticketer = Arc::new(CountingTicketer {
+            inner: rustls::crypto::ring::Ticketer::new().map_err(|e| invalid(e.to_string()))?,
+            resumed: quic_resumed,
+        });
         Some(Arc::new(quic))
     } else {
         None
@@ -313,6 +322,37 @@ pub(crate) fn build(tls: &ServerTls, h3: bool) -> io::Result<Built> {
         quic,
         ca_pem,
     })
+}
+
+/// A ticketer that counts the tickets it takes back: each one a client resumed its session
+/// with (rustls decrypts the ticket of a TLS 1.3 PSK offer before accepting it; one that does
+/// not decrypt, another server's or an expired key's, is a full handshake and not counted).
+#[derive(Debug)]
+struct CountingTicketer {
+    inner: Arc<dyn rustls::server::ProducesTickets>,
+    resumed: Arc<AtomicU64>,
+}
+
+impl rustls::server::ProducesTickets for CountingTicketer {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+
+    fn lifetime(&self) -> u32 {
+        self.inner.lifetime()
+    }
+
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        self.inner.encrypt(plain)
+    }
+
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        let plain = self.inner.decrypt(cipher);
+        if plain.is_some() {
+            self.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        plain
+    }
 }
 
 /// A throwaway CA and a server certificate signed by it, for 127.0.0.1 / localhost / ::1.

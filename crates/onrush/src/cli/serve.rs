@@ -13,7 +13,8 @@ use clap::Args;
 use super::exit;
 
 /// What `-h` adds: the protocols the server speaks.
-const PROTOCOLS_HELP: &str = "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
+const PROTOCOLS_HELP: &str =
+    "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
   HTTP/1.1 (an HTTP request line), HTTP/2 with prior knowledge (h2c: the HTTP/2 preface),\n\
   WebSocket (GET /ws/echo: echo of text and binary, pings answered, close codes),\n\
   gRPC over h2c (helloworld.Greeter of examples/protos/greeter.proto: SayHello,\n\
@@ -31,9 +32,10 @@ In a plan with `target: builtin`, steps name this server with the host `builtin`
 With --tls: HTTP/2 or HTTP/1.1 as ALPN negotiates (h2 preferred); the other protocols are on\n\
   the plain port only. With --tls --http3 also HTTP/3 over QUIC on the same port number (UDP),\n\
   advertised by `Alt-Svc: h3=\":PORT\"` on HTTP/1.1 and HTTP/2 responses (gRPC stays on h2c).\n\
-GET /stats counts requests and connections, h2_*, h3_*, quic_*, tls_*, and per protocol tcp_connections,\n\
-  tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls, grpc_messages_in,\n\
-  grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the TLS of the connection it is asked on.\n\
+GET /stats counts requests and connections, h2_*, h3_*, quic_*, tls_*, and per protocol\n\
+  tcp_connections, tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls,\n\
+  grpc_messages_in, grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the\n\
+  TLS of the connection it is asked on.\n\
 Every HTTP endpoint and what it answers: `onrush serve --help`, docs/server.md.";
 
 /// What `--help` adds: the protocols, then every HTTP endpoint and what it answers.
