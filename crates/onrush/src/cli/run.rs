@@ -256,23 +256,6 @@ pub fn run_plan_as(
     exit_code(&finished)
 }
 
-/// The built-in server of a `target: builtin` plan: plain HTTP, or HTTPS with HTTP/3 when a
-/// scenario has `version: h3` (`onrush_protocols::builtin_speaks_h3`).
-fn start_builtin(plan: &Plan) -> std::io::Result<onrush_server::ServerHandle> {
-    let h3 = onrush_protocols::builtin_speaks_h3(plan);
-    onrush_server::start_with_options(
-        onrush_server::ServerConfig {
-            addr: "127.0.0.1:0".parse().expect("a valid address"),
-            threads: 1,
-        },
-        onrush_server::ServerOptions {
-            tls: h3.then(onrush_server::ServerTls::default),
-            http3: h3,
-            ..onrush_server::ServerOptions::default()
-        },
-    )
-}
-
 /// Runs the plan's teardown, if it has one, even after a first Ctrl-C or SIGTERM (a second
 /// one exits at once and skips it). A failed teardown is said, not an exit code of its own:
 /// the load's results stand.
@@ -317,6 +300,23 @@ pub fn results_dir(plan: &Plan, common: &CommonRunArgs) -> Option<PathBuf> {
 /// A line on stderr, ignoring a stderr that is gone.
 fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The built-in server of a `target: builtin` plan: plain HTTP, or HTTPS with HTTP/3 when a
+/// scenario has `version: h3` (`onrush_protocols::builtin_speaks_h3`).
+fn start_builtin(plan: &Plan) -> std::io::Result<onrush_server::ServerHandle> {
+    let h3 = onrush_protocols::builtin_speaks_h3(plan);
+    onrush_server::start_with_options(
+        onrush_server::ServerConfig {
+            addr: "127.0.0.1:0".parse().expect("a valid address"),
+            threads: 1,
+        },
+        onrush_server::ServerOptions {
+            tls: h3.then(onrush_server::ServerTls::default),
+            http3: h3,
+            ..onrush_server::ServerOptions::default()
+        },
+    )
 }
 
 /// The end-of-run summary on stdout (a table, or summary.json itself with `--json`); a stdout
