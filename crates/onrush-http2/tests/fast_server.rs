@@ -270,6 +270,7 @@ fn a_big_file_upload_honours_flow_control() {
             config(),
             ServerOptions {
                 tls: None,
+                http3: false,
                 http2: Http2Config {
                     stream_window,
                     connection_window: 1 << 20,
@@ -356,6 +357,7 @@ fn streams_beyond_max_concurrent_wait_for_a_slot() {
         config(),
         ServerOptions {
             tls: None,
+            http3: false,
             http2: Http2Config {
                 max_concurrent_streams: 10,
                 ..Http2Config::default()

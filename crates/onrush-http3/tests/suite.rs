@@ -12,6 +12,9 @@ use onrush_http::{ConnectOptions, ErrorKind, Request, RequestBody, TlsClient, Tl
 use onrush_http::{HandshakeKind, SessionMode};
 use onrush_http3::{classes, connect, EndpointScope, H3Settings};
 
+/// The built-in server with `--http3` against onrush's and aioquic's clients.
+mod builtin;
+
 /// The aioquic server: port, and the counts it prints when its stdin closes.
 struct Server {
     child: Child,

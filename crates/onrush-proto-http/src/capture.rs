@@ -15,6 +15,8 @@ use crate::step::HttpStep;
 #[derive(Default)]
 pub(crate) struct Capture {
     keep_headers: bool,
+    /// Keep `Alt-Svc` (the scenario's `version` is `auto`, which upgrades on it).
+    keep_alt_svc: bool,
     /// Keep a redirect's `Location` (the step follows redirects).
     keep_location: bool,
     keep_body: bool,
@@ -34,6 +36,14 @@ enum Hasher {
 }
 
 impl Capture {
+    /// A capture that keeps every response's `Alt-Svc` when `alt_svc` (for `version: auto`).
+    pub(crate) fn keeping_alt_svc(alt_svc: bool) -> Capture {
+        Capture {
+            keep_alt_svc: alt_svc,
+            ..Capture::default()
+        }
+    }
+
     pub(crate) fn reset(&mut self, step: &HttpStep) {
         self.keep_headers = step.keep_headers;
         self.keep_location = step.redirects > 0;
@@ -113,6 +123,7 @@ impl BodySink for Capture {
             let keep = match name.len() {
                 10 => name.eq_ignore_ascii_case(b"set-cookie"),
                 8 => location && name.eq_ignore_ascii_case(b"location"),
+                7 => self.keep_alt_svc && name.eq_ignore_ascii_case(b"alt-svc"),
                 _ => false,
             };
             if keep {

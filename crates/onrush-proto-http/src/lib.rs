@@ -13,12 +13,14 @@
 //! | `render.rs` | a step's templates rendered into reused buffers (target, headers, body) |
 //! | `session.rs` | a VU's session: rendering, connections per scope, cookies, redirects, the exchange |
 //! | `capture.rs` | what is kept of a response while it streams in (head, body up to a limit, digest) |
-//! | `connect.rs` | opening a connection: HTTP/1.1 or HTTP/2, plain or TLS, ALPN |
+//! | `connect.rs` | opening a connection: HTTP/1.1, HTTP/2 or HTTP/3, plain or TLS, ALPN |
+//! | `alt_svc.rs` | `version: auto`'s upgrade to HTTP/3 on `Alt-Svc`, and the per-version counts |
 //! | `deadline.rs` | a request's timeout, one timer per session left armed between requests |
 //! | `pool.rs` | `connections: shared`: a worker's pool per scenario and target |
 //! | `redirect.rs` | following same-origin redirects |
 //! | `classify.rs` | failure classes from statuses and client errors |
 
+mod alt_svc;
 mod before;
 mod capture;
 mod classify;
@@ -41,11 +43,12 @@ use std::rc::Rc;
 
 use onrush_plan::Plan;
 
+pub use alt_svc::{counts as version_counts, VersionCounts};
 pub use classify::classify;
 pub use connect::alpn_for;
 pub use grammar::HttpGrammar;
 pub use onrush_http1::cookies::CookieJar;
-pub use plan::{session_mode, tls_options, HttpPlan, ScenarioHttp};
+pub use plan::{builtin_speaks_h3, session_mode, tls_options, HttpPlan, ScenarioHttp};
 pub use pool::{ConnectionPool, Lease};
 pub use request::{Body, HttpRequest, MultipartField, RequestStep};
 pub use session::HttpSession;

@@ -52,7 +52,12 @@ impl HttpPlan {
             Target::Builtin => {
                 let addr = builtin_addr
                     .context("the plan's target is builtin but no built-in server runs")?;
-                targets.slot_for_addr("builtin".to_string(), addr, addr.to_string())
+                let slot = targets.slot_for_addr("builtin".to_string(), addr, addr.to_string());
+                if builtin_speaks_h3(plan) {
+                    let target = Arc::get_mut(&mut targets.list[slot].1).expect("just created");
+                    target.tls = true;
+                }
+                slot
             }
             Target::Url(url) => targets.slot_for_url(url)?,
             // Every HTTP step has a full URL (onrush-plan refuses a bare path): no default.
@@ -93,6 +98,11 @@ impl HttpPlan {
         };
         if self.targets.any_tls() && self.scenarios[index].tls.is_none() {
             let mut options = tls_options(&scenario.http.tls);
+            // The built-in server of this run (in-process, on loopback) made its certificate
+            // at start, after the plan was written: nothing to trust it by but this.
+            if builtin_speaks_h3(plan) && options.ca_file.is_none() {
+                options.insecure = true;
+            }
             options.alpn = crate::connect::alpn_for(scenario.http.version);
             let client = TlsClient::new(&options)
                 .map_err(|e| anyhow::anyhow!("scenario {}: http.tls: {e}", scenario.name))?;
@@ -116,6 +126,18 @@ impl HttpPlan {
         )
         .map_err(anyhow::Error::msg)
     }
+}
+
+/// Whether a run of `plan` starts its built-in server (`target: builtin`) over TLS with HTTP/3
+/// on: when a scenario asks for `version: h3`. The builtin target is then `https://`, for every
+/// scenario, and its generated certificate is not verified unless `http.tls.ca_file` is set
+/// (the server runs in the same process, on loopback).
+pub fn builtin_speaks_h3(plan: &Plan) -> bool {
+    matches!(plan.target, Target::Builtin)
+        && plan
+            .scenarios
+            .iter()
+            .any(|s| s.http.version == HttpVersion::H3)
 }
 
 /// The TLS options of `http.tls` (shared with the protocols that speak TLS the same way: WebSocket).

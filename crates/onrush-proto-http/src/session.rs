@@ -19,6 +19,7 @@ use onrush_protocol::{
     ResponseView, Session, Warmed,
 };
 
+use crate::alt_svc::AltSvc;
 use crate::capture::Capture;
 use crate::classify::{classify, status_failure};
 use crate::connect::{self, HttpConn};
@@ -75,6 +76,8 @@ pub struct HttpSession {
     spare_buffers: Option<http1::Buffers>,
     jar: CookieJar,
     sink: Decompress<Capture>,
+    /// `version: auto`: what each target slot advertised of HTTP/3 (`Alt-Svc`).
+    alt: Vec<AltSvc>,
     /// The last response's body hash (hex), when its step checks one.
     hash_hex: Option<String>,
     /// A runtime variable that was unset when the last request was rendered.
@@ -125,7 +128,10 @@ impl HttpSession {
             timer: RequestTimer::default(),
             spare_buffers: None,
             jar: CookieJar::new(),
-            sink: Decompress::new(Capture::default()),
+            sink: Decompress::new(Capture::keeping_alt_svc(
+                scenario.version == HttpVersion::Auto,
+            )),
+            alt: vec![AltSvc::None; target_slots],
             hash_hex: None,
             unset: None,
             parts: RequestParts::default(),

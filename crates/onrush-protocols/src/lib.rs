@@ -28,6 +28,13 @@ use onrush_protocol::{Exchange, Protocol, RequestStart, ResponseView, Session, S
 mod sizes;
 pub use sizes::session_sizes;
 
+/// How many requests went over HTTP/3, and what `version: auto` did (for the run's summary).
+pub use onrush_proto_http::{version_counts, VersionCounts};
+
+/// Whether `target: builtin` starts the built-in server over TLS with HTTP/3 (a scenario with
+/// `version: h3`).
+pub use onrush_proto_http::builtin_speaks_h3;
+
 /// The step grammars of every built-in protocol: what a plan that uses them is loaded with
 /// (`onrush_plan::load_with_grammars`) outside the `onrush` binary, e.g. in tests.
 pub fn grammars() -> &'static onrush_plan::Grammars {

@@ -11,7 +11,6 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_core::Stream;
-use hyper::body::{Body, Incoming};
 use hyper::header::CONTENT_TYPE;
 use hyper::http::request::Parts;
 use hyper::StatusCode;
@@ -19,7 +18,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::login::read_limited;
-use crate::respond::{self, Resp};
+use crate::respond::{self, ReqBody, Resp};
 
 /// Largest URL-encoded `/form` body (it is parsed whole); a larger one gets 413.
 pub const MAX_URLENCODED_FORM: usize = 1 << 20;
@@ -87,7 +86,7 @@ pub(crate) fn query(parts: &Parts) -> Resp {
 
 /// `POST /form` (any method): `{"fields": {..}, "files": [..]}` from a URL-encoded or
 /// multipart body.
-pub(crate) async fn form(parts: &Parts, body: Incoming) -> Resp {
+pub(crate) async fn form(parts: &Parts, body: impl ReqBody + 'static) -> Resp {
     let content_type = parts
         .headers
         .get(CONTENT_TYPE)
@@ -129,7 +128,7 @@ pub(crate) async fn form(parts: &Parts, body: Incoming) -> Resp {
     )
 }
 
-async fn multipart(body: Incoming, boundary: String) -> Resp {
+async fn multipart<B: ReqBody + 'static>(body: B, boundary: String) -> Resp {
     let mut mp = multer::Multipart::new(OneFrame::new(body), boundary);
     let mut fields = Vec::new();
     let mut files = Vec::new();
@@ -204,14 +203,14 @@ fn bad_multipart(e: multer::Error) -> Resp {
 }
 
 /// The request body as a stream of data frames, at most one per poll (see the module docs).
-struct OneFrame {
-    body: Incoming,
+struct OneFrame<B> {
+    body: B,
     /// A frame was just handed over: the next poll yields once before reading another.
     handed: bool,
 }
 
-impl OneFrame {
-    fn new(body: Incoming) -> Self {
+impl<B> OneFrame<B> {
+    fn new(body: B) -> Self {
         OneFrame {
             body,
             handed: false,
@@ -219,8 +218,8 @@ impl OneFrame {
     }
 }
 
-impl Stream for OneFrame {
-    type Item = Result<Bytes, hyper::Error>;
+impl<B: ReqBody> Stream for OneFrame<B> {
+    type Item = Result<Bytes, B::Fault>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();

@@ -42,6 +42,7 @@ mod echo;
 mod endpoints;
 mod forms;
 mod grpc;
+mod h3;
 mod listen;
 mod login;
 mod respond;
@@ -68,7 +69,7 @@ pub use forms::{MAX_TEXT_FIELD, MAX_URLENCODED_FORM};
 pub use login::{LOGIN_DEFAULT_USER, MAX_USER_LEN, SESSION_COOKIE, TOKEN_PREFIX};
 pub use samples::{CSRF_TOKEN, JSON_TOKEN, JSON_USER_ID, JSON_USER_NAME, XML_ORDER_ID};
 pub use scenario::AUTH_REALM;
-pub use stats::{H2Stats, LoginStats, ProtocolStats, Stats};
+pub use stats::{H2Stats, H3Stats, LoginStats, ProtocolStats, Stats};
 pub use tls::{ServerTls, TlsStats};
 
 use stats::Shared;
@@ -142,6 +143,11 @@ pub struct ServerOptions {
     /// `Some`: serve HTTPS (see [`start_tls`]); `None`: plain HTTP/1.1 and h2c.
     pub tls: Option<ServerTls>,
     pub http2: Http2Config,
+    /// Also answer HTTP/3 (QUIC) on the same port number over UDP, and advertise it with
+    /// `Alt-Svc: h3=":PORT"` on the HTTP/1.1 and HTTP/2 responses. Needs `tls`. A QUIC
+    /// connection may have as many request streams open at once as HTTP/2's
+    /// `max_concurrent_streams`.
+    pub http3: bool,
 }
 
 /// A running server. Dropping it shuts the server down, like [`ServerHandle::shutdown`]: a
@@ -177,6 +183,12 @@ impl ServerHandle {
     /// fields of `/stats` (see [`H2Stats`]).
     pub fn h2_stats(&self) -> H2Stats {
         self.shared.h2()
+    }
+
+    /// HTTP/3 connections and requests, and QUIC handshakes (completed, resumed, failed),
+    /// since start: the `h3_*` and `quic_*` fields of `/stats` (all zero without [`ServerOptions::http3`]).
+    pub fn h3_stats(&self) -> H3Stats {
+        self.shared.h3()
     }
 
     /// TLS handshakes (full or resumed) that presented a client certificate, by the
@@ -292,20 +304,36 @@ pub fn start_with_options(
     config: ServerConfig,
     options: ServerOptions,
 ) -> io::Result<ServerHandle> {
-    let (tls, ca_pem) = match &options.tls {
-        Some(tls) => {
-            let (acceptor, ca_pem) = tls::acceptor(tls)?;
-            (Some(acceptor), ca_pem)
-        }
-        None => (None, None),
-    };
     options.http2.validate()?;
-    start_with(config, tls, ca_pem, options.http2)
+    let quic_resumed = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (tls, quic, ca_pem) = match &options.tls {
+        Some(tls) => {
+            let built = tls::build(tls, options.http3, quic_resumed.clone())?;
+            let quic = match built.quic {
+                Some(quic) => Some(h3::server_config(
+                    quic,
+                    options.http2.max_concurrent_streams,
+                )?),
+                None => None,
+            };
+            (Some(built.acceptor), quic, built.ca_pem)
+        }
+        None if options.http3 => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "HTTP/3 needs TLS (QUIC is always encrypted): add --tls",
+            ))
+        }
+        None => (None, None, None),
+    };
+    start_with(config, tls, quic, quic_resumed, ca_pem, options.http2)
 }
 
 fn start_with(
     config: ServerConfig,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    quic: Option<quinn::ServerConfig>,
+    quic_resumed: Arc<std::sync::atomic::AtomicU64>,
     ca_pem: Option<String>,
     http2: Http2Config,
 ) -> io::Result<ServerHandle> {
@@ -315,7 +343,23 @@ fn start_with(
     };
     let listeners = listen::bind_group(config.addr, threads)?;
     let local_addr = listeners[0].local_addr()?;
-    let shared = Arc::new(Shared::new(threads));
+    let udp = match &quic {
+        Some(_) => Some(listen::bind_udp_group(local_addr, threads).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("UDP port {} for HTTP/3: {e}", local_addr.port()),
+            )
+        })?),
+        None => None,
+    };
+    let mut udp = udp.map(Vec::into_iter);
+    let alt_svc = quic.as_ref().map(|_| {
+        hyper::header::HeaderValue::from_str(&format!("h3=\":{}\"", local_addr.port()))
+            .expect("a port number is a valid header value")
+    });
+    let mut shared = Shared::new(threads);
+    shared.quic_resumed = quic_resumed;
+    let shared = Arc::new(shared);
     // The IDL is embedded: an error here is a build's bug, reported rather than panicking.
     let calculator = Arc::new(thrift::Calculator::load().map_err(io::Error::other)?);
     let (stop, stop_rx) = watch::channel(false);
@@ -335,6 +379,8 @@ fn start_with(
             shared: shared.clone(),
             stop: stop_rx.clone(),
             tls: tls.clone(),
+            quic: quic.clone().zip(udp.as_mut().and_then(Iterator::next)),
+            alt_svc: alt_svc.clone(),
             http2,
             thrift: calculator.clone(),
         };

@@ -6,7 +6,7 @@
 //! `SO_REUSEPORT` comes first, so "port in use" is reported as an error as a user expects.
 
 use std::io;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -54,4 +54,25 @@ fn new_socket(addr: SocketAddr) -> io::Result<Socket> {
     // Like every server: restart at once even while old connections sit in TIME_WAIT.
     socket.set_reuse_address(true)?;
     Ok(socket)
+}
+
+/// Binds `count` UDP sockets on `addr` (a port already chosen: the TCP listeners' port, so
+/// HTTP/3 answers on the same port number as HTTPS, as `Alt-Svc: h3=":PORT"` says) for the
+/// threads' QUIC endpoints. `SO_REUSEPORT` spreads clients over them by their address and port,
+/// so one client socket's packets always reach the same thread, which holds its connection.
+pub(crate) fn bind_udp_group(addr: SocketAddr, count: usize) -> io::Result<Vec<UdpSocket>> {
+    let count = count.max(1);
+    // As for TCP: "port in use" even when the other socket set SO_REUSEPORT too.
+    drop(udp_socket(addr, false)?);
+    (0..count).map(|_| udp_socket(addr, count > 1)).collect()
+}
+
+fn udp_socket(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
 }

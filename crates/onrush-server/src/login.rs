@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, SET_COOKIE};
 use hyper::http::request::Parts;
 use hyper::StatusCode;
@@ -19,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::body::ResponseBody;
 use crate::forms::decode_pairs;
-use crate::respond::{self, Conn, Resp};
+use crate::respond::{self, Conn, ReqBody, Resp};
 use crate::samples;
 use crate::stats::LoginEvent;
 
@@ -242,7 +241,7 @@ impl Via {
 
 /// `POST /login`: the token from a form or JSON body, or else from the query, `X-CSRF-Token` or
 /// `Authorization: Bearer`.
-pub(crate) async fn login_post(parts: &Parts, body: Incoming, conn: &Conn) -> Resp {
+pub(crate) async fn login_post(parts: &Parts, body: impl ReqBody, conn: &Conn) -> Resp {
     let (data, too_big) = match read_limited(body, MAX_LOGIN_BODY).await {
         Ok(v) => v,
         Err(msg) => return respond::bad_request(msg),
@@ -398,7 +397,7 @@ fn reject(status: StatusCode, reason: &str) -> Resp {
 /// Reads at most `limit` bytes of a body; the flag says there was more (the rest is drained so
 /// the connection stays usable). The error is the 400 message.
 pub(crate) async fn read_limited(
-    mut body: Incoming,
+    mut body: impl ReqBody,
     limit: usize,
 ) -> Result<(Vec<u8>, bool), String> {
     let mut data = Vec::new();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::{Body, Incoming};
+use hyper::body::Body;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
@@ -27,6 +27,9 @@ pub(crate) struct Conn {
     pub(crate) shared: Arc<Shared>,
     pub(crate) counter: ConnCounter,
     pub(crate) tls: Option<TlsInfo>,
+    /// `Alt-Svc: h3=":PORT"` for the HTTP/1.1 and HTTP/2 responses of a TLS connection when
+    /// the server answers HTTP/3 too; `None` otherwise.
+    pub(crate) alt_svc: Option<HeaderValue>,
 }
 
 impl Conn {
@@ -54,8 +57,23 @@ pub(crate) fn header_map(parts: &hyper::http::request::Parts) -> BTreeMap<&str, 
     headers
 }
 
+/// What a request body is to the handlers: hyper's `Incoming` (HTTP/1.1, HTTP/2) or an HTTP/3
+/// request stream's receiving half ([`crate::h3::H3Body`]). Handlers are generic over it, so
+/// HTTP/1.1 and HTTP/2 compile to what they were before HTTP/3 existed.
+pub(crate) trait ReqBody: Body<Data = Bytes, Error = Self::Fault> + Unpin + Send {
+    type Fault: std::error::Error + Send + Sync + 'static;
+}
+
+impl<B> ReqBody for B
+where
+    B: Body<Data = Bytes> + Unpin + Send,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Fault = B::Error;
+}
+
 /// Discards a request body the endpoint does not need, so hyper can reuse the connection.
-pub(crate) async fn drain(mut body: Incoming) {
+pub(crate) async fn drain(mut body: impl ReqBody) {
     if body.is_end_stream() {
         return;
     }

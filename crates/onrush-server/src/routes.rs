@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::body::{Encoding, ResponseBody};
 use crate::respond::{
-    bad_request, drain, header_map, hex, json, ok, query_param, text, Conn, Resp, HTML, JSON, TEXT,
-    XML,
+    bad_request, drain, header_map, hex, json, ok, query_param, text, Conn, ReqBody, Resp, HTML,
+    JSON, TEXT, XML,
 };
 use crate::stats::Shared;
 use crate::{forms, grpc, login, samples, scenario};
@@ -79,6 +79,35 @@ pub(crate) async fn handle(req: Request<Incoming>, conn: &Conn) -> Resp {
     }
     conn.counter.count_request(&conn.shared, false);
     let is_head = req.method() == Method::HEAD;
+    let mut resp = route(req, conn).await;
+    advertise(&mut resp, conn);
+    if is_head {
+        head_only(resp)
+    } else {
+        resp
+    }
+}
+
+/// Adds `Alt-Svc: h3=":PORT"` when the server also answers HTTP/3 (a TLS connection's
+/// `conn.alt_svc`), as a CDN does, so a client that upgrades (browsers, `version: auto`)
+/// finds it on any response, `/stats` excepted.
+fn advertise(resp: &mut Resp, conn: &Conn) {
+    if let Some(alt_svc) = &conn.alt_svc {
+        resp.headers_mut()
+            .insert(hyper::header::ALT_SVC, alt_svc.clone());
+    }
+}
+
+/// Routes one HTTP/3 request (the same endpoints as [`handle`], gRPC excepted: gRPC is
+/// served on HTTP/2 only), counting it unless it is `/stats`. HTTP/3 responses carry no
+/// `Alt-Svc`: the client is already there.
+pub(crate) async fn handle_h3<B: ReqBody + 'static>(req: Request<B>, conn: &Conn) -> Resp {
+    if req.uri().path() == "/stats" {
+        drain(req.into_body()).await;
+        return stats(&conn.shared);
+    }
+    conn.counter.count_h3_request(&conn.shared);
+    let is_head = req.method() == Method::HEAD;
     let resp = route(req, conn).await;
     if is_head {
         head_only(resp)
@@ -113,7 +142,8 @@ pub(crate) async fn handle_h2(
         grpc::call(req, conn.shared.clone(), conn.counter.shard())
     } else {
         let is_head = req.method() == Method::HEAD;
-        let resp = route(req, conn).await;
+        let mut resp = route(req, conn).await;
+        advertise(&mut resp, conn);
         if is_head {
             head_only(resp)
         } else {
@@ -126,7 +156,7 @@ pub(crate) async fn handle_h2(
     })
 }
 
-async fn route(req: Request<Incoming>, conn: &Conn) -> Resp {
+async fn route<B: ReqBody + 'static>(req: Request<B>, conn: &Conn) -> Resp {
     let shared = &conn.shared;
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
@@ -318,7 +348,7 @@ fn param_ms(query: Option<&str>, name: &str, default: u64) -> Result<u64, String
 }
 
 /// `/echo`: describes the request as JSON; the body is hashed while streaming, never buffered.
-async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
+async fn echo(parts: &hyper::http::request::Parts, body: impl ReqBody) -> Resp {
     let headers = header_map(parts);
     let (length, sha256) = match consume(body).await {
         Ok(digest) => digest,
@@ -336,7 +366,7 @@ async fn echo(parts: &hyper::http::request::Parts, body: Incoming) -> Resp {
 }
 
 /// `/upload`: consumes the body (Content-Length or chunked) and reports its length and hash.
-async fn upload(body: Incoming) -> Resp {
+async fn upload(body: impl ReqBody) -> Resp {
     match consume(body).await {
         Ok((length, sha256)) => json(&serde_json::json!({ "length": length, "sha256": sha256 })),
         Err(msg) => bad_request(msg),
@@ -353,6 +383,7 @@ pub(crate) fn stats_json(shared: &Shared) -> serde_json::Value {
     let tls = shared.tls();
     let login = shared.login();
     let h2 = shared.h2();
+    let h3 = shared.h3();
     let p = shared.protocols();
     serde_json::json!({
         "tcp_connections": p.tcp_connections,
@@ -379,6 +410,11 @@ pub(crate) fn stats_json(shared: &Shared) -> serde_json::Value {
         "h2_connections": h2.connections,
         "h2_streams": h2.streams,
         "h2_max_concurrent_streams": h2.max_concurrent_streams,
+        "h3_connections": h3.connections,
+        "h3_streams": h3.streams,
+        "quic_handshakes": h3.handshakes,
+        "quic_failed": h3.handshakes_failed,
+        "quic_resumed": h3.resumed,
         "tls_clients": shared.tls_clients(),
         "uptime_ms": shared.started.elapsed().as_millis() as u64,
     })
@@ -386,7 +422,7 @@ pub(crate) fn stats_json(shared: &Shared) -> serde_json::Value {
 
 /// Reads the whole body frame by frame, hashing as it goes: memory stays constant whatever the
 /// upload size. The error is the 400 message (the client will rarely read it: its body broke).
-async fn consume(mut body: Incoming) -> Result<(u64, String), String> {
+async fn consume(mut body: impl ReqBody) -> Result<(u64, String), String> {
     let mut hasher = Sha256::new();
     let mut length = 0u64;
     while let Some(frame) = body.frame().await {

@@ -45,6 +45,10 @@ pub(crate) struct Shard {
     h2_connections: AtomicU64,
     h2_streams: AtomicU64,
     h2_max_concurrent: AtomicU64,
+    h3_connections: AtomicU64,
+    h3_streams: AtomicU64,
+    quic_handshakes: AtomicU64,
+    quic_failed: AtomicU64,
     /// The other protocols of the plain port, by [`Event`].
     events: [AtomicU64; Event::COUNT],
     /// Client-certificate name -> handshakes that presented it. Locked once per handshake with
@@ -68,6 +72,26 @@ pub struct H2Stats {
     /// requests on a connection shows N here, even for instant endpoints when the N requests
     /// arrive together; one that waits for each response shows 1.
     pub max_concurrent_streams: u64,
+}
+
+/// What HTTP/3 traffic the server has seen since it started (`onrush serve --tls --http3`; the
+/// `h3_*` and `quic_*` fields of `/stats`; also [`crate::ServerHandle::h3_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct H3Stats {
+    /// QUIC connections that carried at least one HTTP/3 request other than `/stats`, counted
+    /// as [`Stats::connections`] counts (and included in it).
+    pub connections: u64,
+    /// HTTP/3 requests, `/stats` excluded. Included in [`Stats::requests`].
+    pub streams: u64,
+    /// QUIC handshakes that completed (whether or not a request followed). Not in
+    /// [`crate::TlsStats`], which counts TLS over TCP.
+    pub handshakes: u64,
+    /// Of [`H3Stats::handshakes`], those that resumed a TLS session (a ticket of this server
+    /// offered and taken back).
+    pub resumed: u64,
+    /// QUIC handshakes that failed or were abandoned (a client that distrusts the certificate,
+    /// offers no `h3`, or goes silent).
+    pub handshakes_failed: u64,
 }
 
 /// What the login endpoints have done since the server started (the `tokens_*` and
@@ -150,6 +174,9 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Signs and checks login tokens and session ids (random per server).
     pub(crate) keys: crate::login::Keys,
+    /// QUIC handshakes that resumed a session, counted by the QUIC TLS configuration's
+    /// ticketer (`tls::build`), once per resumption: not per thread.
+    pub(crate) quic_resumed: std::sync::Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -158,6 +185,7 @@ impl Shared {
             shards: (0..threads.max(1)).map(|_| Shard::default()).collect(),
             started: Instant::now(),
             keys: crate::login::Keys::new(),
+            quic_resumed: Default::default(),
         }
     }
 
@@ -198,6 +226,28 @@ impl Shared {
                 .max(shard.h2_max_concurrent.load(Relaxed));
         }
         s
+    }
+
+    pub(crate) fn h3(&self) -> H3Stats {
+        let mut s = H3Stats::default();
+        for shard in self.shards.iter() {
+            s.connections += shard.h3_connections.load(Relaxed);
+            s.streams += shard.h3_streams.load(Relaxed);
+            s.handshakes += shard.quic_handshakes.load(Relaxed);
+            s.handshakes_failed += shard.quic_failed.load(Relaxed);
+        }
+        s.resumed = self.quic_resumed.load(Relaxed);
+        s
+    }
+
+    /// Counts a QUIC handshake: completed (`true`) or failed.
+    pub(crate) fn count_quic_handshake(&self, shard: usize, done: bool) {
+        let shard = &self.shards[shard];
+        match done {
+            true => &shard.quic_handshakes,
+            false => &shard.quic_failed,
+        }
+        .fetch_add(1, Relaxed);
     }
 
     /// Handshakes that presented a client certificate, by its name (see
@@ -339,6 +389,20 @@ impl ConnCounter {
             if in_flight > shard.h2_max_concurrent.load(Relaxed) {
                 shard.h2_max_concurrent.fetch_max(in_flight, Relaxed);
             }
+        }
+    }
+
+    /// Counts one HTTP/3 request that is not `/stats`, and its QUIC connection if it is the
+    /// first such. A QUIC connection's tasks all run on the thread whose endpoint accepted it,
+    /// so the same single-thread reasoning as [`ConnCounter::count_request`] holds.
+    pub(crate) fn count_h3_request(&self, shared: &Shared) {
+        let shard = &shared.shards[self.shard];
+        shard.requests.fetch_add(1, Relaxed);
+        shard.h3_streams.fetch_add(1, Relaxed);
+        if !self.counted.load(Relaxed) {
+            self.counted.store(true, Relaxed);
+            shard.connections.fetch_add(1, Relaxed);
+            shard.h3_connections.fetch_add(1, Relaxed);
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -233,8 +234,25 @@ fn directory_string(tag: yasna::Tag, bytes: &[u8]) -> String {
     }
 }
 
-/// Builds the acceptor; returns it and the PEM of the generated CA, if one was generated.
-pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor, Option<String>)> {
+pub(crate) const ALPN_H3: &[u8] = b"h3";
+
+/// What a TLS server is built with: the TCP acceptor, the QUIC configuration when HTTP/3 is
+/// on, and the PEM of the generated CA, if one was generated.
+pub(crate) struct Built {
+    pub(crate) acceptor: tokio_rustls::TlsAcceptor,
+    pub(crate) quic: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) ca_pem: Option<String>,
+}
+
+/// Builds the TLS configurations of the server: over TCP always, and for QUIC when `h3`. Both
+/// serve the same certificate and ask for the same client certificates; QUIC's is TLS 1.3
+/// only (RFC 9001 §4.2), offers ALPN `h3` alone, and has tickets of its own (a ticket issued
+/// over TCP is not offered to QUIC, whose resumption also carries transport parameters).
+///
+/// `quic_resumed` counts the QUIC handshakes that resumed a session: quinn does not tell, but
+/// a TLS 1.3 resumption is a ticket this server issued coming back, which the QUIC
+/// configuration's ticketer ([`CountingTicketer`]) sees as it decrypts it.
+pub(crate) fn build(tls: &ServerTls, h3: bool, quic_resumed: Arc<AtomicU64>) -> io::Result<Built> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let (chain, key, ca_pem) = match &tls.cert_key {
         Some((cert, key)) => {
@@ -248,10 +266,7 @@ pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor
             (chain, key, Some(ca))
         }
     };
-    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| invalid(e.to_string()))?;
-    let builder = match &tls.client_ca {
+    let verifier = match &tls.client_ca {
         Some(path) => {
             let mut roots = rustls::RootCertStore::empty();
             for cert in read_certs(path, "client CA file")? {
@@ -259,22 +274,85 @@ pub(crate) fn acceptor(tls: &ServerTls) -> io::Result<(tokio_rustls::TlsAcceptor
                     .add(cert)
                     .map_err(|e| invalid(format!("client CA file {}: {e}", path.display())))?;
             }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| invalid(format!("client CA file {}: {e}", path.display())))?;
-            builder.with_client_cert_verifier(verifier)
+            let verifier =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| invalid(format!("client CA file {}: {e}", path.display())))?;
+            Some(verifier)
         }
-        None => builder.with_no_client_auth(),
+        None => None,
     };
-    let mut config = builder
-        .with_single_cert(chain, key)
-        .map_err(|e| invalid(format!("server certificate and key: {e}")))?;
+    let config = |versions: &[&'static rustls::SupportedProtocolVersion]| {
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(versions)
+            .map_err(|e| invalid(e.to_string()))?;
+        let builder = match &verifier {
+            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder
+            .with_single_cert(chain.clone(), key.clone_key())
+            .map_err(|e| invalid(format!("server certificate and key: {e}")))?;
+        config.ticketer =
+            rustls::crypto::ring::Ticketer::new().map_err(|e| invalid(e.to_string()))?;
+        Ok::<_, io::Error>(config)
+    };
+    let mut tcp = config(&[&rustls::version::TLS13, &rustls::version::TLS12])?;
     // Our preference first: a client offering both gets HTTP/2. A client offering no ALPN at
     // all (wrk, curl --no-alpn, older tools) gets HTTP/1.1, as before HTTP/2 was served.
-    config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP11.to_vec()];
-    config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| invalid(e.to_string()))?;
-    Ok((tokio_rustls::TlsAcceptor::from(Arc::new(config)), ca_pem))
+    tcp.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP11.to_vec()];
+    tcp.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    let quic = if h3 {
+        let mut quic = config(&[&rustls::version::TLS13])?;
+        quic.alpn_protocols = vec![ALPN_H3.to_vec()];
+        // quinn takes 0 (no 0-RTT) or u32::MAX (0-RTT accepted, the limit being QUIC's flow
+        // control). Accepted, so that a client's 0-RTT can be tested; onrush's client sends
+        // none unless told to.
+        quic.max_early_data_size = u32::MAX;
+        quic.ticketer = Arc::new(CountingTicketer {
+            inner: rustls::crypto::ring::Ticketer::new().map_err(|e| invalid(e.to_string()))?,
+            resumed: quic_resumed,
+        });
+        Some(Arc::new(quic))
+    } else {
+        None
+    };
+    Ok(Built {
+        acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(tcp)),
+        quic,
+        ca_pem,
+    })
+}
+
+/// A ticketer that counts the tickets it takes back: each one a client resumed its session
+/// with (rustls decrypts the ticket of a TLS 1.3 PSK offer before accepting it; one that does
+/// not decrypt, another server's or an expired key's, is a full handshake and not counted).
+#[derive(Debug)]
+struct CountingTicketer {
+    inner: Arc<dyn rustls::server::ProducesTickets>,
+    resumed: Arc<AtomicU64>,
+}
+
+impl rustls::server::ProducesTickets for CountingTicketer {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+
+    fn lifetime(&self) -> u32 {
+        self.inner.lifetime()
+    }
+
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        self.inner.encrypt(plain)
+    }
+
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        let plain = self.inner.decrypt(cipher);
+        if plain.is_some() {
+            self.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        plain
+    }
 }
 
 /// A throwaway CA and a server certificate signed by it, for 127.0.0.1 / localhost / ::1.

@@ -42,7 +42,7 @@ use crate::sniff::{self, Wire};
 use crate::stats::{ConnCounter, Shared};
 use crate::thrift::{self, Calculator, Transport};
 use crate::tls::TlsInfo;
-use crate::{ws, Http2Config};
+use crate::{h3, ws, Http2Config};
 
 pub(crate) struct Worker {
     pub(crate) index: usize,
@@ -51,6 +51,10 @@ pub(crate) struct Worker {
     pub(crate) stop: watch::Receiver<bool>,
     /// `Some` for HTTPS: every connection is a TLS handshake first.
     pub(crate) tls: Option<TlsAcceptor>,
+    /// `Some` when HTTP/3 is on: quinn's configuration and this thread's UDP socket.
+    pub(crate) quic: Option<(quinn::ServerConfig, std::net::UdpSocket)>,
+    /// `Alt-Svc` for this server's HTTP/1.1 and HTTP/2 responses when HTTP/3 is on.
+    pub(crate) alt_svc: Option<hyper::header::HeaderValue>,
     pub(crate) http2: Http2Config,
     /// The Thrift service, read from its IDL once per server.
     pub(crate) thrift: Arc<Calculator>,
@@ -146,6 +150,8 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
         shared,
         mut stop,
         tls,
+        quic,
+        alt_svc,
         http2,
         thrift,
     } = worker;
@@ -158,11 +164,26 @@ pub(crate) fn run(worker: Worker, ready: mpsc::Sender<io::Result<()>>) {
                 return;
             }
         };
+        let endpoint = match quic.map(|(config, socket)| h3::endpoint(config, socket)) {
+            Some(Err(e)) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+            Some(Ok(endpoint)) => Some(endpoint),
+            None => None,
+        };
         let _ = ready.send(Ok(()));
         drop(ready);
+        let quic = async {
+            match endpoint {
+                Some(endpoint) => h3::accept_loop(endpoint, index, shared.clone()).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = stop.wait_for(|stopped| *stopped) => {}
-            _ = accept_loop(&listener, index, &shared, tls, http2, thrift) => {}
+            _ = accept_loop(&listener, index, &shared, tls, alt_svc, http2, thrift) => {}
+            _ = quic => {}
         }
     });
     // Dropping the runtime drops every connection task, closing their sockets: shutdown does
@@ -175,6 +196,7 @@ async fn accept_loop(
     index: usize,
     shared: &Arc<Shared>,
     tls: Option<TlsAcceptor>,
+    alt_svc: Option<hyper::header::HeaderValue>,
     http2: Http2Config,
     calc: Arc<Calculator>,
 ) {
@@ -204,7 +226,7 @@ async fn accept_loop(
                     };
                     match wire {
                         Wire::Http1 | Wire::H2 => {
-                            let conn = new_conn(shared, index, None);
+                            let conn = new_conn(shared, index, None, None);
                             let h2 = wire == Wire::H2;
                             protocols.spawn_connection(TokioIo::new(stream), conn, h2);
                         }
@@ -227,6 +249,7 @@ async fn accept_loop(
                 // The handshake runs in the connection's task, never in the accept loop.
                 let accept = acceptor.accept(stream);
                 let shared = shared.clone();
+                let alt_svc = alt_svc.clone();
                 tokio::spawn(async move {
                     let stream = match accept.await {
                         Ok(stream) => stream,
@@ -241,7 +264,7 @@ async fn accept_loop(
                         shared.count_client(index, name);
                     }
                     let h2 = info.alpn == Some("h2");
-                    let conn = new_conn(shared, index, Some(info));
+                    let conn = new_conn(shared, index, Some(info), alt_svc);
                     protocols.spawn_connection(TokioIo::new(stream), conn, h2);
                 });
             }
@@ -250,11 +273,17 @@ async fn accept_loop(
 }
 
 /// What every request (or HTTP/2 stream) of one connection is routed with.
-fn new_conn(shared: Arc<Shared>, index: usize, tls: Option<TlsInfo>) -> Arc<Conn> {
+fn new_conn(
+    shared: Arc<Shared>,
+    index: usize,
+    tls: Option<TlsInfo>,
+    alt_svc: Option<hyper::header::HeaderValue>,
+) -> Arc<Conn> {
     Arc::new(Conn {
         shared,
         counter: ConnCounter::new(index),
         tls,
+        alt_svc,
     })
 }
 

@@ -315,3 +315,71 @@ async fn client_certificates_are_shown_by_tls_and_counted_per_name() {
     assert_eq!(serde_json::to_value(&by_name).unwrap(), expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One `Connection: close` HTTP/1.1 request over TLS; the whole response, head and body.
+async fn get_raw(server: &ServerHandle, config: &Arc<rustls::ClientConfig>, path: &str) -> String {
+    let tcp = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(config.clone())
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut response = String::new();
+    tls.read_to_string(&mut response).await.unwrap();
+    response
+}
+
+#[tokio::test]
+async fn with_http3_on_https_responses_advertise_it_with_alt_svc() {
+    let h3 = onrush_server::start_with_options(
+        config(),
+        onrush_server::ServerOptions {
+            tls: Some(ServerTls::default()),
+            http3: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let port = h3.local_addr().port();
+    let response = get_raw(&h3, &client_config(&h3), "/json").await;
+    let alt_svc = format!("alt-svc: h3=\":{port}\"\r\n");
+    assert!(response.contains(&alt_svc), "{response}");
+    // Over HTTP/2 too.
+    let ca = h3.self_signed_ca_pem().unwrap();
+    let h2 = H2::tls(h3.local_addr(), tls_config(ca, &[b"h2"], None)).await;
+    let resp = h2.get("/").await;
+    assert_eq!(
+        resp.header("alt-svc"),
+        Some(format!("h3=\":{port}\"").as_str())
+    );
+    // `/stats` is not advertised on, nor counted.
+    assert_eq!(h2.get("/stats").await.header("alt-svc"), None);
+    // A TLS server without HTTP/3 advertises nothing.
+    let plain = onrush_server::start_tls(config(), ServerTls::default()).unwrap();
+    let response = get_raw(&plain, &client_config(&plain), "/json").await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        !response.to_ascii_lowercase().contains("alt-svc"),
+        "{response}"
+    );
+}
+
+#[test]
+fn http3_without_tls_is_refused_with_the_fix() {
+    let err = onrush_server::start_with_options(
+        config(),
+        onrush_server::ServerOptions {
+            http3: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("--tls"), "{err}");
+}

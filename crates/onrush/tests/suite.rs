@@ -34,6 +34,8 @@ mod hostile;
 mod http2;
 #[path = "http3.rs"]
 mod http3;
+#[path = "http3_serve.rs"]
+mod http3_serve;
 #[path = "import.rs"]
 mod import;
 #[path = "kube.rs"]

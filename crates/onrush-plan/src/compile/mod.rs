@@ -155,8 +155,8 @@ pub(crate) fn compile(
         }
     };
     cx.no_target = matches!(target, Target::None);
-    cx.plain_target = matches!(&target, Target::Url(u) if u.scheme == crate::Scheme::Http)
-        || matches!(target, Target::Builtin);
+    // Not the built-in server: a plan with `version: h3` gets it over TLS with HTTP/3 on.
+    cx.plain_target = matches!(&target, Target::Url(u) if u.scheme == crate::Scheme::Http);
     let target_ip: Option<IpAddr> = match &target {
         Target::Builtin => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         Target::Url(u) => u.host.parse().ok(),
@@ -380,8 +380,7 @@ pub(crate) struct Ctx<'a> {
     grammars: &'a crate::Grammars,
     /// The plan has no `target:`: a step must give a full URL.
     pub(crate) no_target: bool,
-    /// The plan's `target:` is plain `http://` (or the built-in server): `version: h3` cannot
-    /// reach it.
+    /// The plan's `target:` is plain `http://`: `version: h3` cannot reach it.
     pub(crate) plain_target: bool,
     source: &'a str,
     text: &'a str,

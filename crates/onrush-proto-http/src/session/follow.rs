@@ -3,7 +3,7 @@
 
 use crate::request::Body;
 use onrush_http1::{self as http1, AnyConnection, Request, RequestBody};
-use onrush_plan::{CloseMode, RenderContext};
+use onrush_plan::{CloseMode, HttpVersion, RenderContext};
 use onrush_protocol::{FailureClass, RequestRecord};
 
 use super::HttpSession;
@@ -198,6 +198,13 @@ impl HttpSession {
         if self.first_byte_at.is_none() {
             self.first_byte_at = Some(response.first_byte_at);
         }
+        let slot = step.target_slot;
+        let over_h3 = matches!(self.connections[slot], Some(HttpConn::H3 { .. }));
+        if over_h3 {
+            crate::alt_svc::count_h3_request();
+        } else if self.version == HttpVersion::Auto && step.target.tls {
+            self.note_alt_svc(slot);
+        }
         record.bytes_in += response.bytes_in;
         record.bytes_out += response.bytes_out;
         let keep_for_close = last && self.close == CloseMode::Server;
@@ -205,6 +212,22 @@ impl HttpSession {
             self.connections[step.target_slot] = None;
         }
         self.store_cookies(step);
+    }
+
+    /// `version: auto` over TLS, a response not over HTTP/3: what its `Alt-Svc` says. When it
+    /// newly advertises HTTP/3, the connection it came on is given up, so that the slot's next
+    /// request opens QUIC (a kept-alive connection would otherwise keep a VU on TCP for
+    /// good).
+    fn note_alt_svc(&mut self, slot: usize) {
+        let Some(value) = self.sink.get_ref().header("alt-svc") else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let was = self.alt[slot].h3_port(now);
+        self.alt[slot] = self.alt[slot].update(value, now);
+        if was.is_none() && self.alt[slot].h3_port(now).is_some() {
+            self.connections[slot] = None;
+        }
     }
 }
 

@@ -9,9 +9,11 @@ use onrush_plan::{CloseMode, HttpVersion};
 use onrush_protocol::{micros, FailureClass, Handshake, RequestRecord};
 
 use super::HttpSession;
+use crate::alt_svc::AltSvc;
 use crate::classify::classify;
 use crate::connect::{self, HttpConn};
 use crate::step::HttpStep;
+use crate::target::HttpTarget;
 
 impl HttpSession {
     /// Options for a new connection of `step`'s request, due by `deadline`: the TCP connect
@@ -57,22 +59,28 @@ impl HttpSession {
         let slot = step.target_slot;
         // `auto` over TLS tries HTTP/2 until a server has chosen HTTP/1.1 once: VUs that start
         // together then wait for one connection instead of each opening its own.
-        if self.version == HttpVersion::H3 {
+        if self.version == HttpVersion::H3 || self.upgrade_port(step).is_some() {
             let lease = self.pool.h2_lease(slot);
             let entry = lease.entry.clone();
             let conn = entry
                 .get_or_open_h3(|| async {
-                    match self.open(step, record, opened).await? {
-                        HttpConn::H3 { conn, .. } => Ok(conn),
-                        // `open` speaks HTTP/3 only for `version: h3`.
-                        _ => Err(FailureClass::TlsProtocol),
+                    match self.open(step, record, opened).await {
+                        Ok(HttpConn::H3 { conn, .. }) => Ok(conn),
+                        // `auto`'s QUIC handshake failed and `open` fell back to TCP: this
+                        // request goes on that connection, the pool's entry stays empty.
+                        Ok(other) => Err(Ok(other)),
+                        Err(class) => Err(Err(class)),
                     }
                 })
-                .await?;
-            return Ok(HttpConn::H3 {
-                conn,
-                lease: Some(lease),
-            });
+                .await;
+            return match conn {
+                Ok(conn) => Ok(HttpConn::H3 {
+                    conn,
+                    lease: Some(lease),
+                }),
+                Err(Ok(fallback)) => Ok(fallback),
+                Err(Err(class)) => Err(class),
+            };
         }
         let try_h2 = self.version == HttpVersion::H2
             || (self.version == HttpVersion::Auto && step.target.tls && !self.pool.speaks_h1(slot));
@@ -125,9 +133,45 @@ impl HttpSession {
         } else {
             None
         };
+        if let Some(port) = self.upgrade_port(step) {
+            // The QUIC handshake gets half the time left, so that a fallback to TCP still
+            // has the other half (quinn ignores ICMP: a closed UDP port is a silent one).
+            let now = tokio::time::Instant::now();
+            let quic_options = http1::ConnectOptions {
+                deadline: options
+                    .deadline
+                    .map(|at| now + at.saturating_duration_since(now) / 2),
+                ..options
+            };
+            let target = HttpTarget {
+                addr: std::net::SocketAddr::new(step.target.addr.ip(), port),
+                host_header: step.target.host_header.clone(),
+                tls: true,
+                server_name: step.target.server_name.clone(),
+            };
+            let quic =
+                connect::open(&target, &quic_options, tls, HttpVersion::H3, &self.h2, None).await;
+            if quic.is_ok() {
+                crate::alt_svc::count_upgrade();
+                return self.opened(quic, started, record, opened);
+            }
+            crate::alt_svc::count_fallback();
+            self.alt[step.target_slot] = AltSvc::Broken {
+                until: std::time::Instant::now() + crate::alt_svc::BROKEN_FOR,
+            };
+        }
         let result =
             connect::open(&step.target, &options, tls, self.version, &self.h2, buffers).await;
         self.opened(result, started, record, opened)
+    }
+
+    /// `version: auto` over TLS: the UDP port of the HTTP/3 that `step`'s origin advertised
+    /// (`Alt-Svc`) and that has not expired nor failed; `None` otherwise.
+    pub(super) fn upgrade_port(&self, step: &HttpStep) -> Option<u16> {
+        if self.version != HttpVersion::Auto || !step.target.tls || self.tls.is_none() {
+            return None;
+        }
+        self.alt[step.target_slot].h3_port(std::time::Instant::now())
     }
 
     /// A plain `http://` target spoken as HTTP/1.1: [`HttpSession::open_plain`] opens its

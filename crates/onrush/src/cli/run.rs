@@ -107,16 +107,16 @@ pub fn run_plan_as(
     };
 
     let server = match plan.target {
-        Target::Builtin => match onrush_server::start(onrush_server::ServerConfig {
-            addr: "127.0.0.1:0".parse().expect("a valid address"),
-            threads: 1,
-        }) {
+        Target::Builtin => match start_builtin(plan) {
             Ok(server) => {
                 if !common.quiet {
-                    eprintln!(
-                        "built-in target listening on http://{}",
-                        server.local_addr()
-                    );
+                    let addr = server.local_addr();
+                    match server.self_signed_ca_pem() {
+                        Some(_) => eprintln!(
+                            "built-in target listening on https://{addr} (and HTTP/3 on UDP)"
+                        ),
+                        None => eprintln!("built-in target listening on http://{addr}"),
+                    }
                 }
                 Some(server)
             }
@@ -395,6 +395,23 @@ fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// The built-in server of a `target: builtin` plan: plain HTTP, or HTTPS with HTTP/3 when a
+/// scenario has `version: h3` (`onrush_protocols::builtin_speaks_h3`).
+fn start_builtin(plan: &Plan) -> std::io::Result<onrush_server::ServerHandle> {
+    let h3 = onrush_protocols::builtin_speaks_h3(plan);
+    onrush_server::start_with_options(
+        onrush_server::ServerConfig {
+            addr: "127.0.0.1:0".parse().expect("a valid address"),
+            threads: 1,
+        },
+        onrush_server::ServerOptions {
+            tls: h3.then(onrush_server::ServerTls::default),
+            http3: h3,
+            ..onrush_server::ServerOptions::default()
+        },
+    )
+}
+
 /// The end-of-run summary on stdout (a table, or summary.json itself with `--json`); a stdout
 /// that is gone is ignored.
 fn print(finished: &Finished, out_dir: &Path, output: Output) {
@@ -406,6 +423,7 @@ fn print(finished: &Finished, out_dir: &Path, output: Output) {
                 let _ = writeln!(out);
                 onrush_sla::print_results(&finished.thresholds, &mut out);
             }
+            http3_line(&mut out);
             let _ = writeln!(out, "\n{}", finished.generator_message);
             let _ = writeln!(out, "results: {}", out_dir.display());
             if let Ok(path) = &finished.report {
@@ -422,6 +440,26 @@ fn print(finished: &Finished, out_dir: &Path, output: Output) {
         }
     }
     let _ = out.flush();
+}
+
+/// Which requests went over HTTP/3 (`version: h3`, or `auto` upgraded by the server's
+/// `Alt-Svc`), when any did or `auto` tried: the summary's table does not split requests by
+/// HTTP version.
+fn http3_line(out: &mut impl Write) {
+    let c = onrush_protocols::version_counts();
+    if c == onrush_protocols::VersionCounts::default() {
+        return;
+    }
+    let _ = write!(out, "\nHTTP/3: {} requests", c.h3_requests);
+    if c.upgraded > 0 || c.fallbacks > 0 {
+        let _ = write!(
+            out,
+            "; version auto: {} connections upgraded by Alt-Svc, {} QUIC handshakes failed \
+             and fell back to TCP",
+            c.upgraded, c.fallbacks
+        );
+    }
+    let _ = writeln!(out);
 }
 
 /// The exit code of a finished run (documented in README.md).

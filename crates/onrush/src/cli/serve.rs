@@ -13,7 +13,8 @@ use clap::Args;
 use super::exit;
 
 /// What `-h` adds: the protocols the server speaks.
-const PROTOCOLS_HELP: &str = "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
+const PROTOCOLS_HELP: &str =
+    "Protocols, all on the one plain port, told apart by a connection's first bytes:\n\
   HTTP/1.1 (an HTTP request line), HTTP/2 with prior knowledge (h2c: the HTTP/2 preface),\n\
   WebSocket (GET /ws/echo: echo of text and binary, pings answered, close codes),\n\
   gRPC over h2c (helloworld.Greeter of examples/protos/greeter.proto: SayHello,\n\
@@ -29,10 +30,12 @@ TCP lines/frames and WebSocket messages take commands: /delay/MS TEXT, /stream/N
 In a plan with `target: builtin`, steps name this server with the host `builtin`:\n\
   `tcp: builtin`, `grpc: builtin`, `thrift: builtin`, `url: ws://builtin/ws/echo`.\n\
 With --tls: HTTP/2 or HTTP/1.1 as ALPN negotiates (h2 preferred); the other protocols are on\n\
-  the plain port only.\n\
-GET /stats counts requests and connections, h2_*, tls_*, and per protocol tcp_connections,\n\
-  tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls, grpc_messages_in,\n\
-  grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the TLS of the connection it is asked on.\n\
+  the plain port only. With --tls --http3 also HTTP/3 over QUIC on the same port number (UDP),\n\
+  advertised by `Alt-Svc: h3=\":PORT\"` on HTTP/1.1 and HTTP/2 responses (gRPC stays on h2c).\n\
+GET /stats counts requests and connections, h2_*, h3_*, quic_*, tls_*, and per protocol\n\
+  tcp_connections, tcp_messages, ws_connections, ws_messages, ws_pings, grpc_calls,\n\
+  grpc_messages_in, grpc_messages_out, thrift_connections, thrift_calls; GET /tls describes the\n\
+  TLS of the connection it is asked on.\n\
 Every HTTP endpoint and what it answers: `onrush serve --help`, docs/server.md.";
 
 /// What `--help` adds: the protocols, then every HTTP endpoint and what it answers.
@@ -68,8 +71,12 @@ pub struct ServeArgs {
     /// Write the generated CA certificate (PEM) here, for clients to trust (http.tls.ca_file).
     #[arg(long, value_name = "FILE")]
     ca_out: Option<PathBuf>,
-    /// HTTP/2: streams a client may have open at once on one connection
-    /// (SETTINGS_MAX_CONCURRENT_STREAMS).
+    /// Also answer HTTP/3 (QUIC) on the same port number over UDP, and advertise it with
+    /// `Alt-Svc: h3=":PORT"` on HTTP/1.1 and HTTP/2 responses. Needs --tls (or --cert/--key).
+    #[arg(long)]
+    http3: bool,
+    /// HTTP/2 (and HTTP/3): streams a client may have open at once on one connection
+    /// (SETTINGS_MAX_CONCURRENT_STREAMS; QUIC's max_streams_bidi).
     #[arg(long, value_name = "N", default_value_t = onrush_server::Http2Config::default().max_concurrent_streams,
           value_parser = clap::value_parser!(u32).range(1..))]
     h2_max_streams: u32,
@@ -84,6 +91,13 @@ pub fn run(args: ServeArgs) -> i32 {
         threads,
     };
     let tls = args.tls || args.cert.is_some() || args.client_ca.is_some();
+    if args.http3 && !tls {
+        eprintln!(
+            "error: --http3 needs --tls (or --cert/--key): QUIC is always encrypted; \
+             try `onrush serve --tls --http3`"
+        );
+        return exit::USAGE;
+    }
     let options = onrush_server::ServerOptions {
         tls: tls.then(|| onrush_server::ServerTls {
             cert_key: args.cert.clone().zip(args.key.clone()),
@@ -93,6 +107,7 @@ pub fn run(args: ServeArgs) -> i32 {
             max_concurrent_streams: args.h2_max_streams,
             ..onrush_server::Http2Config::default()
         },
+        http3: args.http3,
     };
     let started = onrush_server::start_with_options(config, options);
     let server = match started {
@@ -114,7 +129,9 @@ pub fn run(args: ServeArgs) -> i32 {
         "onrush built-in server listening on {}://{} ({}, {threads} thread{}); Ctrl-C stops it",
         if tls { "https" } else { "http" },
         server.local_addr(),
-        if tls {
+        if args.http3 {
+            "HTTP/1.1 and HTTP/2 by ALPN over TCP, HTTP/3 over UDP on the same port"
+        } else if tls {
             "HTTP/1.1 and HTTP/2 by ALPN"
         } else {
             "HTTP/1.1, h2c, WebSocket /ws/echo, gRPC, Thrift, TCP echo"
