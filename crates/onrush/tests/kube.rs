@@ -386,6 +386,7 @@ fn the_rendered_pods_commands_run_the_plan_to_its_exact_count() {
             scheduling: Scheduling::default(),
             results_pvc: None,
             token: "0123456789abcdef0123456789abcdef",
+            web_token: "fedcba9876543210fedcba9876543210",
             port,
             tls: KubeTls::default(),
         },
@@ -445,8 +446,21 @@ fn the_rendered_pods_commands_run_the_plan_to_its_exact_count() {
     let args = |spec: &serde_json::Value, index: usize| -> Vec<String> {
         let raw: Vec<String> =
             serde_json::from_value(spec["containers"][0]["args"].clone()).unwrap();
-        raw.iter().map(|a| local(a, index)).collect()
+        // The live page's and /metrics' fixed ports: any free one here, and no linger.
+        raw.iter()
+            .map(|a| {
+                local(a, index)
+                    .replace(":5665", ":0")
+                    .replace(":9464", ":0")
+                    .replace("2m", "0s")
+            })
+            .collect()
     };
+    let web_token = objects[0]["stringData"]["web-token"].as_str().unwrap();
+    assert_eq!(
+        controller["containers"][0]["env"][0]["name"], "ONRUSH_WEB_TOKEN",
+        "the controller reads the page's token from the Secret"
+    );
     let o = onrush()
         .args(unpack.iter().map(|a| local(a, 0)))
         .output()
@@ -454,6 +468,7 @@ fn the_rendered_pods_commands_run_the_plan_to_its_exact_count() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut c = onrush()
         .args(args(&controller, 0))
+        .env("ONRUSH_WEB_TOKEN", web_token)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -490,6 +505,10 @@ fn the_rendered_pods_commands_run_the_plan_to_its_exact_count() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(c.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("/#token={web_token}")),
+        "the controller served its live page with the Secret's token: {stderr}"
+    );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("results/run/summary.json")).unwrap())
             .unwrap();

@@ -55,6 +55,9 @@ pub struct KubeOptions<'a> {
     /// summary from the controller's log).
     pub results_pvc: Option<&'a str>,
     pub token: &'a str,
+    /// The token that lets a caller steer the run from the controller's live page (served on
+    /// [`WEB_PORT`] behind the Service); it goes into the token's Secret.
+    pub web_token: &'a str,
     pub port: u16,
     /// Certificates for the control connection; they go into the token's Secret.
     pub tls: KubeTls,
@@ -63,6 +66,11 @@ pub struct KubeOptions<'a> {
 /// The longest plan name kept in object names: with `onrush-`, the run id and `-controller`
 /// or `-agents-<index>` (a pod's host name) the names stay within a DNS label's 63.
 pub const NAME_MAX: usize = 30;
+
+/// The controller's live page (`--web`), behind the Service as port `web`.
+pub const WEB_PORT: u16 = 5665;
+/// The controller's Prometheus `/metrics` (`--metrics-addr`), behind the Service as `metrics`.
+pub const METRICS_PORT: u16 = 9464;
 
 /// A container's resources, as Kubernetes quantities ("500m", "2", "384Mi").
 #[derive(Clone, Debug, PartialEq)]
@@ -257,7 +265,7 @@ pub fn manifests(o: &KubeOptions, files: &PlanFiles) -> Vec<Value> {
     };
 
     let mut secret = json!({ "apiVersion": "v1", "kind": "Secret", "metadata": meta("token", "token"),
-        "type": "Opaque", "stringData": { "token": o.token } });
+        "type": "Opaque", "stringData": { "token": o.token, "web-token": o.web_token } });
     for (key, text, _, _) in o.tls.entries() {
         secret["stringData"][key] = json!(text);
     }
@@ -308,11 +316,22 @@ pub fn manifests(o: &KubeOptions, files: &PlanFiles) -> Vec<Value> {
         json!("/results/run"),
         json!("--agents-wait"),
         json!("600"),
+        // The live page and /metrics, reachable through the Service (kubectl port-forward);
+        // the page steers only with the web token (ONRUSH_WEB_TOKEN, from the Secret), and
+        // serves the final report for a while after the run.
+        json!("--web"),
+        json!(format!("0.0.0.0:{WEB_PORT}")),
+        json!("--web-linger"),
+        json!("2m"),
+        json!("--metrics-addr"),
+        json!(format!("0.0.0.0:{METRICS_PORT}")),
     ];
     controller_args.extend(controller_tls);
     let service = json!({ "apiVersion": "v1", "kind": "Service", "metadata": meta("controller", "controller"),
         "spec": { "selector": selector("controller"),
-                  "ports": [{ "name": "control", "port": o.port, "targetPort": o.port, "protocol": "TCP" }] } });
+                  "ports": [{ "name": "control", "port": o.port, "targetPort": o.port, "protocol": "TCP" },
+                            { "name": "web", "port": WEB_PORT, "targetPort": WEB_PORT, "protocol": "TCP" },
+                            { "name": "metrics", "port": METRICS_PORT, "targetPort": METRICS_PORT, "protocol": "TCP" }] } });
     let mut controller_container = container(
         "controller",
         o.image,
@@ -325,8 +344,12 @@ pub fn manifests(o: &KubeOptions, files: &PlanFiles) -> Vec<Value> {
             json!({ "name": "tmp", "mountPath": "/tmp" }),
         ],
     );
-    controller_container["ports"] =
-        json!([{ "containerPort": o.port, "name": "control", "protocol": "TCP" }]);
+    controller_container["ports"] = json!([
+        { "containerPort": o.port, "name": "control", "protocol": "TCP" },
+        { "containerPort": WEB_PORT, "name": "web", "protocol": "TCP" },
+        { "containerPort": METRICS_PORT, "name": "metrics", "protocol": "TCP" }]);
+    controller_container["env"] = json!([{ "name": "ONRUSH_WEB_TOKEN",
+        "valueFrom": { "secretKeyRef": { "name": object("token"), "key": "web-token" } } }]);
     let mut controller_pod = json!({
         "initContainers": [container("unpack", o.image,
             vec![json!("kube"), json!("unpack"), json!("/bundle"), json!("/plan")],

@@ -13,6 +13,7 @@ fn options() -> KubeOptions<'static> {
         scheduling: Scheduling::default(),
         results_pvc: None,
         token: "0123456789abcdef0123456789abcdef",
+        web_token: "fedcba9876543210fedcba9876543210",
         port: 7878,
         tls: KubeTls::default(),
     }
@@ -141,6 +142,34 @@ fn the_objects_hold_what_a_distributed_run_needs() {
         assert_eq!(&controller_labels[k], v, "{k}");
     }
     assert_eq!(selector["onrush/run-id"], "0a1b2c3d");
+    // The live page and /metrics behind the Service; the page's token from the Secret.
+    let ports: Vec<(&str, u64)> = objs[2]["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["port"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ports, [("control", 7878), ("web", 5665), ("metrics", 9464)]);
+    let controller = pod(&objs, "controller");
+    let cargs = args(controller);
+    assert!(
+        cargs.windows(2).any(|w| w == ["--web", "0.0.0.0:5665"]),
+        "{cargs:?}"
+    );
+    assert!(
+        cargs
+            .windows(2)
+            .any(|w| w == ["--metrics-addr", "0.0.0.0:9464"]),
+        "{cargs:?}"
+    );
+    assert_eq!(
+        controller["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"]["key"],
+        "web-token"
+    );
+    assert_eq!(
+        objs[0]["stringData"]["web-token"],
+        "fedcba9876543210fedcba9876543210"
+    );
     let agents = &by_kind(&objs, "Job", "agent")["spec"];
     assert_eq!(agents["completionMode"], "Indexed");
     assert_eq!(agents["completions"], 3);

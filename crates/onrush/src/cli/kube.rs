@@ -253,6 +253,7 @@ fn render(args: &RenderArgs) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| kube::agent_memory(estimate));
     let token = onrush_distributed::auth::new_token();
+    let web_token = onrush_distributed::auth::new_token();
     let objects = kube::manifests(
         &KubeOptions {
             name: &name,
@@ -271,6 +272,7 @@ fn render(args: &RenderArgs) -> Result<(), String> {
             },
             results_pvc: args.results_pvc.as_deref(),
             token: &token,
+            web_token: &web_token,
             port: 7878,
             tls,
         },
@@ -296,11 +298,13 @@ fn render(args: &RenderArgs) -> Result<(), String> {
             std::fs::write(path, &yaml)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             eprintln!(
-                "wrote {} ({} objects; it holds the run's token: keep it private)\n  kubectl apply --server-side -f {}\n  kubectl logs -f job/{prefix}-controller\n  kubectl delete -f {} (when done)",
+                "wrote {} ({} objects; it holds the run's tokens: keep it private)\n  kubectl apply --server-side -f {}\n  kubectl logs -f job/{prefix}-controller\n  kubectl port-forward service/{prefix}-controller {web}:{web} {metrics}:{metrics}   # then http://127.0.0.1:{web}/#token={web_token} (the live page; /metrics on {metrics})\n  kubectl delete -f {} (when done)",
                 path.display(),
                 objects.len(),
                 path.display(),
-                path.display()
+                path.display(),
+                web = kube::WEB_PORT,
+                metrics = kube::METRICS_PORT,
             );
         }
         None => print!("{yaml}"),
