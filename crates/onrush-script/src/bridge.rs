@@ -155,7 +155,7 @@ fn var_value<'js>(ctx: &Ctx<'js>, v: &VarValue) -> rquickjs::Result<Value<'js>> 
 }
 
 /// `res`: status, headers (lower-case names; repeated ones joined with `, `), body as text,
-/// `json()` (parsed once), url.
+/// `json()` (parsed once), `bytes()` (a Uint8Array of the body as it came), url.
 pub(crate) fn reply_object<'js>(ctx: &Ctx<'js>, reply: &Reply) -> rquickjs::Result<Value<'js>> {
     let make: Function = ctx.globals().get("__onrush_reply")?;
     let headers = Object::new(ctx.clone())?;
@@ -173,6 +173,9 @@ pub(crate) fn reply_object<'js>(ctx: &Ctx<'js>, reply: &Reply) -> rquickjs::Resu
         headers,
         text(reply.body).as_ref(),
         text(reply.url).as_ref(),
+        // `res.bytes()`: the body as it came, for a binary one (text() replaced what is not
+        // UTF-8); one copy, as the text is.
+        rquickjs::TypedArray::<u8>::new_copy(ctx.clone(), reply.body)?,
     ))
 }
 

@@ -109,9 +109,10 @@ function ctxOf(key, sc, vu, it) {
   c.iteration = it;
   return c;
 }
-globalThis.__onrush_reply = function (status, headers, body, url) {
+globalThis.__onrush_reply = function (status, headers, body, url, raw) {
   let parsed;
-  return { status, headers, body, url, json() { if (parsed === undefined) parsed = JSON.parse(body); return parsed; } };
+  return { status, headers, body, url, json() { if (parsed === undefined) parsed = JSON.parse(body); return parsed; },
+           bytes() { return raw; } };
 };
 export function dispatch(i, key, sc, vu, it, arg) {
   const c = ctxOf(key, sc, vu, it);

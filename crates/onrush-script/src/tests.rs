@@ -132,6 +132,25 @@ fn hooks_checks_and_templates_run_in_one_engine() {
         ..reply
     };
     assert!(!engine.check(check, WHO, &vars, &bad).unwrap());
+    // A binary body: `bytes()` has it as it came (the text has U+FFFD for the 0xff).
+    let mut b2 = load(&dir, &["lib/sign.js".into()], Duration::from_millis(200)).unwrap();
+    let raw = b2
+        .inline(
+            "res.bytes() instanceof Uint8Array && res.bytes().length === 4 \
+             && res.bytes()[0] === 0 && res.bytes()[1] === 255 && res.bytes()[3] === 65 \
+             && res.body.charCodeAt(1) === 0xfffd",
+            true,
+            "plan.yaml:8:20",
+        )
+        .unwrap();
+    let e2 = Engine::new(&b2.finish(), &[("api".into(), vec![])]).unwrap();
+    let binary = Reply {
+        status: 200,
+        headers: vec![],
+        body: b"\x00\xffzA",
+        url: b"/bin",
+    };
+    assert!(e2.check(raw, WHO, &Vars::new(0, 0, 1), &binary).unwrap());
 
     engine.run_step(step, WHO, &mut vars).unwrap();
     assert_eq!(vars.get(1), &VarValue::One(b"43".to_vec()));
