@@ -165,6 +165,7 @@ pub fn agent(args: AgentArgs) -> i32 {
         influx: None,
         influx_token: None,
         samples: None,
+        debug: None,
     };
     let segment = onrush_engine::Segment {
         first_worker: assignment.segment.first_worker,

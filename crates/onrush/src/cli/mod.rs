@@ -146,6 +146,11 @@ pub struct CommonRunArgs {
     /// default: it costs each request a line's formatting.
     #[arg(long, value_name = "FILE")]
     samples: Option<PathBuf>,
+    /// Print the first N requests and responses of each step in full on stderr as they happen
+    /// (request line, headers, body up to 4 KiB; status, headers, body; the outcome), secrets
+    /// masked: --debug prints one per step, --debug=5 five. Off by default (no cost).
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    debug: Option<u32>,
 }
 
 #[derive(Args)]

@@ -189,6 +189,11 @@ pub fn run_plan_as(
             return exit::RUNTIME;
         }
     }
+    if let Some(n) = common.debug {
+        // Sessions are made during the run: they keep whole exchanges from here on.
+        let secrets = std::sync::Arc::new(plan.clone());
+        onrush_engine::debug_exchanges(n, move |text| secrets.mask(text).into_owned());
+    }
     let start_unix_ms = run_info.start_unix_ms;
     let outcome = match prepared.run(RunOptions {
         threads,
