@@ -274,7 +274,7 @@ fn run_with_agents(
         .collect();
     // Live, on the merged seconds: the exporters (one Prometheus endpoint, one InfluxDB
     // series for the whole run) and the `abort_on_fail` thresholds.
-    let mut exporters = match super::run::exporters(common) {
+    let mut exporters = match super::run::exporters(common, plan, &out_dir) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
