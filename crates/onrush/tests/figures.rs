@@ -340,3 +340,31 @@ fn the_printed_summary_and_summary_json_give_each_rate_over_its_own_active_time(
     );
     assert!(!printed.contains("long  (active"), "{printed}");
 }
+
+#[test]
+fn an_8_vu_closed_scenario_peaks_at_8_vus() {
+    // "peak VUs 2" was read for an 8-VU scenario; 8 VUs that each keep a request in flight
+    // for the whole run must show 8, in summary.json and printed, whichever worker runs them.
+    let dir = temp_dir("figures-peak-vus");
+    let plan = write_plan(
+        &dir,
+        "target: builtin\nscenarios:\n  - name: eight\n    load: { vus: 8, duration: 2s }\n    steps: [ { name: slow, get: /delay/50 } ]\n",
+    );
+    let out = dir.join("out");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "-q", "-t", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    let s = summary(&out);
+    assert_eq!(s["scenarios"][0]["active_vus_max"], 8, "{s:#}");
+    assert_eq!(s["totals"]["active_vus_max"], 8, "{s:#}");
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.starts_with("active VUs (max)") && l.ends_with(" 8")),
+        "{printed}"
+    );
+}
