@@ -444,6 +444,7 @@ impl Session for Sessions {
     fn request(&self) -> Option<onrush_protocol::RequestView<'_>> {
         match self.last {
             Last::Http => self.http.as_ref().and_then(|s| s.request()),
+            Last::Grpc => self.grpc.as_ref().and_then(|s| s.request()),
             _ => None,
         }
     }

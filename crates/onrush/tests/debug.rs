@@ -160,3 +160,68 @@ fn a_distributed_run_refuses_debug() {
         "{err}"
     );
 }
+
+#[test]
+fn debug_shows_a_grpc_call_and_its_reply_as_json() {
+    // The built-in server's Greeter, from the shipped example's .proto; no step reads the
+    // reply, so only --debug makes the session decode it.
+    let protos = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/protos");
+    let dir = temp_dir("debug-grpc");
+    let plan = write_plan(
+        &dir,
+        &format!(
+            r#"
+target: builtin
+grpc: {{ protos: ["{p}/greeter.proto"], import_paths: ["{p}"] }}
+scenarios:
+  - name: g
+    load: {{ vus: 1, iterations: 2 }}
+    steps:
+      - grpc: builtin
+        name: hello
+        call: helloworld.Greeter/SayHello
+        message: {{ name: "vu-${{vu}}" }}
+        metadata: {{ authorization: "Bearer ${{api_token}}" }}
+      - grpc: builtin
+        name: client-stream
+        call: helloworld.Greeter/SayHelloClientStream
+        messages: [ {{ name: "a" }}, {{ name: "b" }} ]
+"#,
+            p = protos.display()
+        ),
+    );
+    let output = onrush()
+        .arg("run")
+        .arg(&plan)
+        .args([
+            "-D",
+            &format!("api_token={SECRET}"),
+            "-q",
+            "--debug",
+            "--out",
+        ])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    let hello = exchanges(&err, "hello");
+    assert_eq!(hello.len(), 1, "{err}");
+    let e = hello[0];
+    assert!(
+        e.contains("> gRPC builtin/helloworld.Greeter/SayHello\n"),
+        "{e}"
+    );
+    assert!(e.contains("> authorization: ***\n"), "{e}");
+    assert!(e.contains("> {\"name\":\"vu-1\"}\n"), "{e}");
+    assert!(e.contains("< grpc-status: 0\n"), "{e}");
+    assert!(e.contains("< {\"message\":\"Hello, vu-1!\"}\n"), "{e}");
+    let stream = exchanges(&err, "client-stream");
+    assert_eq!(stream.len(), 1, "{err}");
+    assert!(
+        stream[0].contains("> [{\"name\":\"a\"},{\"name\":\"b\"}]\n"),
+        "{}",
+        stream[0]
+    );
+}
