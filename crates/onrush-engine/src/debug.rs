@@ -152,7 +152,11 @@ fn format<P: Protocol>(
     let latency = r.latency_us as f64 / 1000.0;
     match view {
         Some(v) => {
-            let _ = writeln!(out, "< {} ({latency:.3} ms)", v.status);
+            // Protocols without a status (TCP, UDP, Thrift) leave it 0.
+            let _ = match v.status {
+                0 => writeln!(out, "< reply ({latency:.3} ms)"),
+                status => writeln!(out, "< {status} ({latency:.3} ms)"),
+            };
             for (n, val) in v.headers {
                 let name = String::from_utf8_lossy(&v.head[n.clone()]);
                 let value = if sensitive(&name) {

@@ -225,3 +225,31 @@ scenarios:
         stream[0]
     );
 }
+
+#[test]
+fn debug_shows_a_thrift_reply_as_json() {
+    // No check reads the reply: only --debug makes the session decode it.
+    let idl = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/idl/calculator.thrift");
+    let dir = temp_dir("debug-thrift");
+    let plan = write_plan(
+        &dir,
+        &format!(
+            "target: builtin\nthrift: {{ idl: [\"{}\"] }}\nscenarios:\n  - name: c\n    load: {{ vus: 1, iterations: 2 }}\n    steps:\n      - {{ thrift: builtin, name: add, call: Calculator.add, args: {{ num1: 40, num2: 2 }} }}\n",
+            idl.display()
+        ),
+    );
+    let output = onrush()
+        .arg("run")
+        .arg(&plan)
+        .args(["-q", "--debug", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let add = exchanges(&err, "add");
+    assert_eq!(add.len(), 1, "{err}");
+    assert!(add[0].contains("< reply ("), "{}", add[0]);
+    assert!(add[0].contains("<\n< 42\n= ok"), "{}", add[0]);
+}
