@@ -31,6 +31,7 @@ pub mod schedule;
 pub mod signals;
 mod start;
 mod status;
+pub mod steer;
 mod vu;
 mod worker;
 
@@ -41,6 +42,7 @@ pub use finish::{
 };
 pub use prepare::{prepare, Prepared, ScenarioRun, Stops};
 pub use run::{run, RunOptions, RunOutcome, Segment};
+pub use steer::{RunState, SteerError, Steerable, Steering};
 
 #[cfg(test)]
 mod tests;

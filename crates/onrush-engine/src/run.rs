@@ -12,7 +12,9 @@ use onrush_export::Exporter;
 use onrush_metrics::{Collector, RunInfo};
 use onrush_plan::LoadModel;
 use onrush_protocol::Protocol;
-use onrush_results::{GeneratorWriter, GENERATOR_FILE, INTERVALS_FILE};
+use onrush_results::{
+    Event, EventsWriter, GeneratorWriter, EVENTS_FILE, GENERATOR_FILE, INTERVALS_FILE,
+};
 use tokio::sync::watch;
 
 use super::prepare::Prepared;
@@ -22,6 +24,7 @@ use crate::monitor::{self, Cause, Monitor, Verdict};
 use crate::signals;
 use crate::start::StartGate;
 use crate::status::{GracefulStop, Status};
+use crate::steer::{RunState, Steering};
 use onrush_results::VusNotStarted;
 
 pub struct RunOptions {
@@ -57,6 +60,12 @@ pub struct RunOptions {
     /// `--samples`: a line per request appended to this file, which the caller made with its
     /// header ([`onrush_metrics::create_samples_file`]); `None`: no line, no cost.
     pub samples: Option<PathBuf>,
+    /// Pause, resume, stop and live load changes (the live page's API); `None`: the run
+    /// cannot be steered, and pays nothing for it.
+    pub steering: Option<Arc<Steering>>,
+    /// Every threshold of the plan: with `steering`, judged each second on the run so far and
+    /// published for the live page (`Steering::published`); unused without.
+    pub thresholds: Vec<onrush_plan::Threshold>,
 }
 
 /// The share of a plan's load one process runs, when several run it together: the plan's load
@@ -108,6 +117,8 @@ impl RunOptions {
             start_at: None,
             join_at: Duration::ZERO,
             samples: None,
+            steering: None,
+            thresholds: Vec::new(),
         }
     }
 }
@@ -206,6 +217,7 @@ pub fn run<P: Protocol>(
                 stop: stop_rx.clone(),
                 tids: tids.clone(),
                 samples: options.samples.clone(),
+                steering: options.steering.clone(),
             };
             thread::Builder::new()
                 .name(format!("onrush-worker-{index}"))
@@ -243,6 +255,16 @@ pub fn run<P: Protocol>(
     let mut failure_examples = BTreeMap::new();
     let mut exporters = options.exporters;
     exporters.begin(&prepared.layout);
+    let steering = options.steering.clone();
+    let mut events = options.out_dir.as_deref().map(EventsWriter::new);
+    let mut stopped_by_request = false;
+    if let Some(st) = &steering {
+        st.set_state(if st.paused() {
+            RunState::Paused
+        } else {
+            RunState::Running
+        });
+    }
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Message {
@@ -282,6 +304,9 @@ pub fn run<P: Protocol>(
                 }
             }
             status.second(second, &view, start.elapsed());
+            if let Some(st) = &steering {
+                publish(st, &options.thresholds, &mut collector, &mut monitor, start);
+            }
             if aborted_by.is_none() && !options.abort_thresholds.is_empty() {
                 collector.set_duration(start.elapsed());
                 let verdict = monitor.verdict();
@@ -311,6 +336,27 @@ pub fn run<P: Protocol>(
                 "stopping the test: a step failed with `on_failure: stop_test`; writing results",
             );
             let _ = stop_tx.send(true);
+        }
+        if let Some(st) = &steering {
+            for (at, event) in st.take_events() {
+                let t = at.saturating_duration_since(start).as_secs_f64();
+                let t = (t * 1000.0).round() / 1000.0 + options.join_at.as_secs_f64();
+                status.note(&format!("{} ({})", event.detail, event.by));
+                if let Some(Err(e)) = events.as_mut().map(|w| w.write(&Event { t, ..event })) {
+                    status.note(&format!(
+                        "warning: cannot write {}: {e}; the run goes on",
+                        events
+                            .as_ref()
+                            .map_or(EVENTS_FILE.into(), |w| w.path().display().to_string())
+                    ));
+                    events = None;
+                }
+            }
+            if !interrupted && st.stop_requested() {
+                interrupted = true;
+                stopped_by_request = true;
+                let _ = stop_tx.send(true);
+            }
         }
         if !interrupted && signals::interrupted() {
             interrupted = true;
@@ -349,6 +395,21 @@ pub fn run<P: Protocol>(
     }
     exporters.finish();
     status.finish();
+    if let Some(st) = &steering {
+        st.set_state(RunState::Stopping);
+    }
+    let mut stops = prepared
+        .stops
+        .notes
+        .lock()
+        .map(|n| n.clone())
+        .unwrap_or_default();
+    if stopped_by_request {
+        stops.push((
+            String::new(),
+            "stopped through the live page or its API (POST /api/stop)".to_string(),
+        ));
+    }
     let vars = prepared
         .scenarios
         .iter()
@@ -372,13 +433,40 @@ pub fn run<P: Protocol>(
         generator_error,
         aborted_by,
         stopped_by_failure: stop_test_seen,
-        stops: prepared
-            .stops
-            .notes
-            .lock()
-            .map(|n| n.clone())
-            .unwrap_or_default(),
+        stops,
     })
+}
+
+/// For the live page: the thresholds judged on the run so far, the generator's health.
+fn publish(
+    steering: &Steering,
+    thresholds: &[onrush_plan::Threshold],
+    collector: &mut Collector,
+    monitor: &mut Monitor,
+    start: Instant,
+) {
+    let verdict = monitor.verdict();
+    let (now, at_end): (Vec<_>, Vec<_>) = thresholds
+        .iter()
+        .cloned()
+        .partition(|t| !onrush_sla::needs_histograms(std::slice::from_ref(t)));
+    let outcomes = if now.is_empty() {
+        Vec::new()
+    } else {
+        collector.set_duration(start.elapsed());
+        onrush_sla::outcomes(&onrush_sla::evaluate(
+            &now,
+            &collector.summary(),
+            Some(&verdict.verdict),
+        ))
+    };
+    steering.publish(crate::steer::Published {
+        thresholds: outcomes,
+        thresholds_at_end: at_end.into_iter().map(|t| t.source).collect(),
+        generator_verdict: verdict.verdict,
+        generator_message: verdict.message,
+        generator: monitor.latest().cloned(),
+    });
 }
 
 /// Appends the second the monitor closed last to `generator.jsonl`; the first failure is kept

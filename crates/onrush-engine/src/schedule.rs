@@ -49,6 +49,30 @@ impl Arrivals {
         }
     }
 
+    /// This schedule with its rate set to `per_second` from `at` until its end (a live load
+    /// change, steer.rs): no arrival before `at` (those are past), then a constant rate.
+    pub fn switched(&self, per_second: f64, at: Duration) -> Arrivals {
+        let end = self.duration();
+        let at = at.min(end);
+        Arrivals::new(
+            0.0,
+            &[
+                RateStage {
+                    per_second: 0.0,
+                    over: at,
+                },
+                RateStage {
+                    per_second,
+                    over: Duration::ZERO,
+                },
+                RateStage {
+                    per_second,
+                    over: end - at,
+                },
+            ],
+        )
+    }
+
     /// How many arrivals the whole schedule has.
     pub fn count(&self) -> u64 {
         (self.total - 1e-9).ceil().max(0.0) as u64

@@ -718,3 +718,5 @@ fn a_process_that_joins_late_runs_the_rest_of_the_schedule_in_the_runs_seconds()
     assert_eq!(seconds.first(), Some(&1), "{seconds:?}");
     assert!(outcome.vus_not_started.is_empty());
 }
+
+mod steering;

@@ -22,6 +22,7 @@ use super::schedule::{Arrivals, VuRamp};
 use super::vu::{Vu, VuState};
 use crate::monitor::{current_tid, WorkerTids};
 use crate::start::StartGate;
+use crate::steer::{Steering, POLL};
 use open::open;
 use vu_set::VuSet;
 
@@ -61,6 +62,8 @@ pub struct Worker<P: Protocol> {
     pub tids: WorkerTids,
     /// `RunOptions::samples`.
     pub samples: Option<std::path::PathBuf>,
+    /// `RunOptions::steering`.
+    pub steering: Option<Arc<Steering>>,
 }
 
 /// Shared state of the scenario drivers of one worker.
@@ -77,6 +80,8 @@ struct Shared<P: Protocol> {
     /// Per open-model scenario: its pool and warmed-up VUs, made ready before the start
     /// (worker/warm_up.rs, open.rs), taken by its driver.
     ready: RefCell<Vec<Option<open::Ready>>>,
+    /// `RunOptions::steering`: looked at between iterations and arrivals, never per request.
+    steering: Option<Arc<Steering>>,
 }
 
 impl<P: Protocol> Shared<P> {
@@ -155,6 +160,7 @@ impl<P: Protocol> Worker<P> {
                 metrics: metrics.clone(),
                 protocol,
                 ready: RefCell::new(Vec::new()),
+                steering: self.steering.clone(),
             });
             // The warm VUs spawned (and parked, while this sleeps) before the start.
             let ready = warm
@@ -386,6 +392,11 @@ async fn closed_iterations<P: Protocol>(
                 && !scenario.stopped.load(Ordering::Relaxed)
                 && iterations.take(vu.iteration)
             {
+                if let Some(steering) = &shared.steering {
+                    while steering.paused() {
+                        tokio::time::sleep(POLL).await;
+                    }
+                }
                 vu.run_iteration(
                     s,
                     scenario,
@@ -403,77 +414,148 @@ async fn closed_iterations<P: Protocol>(
 /// The VU count follows a ramp; VU k runs while the ramp is above k and finishes its iteration
 /// when the ramp drops below it. At the end of the stages VUs start no new request (vu.rs);
 /// requests in flight may finish for `graceful_stop`, then they are cut.
+///
+/// A run with steering may set the scenario's VUs live (steer.rs): the ramp is then replaced
+/// by that count, and VUs above the ramp's highest are added to the set as they are asked for.
 async fn closed_stages<P: Protocol>(shared: &Rc<Shared<P>>, s: usize, ramp: VuRamp) {
     let active = Rc::new(ActiveVus {
         count: Cell::new(0),
     });
-    // The ramp's clock as moments: the VUs compare them with a request's start.
-    let start = Moment::from_instant(shared.start);
-    let end = start + ramp.duration();
     let mut set = VuSet::new();
-    for k in (shared.worker as u32..ramp.max_vus()).step_by(shared.workers) {
-        let shared = shared.clone();
-        let active = active.clone();
-        let ramp = ramp.clone();
-        set.push(async move {
-            let scenario = &shared.prepared.scenarios[s];
-            let mut vu: Option<Vu<P>> = None;
-            let mut count_start = scenario.vu_expected(k);
-            // Until when the ramp is known to keep this VU running (a flat stage): no ramp
-            // arithmetic per iteration then (`VuRamp::vus_steady`).
-            let mut running_until: Option<Moment> = None;
-            loop {
-                let now = Moment::now();
-                if now >= end
-                    || scenario.stopped.load(Ordering::Relaxed)
-                    || vu.as_ref().is_some_and(|v| v.state == VuState::Stopped)
-                {
-                    break;
-                }
-                let running = match running_until {
-                    Some(until) if now < until => true,
-                    _ => {
-                        let at = now - start;
-                        let (vus, steady) = ramp.vus_steady(at);
-                        running_until = (vus > k && steady > at).then(|| start + steady);
-                        vus > k
-                    }
-                };
-                if running {
-                    // A VU made just now: its making is in the latency (from `now`), as it was,
-                    // but not in the service time, so the session reads the clock itself.
-                    let start = if vu.is_some() {
-                        RequestStart::now(now)
-                    } else {
-                        RequestStart::scheduled(now)
-                    };
-                    let vu = vu.get_or_insert_with(|| {
-                        active.change(&shared, s, true);
-                        shared.vu(k as u64 + 1, s)
-                    });
-                    if count_start {
-                        count_start = false;
-                        scenario.vus_started.fetch_add(1, Ordering::Relaxed);
-                    }
-                    vu.run_iteration(s, scenario, start, &shared.metrics).await;
-                } else {
-                    if vu.take().is_some() {
-                        active.change(&shared, s, false);
-                    }
-                    match ramp.next_active(k, now - start) {
-                        Some(next) => sleep_until((shared.start + next).into()).await,
-                        None => break,
-                    }
-                }
-            }
-            if vu.is_some() {
-                active.change(&shared, s, false);
-            }
-        });
-    }
+    let workers = shared.workers as u32;
+    // The next VU this worker would add (its VUs are k = worker, worker + workers, ...).
+    let mut next_k = shared.worker as u32;
+    let mut add_up_to = |set: &mut VuSet<_>, vus: u32| {
+        while next_k < vus {
+            set.push(closed_stage_vu(
+                shared.clone(),
+                active.clone(),
+                ramp.clone(),
+                s,
+                next_k,
+            ));
+            next_k += workers;
+        }
+    };
+    add_up_to(&mut set, ramp.max_vus());
     let graceful_stop = shared.prepared.scenarios[s].graceful_stop;
     // Those still running at the deadline are cancelled as the set is dropped: a request cut
     // in flight records itself as `interrupted` (vu.rs, `InFlight`).
     let deadline = shared.start + ramp.duration() + graceful_stop;
-    let _ = tokio::time::timeout_at(deadline.into(), set.run()).await;
+    let run = async {
+        let Some(steering) = shared.steering.clone() else {
+            return set.run().await;
+        };
+        let scenario = &shared.prepared.scenarios[s];
+        let end = shared.start + ramp.duration();
+        loop {
+            // `VuSet::run` keeps its state in the set: leaving it to add VUs loses nothing.
+            // Its VUs all ended (or this worker had none yet), VUs may still be asked for
+            // until the scenario's end.
+            tokio::select! {
+                _ = set.run() => {
+                    if scenario.stopped.load(Ordering::Relaxed) || Instant::now() >= end {
+                        return;
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+                _ = tokio::time::sleep(POLL) => {}
+            }
+            if let Some(vus) = steering.vus(s) {
+                add_up_to(&mut set, vus);
+            }
+        }
+    };
+    let _ = tokio::time::timeout_at(deadline.into(), run).await;
+}
+
+/// VU `k` of a closed model over stages (see [`closed_stages`]).
+async fn closed_stage_vu<P: Protocol>(
+    shared: Rc<Shared<P>>,
+    active: Rc<ActiveVus>,
+    ramp: VuRamp,
+    s: usize,
+    k: u32,
+) {
+    // The ramp's clock as moments: the VUs compare them with a request's start.
+    let start = Moment::from_instant(shared.start);
+    let end = start + ramp.duration();
+    let scenario = &shared.prepared.scenarios[s];
+    let steering = shared.steering.clone();
+    let mut vu: Option<Vu<P>> = None;
+    let mut count_start = scenario.vu_expected(k);
+    // Until when the ramp is known to keep this VU running (a flat stage): no ramp
+    // arithmetic per iteration then (`VuRamp::vus_steady`).
+    let mut running_until: Option<Moment> = None;
+    loop {
+        let now = Moment::now();
+        if now >= end
+            || scenario.stopped.load(Ordering::Relaxed)
+            || vu.as_ref().is_some_and(|v| v.state == VuState::Stopped)
+        {
+            break;
+        }
+        // The VUs set live, if any, replace the ramp.
+        let live_vus = match &steering {
+            Some(steering) => {
+                if steering.paused() {
+                    tokio::time::sleep(POLL).await;
+                    continue;
+                }
+                steering.vus(s)
+            }
+            None => None,
+        };
+        let running = match (live_vus, running_until) {
+            (Some(vus), _) => k < vus,
+            (None, Some(until)) if now < until => true,
+            (None, _) => {
+                let at = now - start;
+                let (vus, steady) = ramp.vus_steady(at);
+                running_until = (vus > k && steady > at).then(|| start + steady);
+                vus > k
+            }
+        };
+        if running {
+            // A VU made just now: its making is in the latency (from `now`), as it was,
+            // but not in the service time, so the session reads the clock itself.
+            let request_start = if vu.is_some() {
+                RequestStart::now(now)
+            } else {
+                RequestStart::scheduled(now)
+            };
+            let vu = vu.get_or_insert_with(|| {
+                active.change(&shared, s, true);
+                shared.vu(k as u64 + 1, s)
+            });
+            if count_start {
+                count_start = false;
+                scenario.vus_started.fetch_add(1, Ordering::Relaxed);
+            }
+            vu.run_iteration(s, scenario, request_start, &shared.metrics)
+                .await;
+        } else {
+            if vu.take().is_some() {
+                active.change(&shared, s, false);
+            }
+            let next = if live_vus.is_some() {
+                None
+            } else {
+                ramp.next_active(k, now - start)
+            };
+            match (next, steering.is_some()) {
+                (Some(next), false) => sleep_until((shared.start + next).into()).await,
+                (None, false) => break,
+                // Steered: the count may change any time; look again soon.
+                (Some(next), true) => {
+                    let wake = (shared.start + next).min(now.to_instant() + POLL);
+                    sleep_until(wake.into()).await
+                }
+                (None, true) => tokio::time::sleep(POLL).await,
+            }
+        }
+    }
+    if vu.is_some() {
+        active.change(&shared, s, false);
+    }
 }

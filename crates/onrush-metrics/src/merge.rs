@@ -158,10 +158,48 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Summary, MergeError> {
         write_with_header(&path, &header, &scratch).map_err(out_err(&path))?;
         let path = out.join(SUMMARY_FILE);
         summary.write_to(&path).map_err(out_err(&path))?;
+        merge_events(dirs, out)?;
         Ok(summary)
     });
     let _ = fs::remove_file(&scratch);
     written
+}
+
+/// The inputs' `events.jsonl` (pauses, stops, load changes) in one, in time order (the runs
+/// are aligned by second, so an event keeps its `t`); with several inputs each says whose it
+/// was. No file when no input has one.
+fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
+    let mut all = Vec::new();
+    for dir in dirs {
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        for mut e in onrush_results::read_events(dir)? {
+            if dirs.len() > 1 {
+                e.by = if e.by.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{} ({name})", e.by)
+                };
+            }
+            all.push(e);
+        }
+    }
+    if all.is_empty() {
+        return Ok(());
+    }
+    all.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let mut w = onrush_results::EventsWriter::new(out);
+    let path = w.path().to_path_buf();
+    let _ = fs::remove_file(&path);
+    for e in &all {
+        w.write(e).map_err(|source| MergeError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
 /// The summary of the run in `dir` rebuilt from its `intervals.jsonl` alone, by the pass

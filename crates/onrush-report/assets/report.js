@@ -204,6 +204,7 @@
       var opts = optsFor(entry.state);
       opts.width = width(parts.body);
       opts.hooks = { draw: [function (u) { entry.drawn = true; checkAxes(id, u); report(); }] };
+      if (entry.markers) opts.hooks.draw.unshift(drawMarkers);
       var data = dataFor(entry.state);
       if (entry.state.log) data = data.map(function (a, k) { return k === 0 ? a : positive(a); });
       entry.plot = new uPlot(opts, data, parts.body);
@@ -215,6 +216,25 @@
     };
     plots.push(entry);
     return entry;
+  }
+  // Events (events.jsonl: pause, resume, stop, load changes) as dashed lines with a label.
+  var EVENT_COLOR = { pause: C.amber, resume: C.green, stop: C.red, load: C.purple };
+  function drawMarkers(u) {
+    var ev = D.events || [];
+    if (!ev.length) return;
+    var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, r = uPlot.pxRatio || 1;
+    ctx.save();
+    ctx.setLineDash([4 * r, 3 * r]);
+    ctx.lineWidth = r;
+    ctx.font = (10 * r) + 'px ' + getComputedStyle(document.body).fontFamily;
+    ev.forEach(function (e) {
+      var x = Math.round(u.valToPos(e.t, 'x', true));
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      ctx.strokeStyle = ctx.fillStyle = EVENT_COLOR[e.kind] || C.slate;
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + h); ctx.stroke();
+      ctx.fillText(e.label, x + 3 * r, top + 10 * r);
+    });
+    ctx.restore();
   }
   // Byte rates tick at 1, 2, 5, 10... KiB, MiB, GiB rather than at decimal fractions of them.
   var BYTE_INCRS = [];
@@ -274,6 +294,7 @@
         cursor: { sync: { key: 'onrush' }, drag: { x: true, y: false } }, legend: { live: true } };
     };
     var entry = chart(spec.id, parts, optsFor, dataFor, nonempty);
+    entry.markers = true;
     if (spec.steps) {
       stepSelect(parts.tools, function (k) { entry.state.step = k; entry.update(); });
       logToggle(parts.tools, false, function (on) { entry.state.log = on; entry.build(); });
@@ -339,6 +360,35 @@
     plots.forEach(function (p) { if (p.plot) p.plot.setSize({ width: 680, height: p.plot.height }); });
   });
   window.addEventListener('afterprint', resize);
+
+  // The live page (live.js) hands the seconds closed since: `chunk` as the live server's
+  // /api/seconds gives it (the same series, from second chunk.from on); every chart over
+  // time is extended and redrawn. A series that first appears in a chunk (a new failure
+  // class) has no line until the page is reloaded. Events are appended to the markers.
+  window.onrushCharts = {
+    seconds: function () { return D.seconds; },
+    append: function (chunk, events) {
+      var end = chunk.from + chunk.seconds;
+      if (end > D.seconds) {
+        Object.keys(chunk.series).forEach(function (k) {
+          var dst = D.series[k] || (D.series[k] = []), src = chunk.series[k];
+          for (var i = 0; i < src.length; i++) dst[chunk.from + i] = src[i];
+        });
+        (chunk.step_series || []).forEach(function (st, j) {
+          var dst = D.step_series[j];
+          if (!dst) return;
+          Object.keys(st).forEach(function (k) {
+            for (var i = 0; i < st[k].length; i++) dst[k][chunk.from + i] = st[k][i];
+          });
+        });
+        for (var t = N; t < end; t++) xs.push(t);
+        D.seconds = N = end;
+      }
+      if (events) D.events = events;
+      plots.forEach(function (p) { if (p.markers && p.plot) p.update(); });
+      return end;
+    }
+  };
 
   window.addEventListener('error', function () { report(); });
   report();

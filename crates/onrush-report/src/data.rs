@@ -18,7 +18,7 @@ pub(crate) enum Column<'a> {
 }
 
 #[derive(Serialize)]
-struct StepSeries<'a> {
+pub(crate) struct StepSeries<'a> {
     requests: &'a [u64],
     p50: &'a [Option<f64>],
     p90: &'a [Option<f64>],
@@ -58,13 +58,23 @@ struct Payload<'a> {
     /// late, and only then is the "dropped iterations and schedule lag" chart drawn (for a
     /// closed-only run it was an empty chart that made readers look for drops).
     open_model: bool,
+    /// Markers for the charts over time: `events.jsonl`.
+    events: Vec<crate::events::Marker>,
 }
 
 /// Every per-second series of a run by name: the counters (`requests`, `iterations`, ...),
 /// `lat_p50/p90/p99/max`, `lag_p99`, `vus:<scenario>`, `fail:<class>`, and in a distributed
 /// run `agent:<name>` (each agent's requests per second).
 pub(crate) fn columns(run: &Run) -> BTreeMap<String, Column<'_>> {
-    let s = &run.series;
+    let mut m = series_columns(&run.series);
+    for a in &run.agents {
+        m.insert(format!("agent:{}", a.name), Column::Counts(&a.requests));
+    }
+    m
+}
+
+/// [`columns`] without the agents: what `intervals.jsonl` alone gives.
+pub(crate) fn series_columns(s: &crate::intervals::Series) -> BTreeMap<String, Column<'_>> {
     let mut m: BTreeMap<String, Column> = s
         .counters
         .iter()
@@ -80,9 +90,6 @@ pub(crate) fn columns(run: &Run) -> BTreeMap<String, Column<'_>> {
     }
     for (class, v) in &s.failures_by_class {
         m.insert(format!("fail:{class}"), Column::Counts(v));
-    }
-    for a in &run.agents {
-        m.insert(format!("agent:{}", a.name), Column::Counts(&a.requests));
     }
     m
 }
@@ -137,20 +144,26 @@ pub(crate) fn payload_json(run: &Run, base: Option<&Run>) -> String {
             .map(|st| format!("{} / {}", st.scenario, st.name))
             .collect(),
         series: columns(run),
-        step_series: (0..s.steps.len())
-            .map(|i| StepSeries {
-                requests: &s.step_requests[i],
-                p50: &s.step_latency[i].p50,
-                p90: &s.step_latency[i].p90,
-                p99: &s.step_latency[i].p99,
-                max: &s.step_latency[i].max,
-            })
-            .collect(),
+        step_series: step_series(s),
         dist,
         baseline,
         open_model: has_open_model(run),
+        events: crate::events::markers(run),
     };
     serde_json::to_string(&payload).expect("the payload always serialises")
+}
+
+/// Per step: its requests and latency percentiles per second.
+pub(crate) fn step_series(s: &crate::intervals::Series) -> Vec<StepSeries<'_>> {
+    (0..s.steps.len())
+        .map(|i| StepSeries {
+            requests: &s.step_requests[i],
+            p50: &s.step_latency[i].p50,
+            p90: &s.step_latency[i].p90,
+            p99: &s.step_latency[i].p99,
+            max: &s.step_latency[i].max,
+        })
+        .collect()
 }
 
 /// An open-model scenario: named so by the load models of summary.json, or (results without

@@ -22,6 +22,10 @@ pub(crate) struct Run {
     pub series: Series,
     /// The agents of a distributed run (none otherwise).
     pub agents: Vec<crate::agents::Agent>,
+    /// `events.jsonl`: pauses, stops and load changes asked while the run ran.
+    pub events: Vec<onrush_results::Event>,
+    /// Rendered as the live page of a run still going (see `ReportOptions::live`).
+    pub live: bool,
 }
 
 impl Run {
@@ -276,6 +280,9 @@ pub(crate) fn load(dir: &Path) -> Result<Run, ReportError> {
         rebuilt,
         extras: Extras::from_summary(&summary.extra),
         agents: crate::agents::load(dir, &summary.extra)?,
+        events: onrush_results::read_events(dir)
+            .map_err(|e| ReportError::parse(e.path(), e.line().unwrap_or(1), e.message()))?,
+        live: false,
         summary,
         series,
     })

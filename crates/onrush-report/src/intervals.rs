@@ -170,11 +170,24 @@ impl OpenSecond {
 /// Reads `path` (an `intervals.jsonl`). `known_steps` (from `summary.json`) fixes the order
 /// of steps that the header's layout may lack.
 pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, ReportError> {
-    let read_err = |e: onrush_results::ReadError| match e {
+    let lines = IntervalsReader::open(path).map_err(read_err)?;
+    read_lines(lines, known_steps, 0)
+}
+
+fn read_err(e: onrush_results::ReadError) -> ReportError {
+    match e {
         onrush_results::ReadError::Io { path, source } => ReportError::io(&path, source),
         e => ReportError::parse(e.path(), e.line().unwrap_or(1), e.message()),
-    };
-    let mut lines = IntervalsReader::open(path).map_err(read_err)?;
+    }
+}
+
+/// The series of the seconds from `origin` on in `lines` (second `origin` at index 0; earlier
+/// ones are skipped): the whole run from 0, or the live page's latest seconds.
+pub(crate) fn read_lines<R: std::io::BufRead>(
+    mut lines: IntervalsReader<R>,
+    known_steps: &[StepId],
+    origin: u64,
+) -> Result<Series, ReportError> {
     let mut names = Names::default();
     for s in &lines.header().layout {
         names.scenario(&s.scenario);
@@ -209,7 +222,10 @@ pub(crate) fn read(path: &Path, known_steps: &[StepId]) -> Result<Series, Report
         if t >= MAX_SECONDS {
             return Err(err(format!("second t = {t} is out of range")));
         }
-        let t = t as usize;
+        if t < origin {
+            continue;
+        }
+        let t = (t - origin) as usize;
         if open.t != Some(t) {
             open.close(Some(t), &mut latency, &mut lag_p99);
         }

@@ -14,14 +14,18 @@
 mod agents;
 mod compare;
 mod data;
+mod events;
 mod failing;
 mod fmt;
 mod input;
 mod intervals;
+mod live;
 mod page;
 mod tables;
 
 use std::io;
+
+pub use live::{live_chunk, render_live_page};
 use std::path::{Path, PathBuf};
 
 /// File name of the report inside the results directory (the default output).
@@ -41,6 +45,9 @@ pub struct ReportOptions {
     /// the measurement needs. Without it the report names directories and the plan by their
     /// last component only, and keeps the machine's CPUs and OS.
     pub show_host: bool,
+    /// The live page of a run still going (onrush-live): the report so far, with the live
+    /// bar and the script that keeps it current.
+    pub live: bool,
 }
 
 /// Why no report could be written. Every message names the file (and line) at fault.
@@ -137,5 +144,6 @@ pub fn render_report_with(dir: &Path, opts: &ReportOptions) -> Result<String, Re
             b.hide_host();
         }
     }
+    run.live = opts.live;
     Ok(page::render(&run, base.as_ref()))
 }

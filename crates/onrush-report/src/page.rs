@@ -13,6 +13,8 @@ use crate::tables;
 const TEMPLATE: &str = include_str!("../assets/page.html");
 const CSS: &str = include_str!("../assets/report.css");
 const JS: &str = include_str!("../assets/report.js");
+/// The live page's script: polls the live server, keeps the charts current, steers.
+const LIVE_JS: &str = include_str!("../assets/live.js");
 const UPLOT_JS: &str = include_str!("../vendor/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../vendor/uPlot.min.css");
 
@@ -22,6 +24,9 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
     let mut body = String::with_capacity(64 * 1024);
     header(&mut body, run, cmp.as_ref());
     body.push_str("<main>\n");
+    if run.live {
+        body.push_str(LIVE_BAR);
+    }
     verdict(&mut body, run);
     key_figures(&mut body, run);
     if let Some(c) = &cmp {
@@ -35,12 +40,18 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
     crate::agents::table(&mut body, &run.agents);
     tables::status_and_failures(&mut body, run);
     crate::failing::section(&mut body, run);
+    crate::events::section(&mut body, run);
     parameters(&mut body, run);
     body.push_str("</main>\n");
     footer(&mut body, run);
 
     let title = format!("{} · onrush load test report", run.summary.run.plan);
     let data = script_json(&payload_json(run, base));
+    let live_script = if run.live {
+        format!("<script>{LIVE_JS}</script>\n")
+    } else {
+        String::new()
+    };
     fill(
         TEMPLATE,
         &[
@@ -51,9 +62,15 @@ pub(crate) fn render(run: &Run, base: Option<&Run>) -> String {
             ("DATA", &data),
             ("UPLOT_JS", UPLOT_JS),
             ("JS", JS),
+            ("LIVE_SCRIPT", &live_script),
         ],
     )
 }
+
+/// The live page's bar (filled by assets/live.js): the run's state, its figures now, and
+/// the controls.
+const LIVE_BAR: &str = r#"<section id="live" class="block live"><h2>Live</h2><div id="live-state" class="live-state">connecting…</div><div id="live-controls" class="live-controls"></div><div id="live-now"></div></section>
+"#;
 
 /// The chart area; the script fills `#charts` from its chart list.
 const CHARTS: &str = r#"<section id="over-time" class="block">
@@ -107,7 +124,11 @@ fn header(out: &mut String, run: &Run, cmp: Option<&Comparison>) {
         };
         let _ = write!(out, r#"<span class="chip {c}">{t}</span>"#);
     }
-    if run.rebuilt {
+    if run.live {
+        out.push_str(
+            r#"<span class="chip neutral" id="live-chip">live: figures as of the page's loading, charts kept current</span>"#,
+        );
+    } else if run.rebuilt {
         out.push_str(
             r#"<span class="chip warn">run did not finish: summary rebuilt from intervals.jsonl</span>"#,
         );
@@ -204,7 +225,13 @@ fn verdict(out: &mut String, run: &Run) {
             r##"<div class="card {class}" id="checks-card"><div class="label">Checks</div><div class="value">{value}</div><div class="detail"><a href="#checks">{detail}</a></div></div>"##
         );
     }
-    let (class, value, detail) = if run.rebuilt {
+    let (class, value, detail) = if run.live {
+        (
+            "neutral",
+            "RUNNING",
+            "still going: figures cover the seconds closed so far",
+        )
+    } else if run.rebuilt {
         (
             "warn",
             "DID NOT FINISH",

@@ -50,6 +50,7 @@ fn report_draws_in_chromium() {
             baseline: None,
             out: Some(dir.join("plain.html")),
             show_host: false,
+            live: false,
         },
     )
     .unwrap();
@@ -59,6 +60,7 @@ fn report_draws_in_chromium() {
             baseline: Some(base.clone()),
             out: None,
             show_host: false,
+            live: false,
         },
     )
     .unwrap();

@@ -176,6 +176,7 @@ fn all_thresholds_passed_and_custom_output_path() {
         baseline: None,
         out: Some(out.clone()),
         show_host: false,
+        live: false,
     };
     assert_eq!(write_report(&dir, &opts).unwrap(), out);
     let html = fs::read_to_string(out).unwrap();
@@ -196,6 +197,7 @@ fn baseline_comparison_flags_regressions() {
         baseline: Some(base.clone()),
         out: None,
         show_host: false,
+        live: false,
     };
     let html = fs::read_to_string(write_report(&new, &opts).unwrap()).unwrap();
     assert!(html.contains(r#"id="comparison""#));
@@ -321,6 +323,7 @@ fn errors_are_clear() {
         baseline: None,
         out: Some(ok.join("no-such-dir").join("r.html")),
         show_host: false,
+        live: false,
     };
     let e = write_report(&ok, &opts).unwrap_err().to_string();
     assert!(e.contains("cannot write the report"), "{e}");
@@ -648,6 +651,7 @@ fn the_report_hides_where_it_was_made_unless_asked() {
         baseline: Some(base.clone()),
         out: Some(dir.join("shown.html")),
         show_host: true,
+        live: false,
     };
     let html = fs::read_to_string(write_report(&dir, &opts).unwrap()).unwrap();
     for shown in ["loadgen-1", plan, full.as_str(), full_base.as_str()] {

@@ -61,6 +61,7 @@ fn one_hour_twenty_steps() {
         baseline: Some(dir.clone()),
         out: Some(dir.join("report-vs-self.html")),
         show_host: false,
+        live: false,
     };
     let out_base = write_report(&dir, &opts).unwrap();
     let gen_base = t.elapsed();

@@ -49,6 +49,7 @@
 mod de;
 mod distributed;
 mod error;
+mod events;
 pub mod exchanges;
 mod extras;
 mod generator;
@@ -63,6 +64,7 @@ mod version;
 
 pub use distributed::{AgentHealth, AgentReport, AgentSegment, DistributedRun};
 pub use error::ReadError;
+pub use events::{read_events, Event, EventsWriter, EVENTS_FILE};
 pub use exchanges::FailingExchange;
 pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, VusNotStarted, TYPED_EXTRA_KEYS};
 pub use generator::{

@@ -40,6 +40,8 @@ mod http3;
 mod import;
 #[path = "kube.rs"]
 mod kube;
+// Needs Chromium and playwright-core: tests/install-chromium-har.sh.
+mod live;
 #[path = "load_flags.rs"]
 mod load_flags;
 #[path = "lost_results.rs"]

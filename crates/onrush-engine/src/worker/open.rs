@@ -38,6 +38,7 @@ use tokio::time::sleep_until;
 use super::Shared;
 use crate::pacer::PreciseTimer;
 use crate::schedule::Arrivals;
+use crate::steer::POLL;
 use crate::vu::{Vu, VuState};
 
 /// Arrivals started per wake-up before the driver yields to the VUs. Large enough that a worker
@@ -164,7 +165,7 @@ pub(super) fn ready<P: Protocol>(
 pub(super) async fn open<P: Protocol>(
     shared: &Rc<Shared<P>>,
     s: usize,
-    arrivals: Arrivals,
+    mut arrivals: Arrivals,
     max_vus: u32,
     slack: Duration,
     ready: Ready,
@@ -190,13 +191,42 @@ pub(super) async fn open<P: Protocol>(
     // The schedule as moments, the clock requests are timed with; the timers take instants.
     let start_at = Moment::from_instant(shared.start);
     let end_at = start_at + arrivals.duration();
-    let total = arrivals.count();
+    let mut total = arrivals.count();
     let mut next = arrivals.time_of(i, &mut cursor);
+    let steering = shared.steering.clone();
+    let mut seen = steering.as_ref().map_or(0, |st| st.generation());
     'schedule: while let Some(offset) = next {
+        if let Some(st) = steering.as_ref().filter(|st| st.generation() != seen) {
+            // Paused, resumed or a new rate (steer.rs): the schedule goes on from now.
+            seen = st.generation();
+            while st.paused() {
+                if Moment::now() >= end_at {
+                    break 'schedule;
+                }
+                tokio::time::sleep(POLL).await;
+                seen = st.generation();
+            }
+            let now = Moment::now();
+            if let Some(rate) = st.rate(s) {
+                arrivals = arrivals.switched(rate, now.saturating_duration_since(start_at));
+                total = arrivals.count();
+            }
+            // Arrivals due while paused are not made up: this worker's first at or after now.
+            cursor = 0;
+            let first = arrivals.first_at_or_after(now.saturating_duration_since(start_at));
+            i = first
+                + (shared.worker as u64 + workers as u64 - first % workers as u64) % workers as u64;
+            next = arrivals.time_of(i, &mut cursor);
+            continue 'schedule;
+        }
         let intended = start_at + offset;
         let mut now = Moment::now();
         if intended > now {
-            let wake = shared.start + offset;
+            let mut wake = shared.start + offset;
+            if steering.is_some() {
+                // A change must not wait for a far-off arrival (a low rate).
+                wake = wake.min(now.to_instant() + POLL);
+            }
             match timer.as_mut() {
                 Some(timer) => {
                     if timer.sleep_until(wake).await.is_err() {
@@ -222,7 +252,7 @@ pub(super) async fn open<P: Protocol>(
             if now >= end_at {
                 // The scenario's time is up with arrivals still unstarted (the worker fell
                 // behind): they are dropped and counted, not run after the end.
-                let left = (total - i).div_ceil(workers as u64);
+                let left = total.saturating_sub(i).div_ceil(workers as u64);
                 shared
                     .metrics
                     .borrow_mut()

@@ -166,6 +166,9 @@ pub fn agent(args: AgentArgs) -> i32 {
         influx_token: None,
         samples: None,
         debug: None,
+        web: None,
+        web_linger: None,
+        web_token: None,
     };
     let segment = onrush_engine::Segment {
         first_worker: assignment.segment.first_worker,

@@ -151,6 +151,25 @@ pub struct CommonRunArgs {
     /// masked: --debug prints one per step, --debug=5 five. Off by default (no cost).
     #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
     debug: Option<u32>,
+    /// Serve a live page of the run at ADDR [default: 127.0.0.1:5665, or any free port]: the
+    /// report so far, kept current, with pause, resume, stop and load changes (docs/live.md).
+    /// Its API: GET /api/status, POST /api/stop, /api/pause, /api/resume,
+    /// /api/scenarios/NAME/load.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:5665")]
+    web: Option<std::net::SocketAddr>,
+    /// How long the live page keeps serving the final report after the run [default: 10s];
+    /// Ctrl-C leaves at once.
+    #[arg(long, value_name = "DURATION", requires = "web", value_parser = parse_duration_arg)]
+    web_linger: Option<std::time::Duration>,
+    /// The token that lets a caller steer the run when --web is not a loopback address (made
+    /// up and printed with the URL when not given; also ONRUSH_WEB_TOKEN). Without it, the
+    /// page is read-only there.
+    #[arg(long, value_name = "TOKEN", requires = "web", env = "ONRUSH_WEB_TOKEN")]
+    web_token: Option<String>,
+}
+
+fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    onrush_units::parse_duration(s).map_err(|e| format!("{} ({})", e.message, e.hint))
 }
 
 #[derive(Args)]
@@ -199,6 +218,10 @@ pub fn dispatch(cli: Cli) -> i32 {
             // The agents load the plan from its file and -D values: flags they do not get would
             // split a load other than the one this command line says.
             eprintln!("error: --vus, --duration, --iterations and --rate change one machine's run; with --agents, put the load in the plan (a variable the plan's load uses, set with -D)");
+            exit::USAGE
+        }
+        Command::Run(args) if args.distributed.agents.is_some() && args.common.web.is_some() => {
+            eprintln!("error: --web with --agents: a distributed run's controller has no live page yet; watch the whole run live with --metrics-addr (Prometheus) and its status line");
             exit::USAGE
         }
         Command::Run(args) => match args.distributed.agents {

@@ -35,6 +35,7 @@ pub fn run(args: ReportArgs) -> i32 {
         baseline: args.baseline,
         out: args.out,
         show_host: args.show_host,
+        live: false,
     };
     match write_report(&args.dir, &options) {
         Ok(path) => {

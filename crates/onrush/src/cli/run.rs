@@ -194,6 +194,13 @@ pub fn run_plan_as(
         let secrets = std::sync::Arc::new(plan.clone());
         onrush_engine::debug_exchanges(n, move |text| secrets.mask(text).into_owned());
     }
+    let live = match live_page(plan, common, &out_dir) {
+        Ok(live) => live,
+        Err(code) => return code,
+    };
+    if let Some((server, _)) = &live {
+        exporters.push(Box::new(server.exporter()));
+    }
     let start_unix_ms = run_info.start_unix_ms;
     let outcome = match prepared.run(RunOptions {
         threads,
@@ -213,6 +220,12 @@ pub fn run_plan_as(
         start_at,
         join_at,
         samples: common.samples.clone(),
+        steering: live.as_ref().map(|(_, steering)| steering.clone()),
+        thresholds: if live.is_some() {
+            thresholds.clone()
+        } else {
+            Vec::new()
+        },
     }) {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -258,7 +271,71 @@ pub fn run_plan_as(
         ));
     }
     print(&finished, &out_dir, output);
+    if let Some((server, _)) = &live {
+        server.finished(finished.report.as_ref().ok().cloned());
+        let linger = common.web_linger.unwrap_or(Duration::from_secs(10));
+        if !linger.is_zero() {
+            note(&format!(
+                "live page: {} serves the final report for {} more (Ctrl-C to leave now)",
+                server.url(),
+                onrush_units::show_duration(linger)
+            ));
+            server.linger(linger, onrush_engine::signals::interrupted);
+        }
+    }
     exit_code(&finished)
+}
+
+/// `--web`: the live page's server started, and the steering it passes to the run.
+#[allow(clippy::type_complexity)]
+fn live_page(
+    plan: &Plan,
+    common: &CommonRunArgs,
+    out_dir: &Path,
+) -> Result<
+    Option<(
+        onrush_live::LiveServer,
+        std::sync::Arc<onrush_engine::Steering>,
+    )>,
+    i32,
+> {
+    let Some(addr) = common.web else {
+        return Ok(None);
+    };
+    let steering = std::sync::Arc::new(onrush_engine::Steering::new(
+        plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)),
+    ));
+    let options = |addr| onrush_live::LiveOptions {
+        addr,
+        dir: out_dir.to_path_buf(),
+        plan: plan.name.clone(),
+        planned: planned_duration(plan),
+        steering: steering.clone(),
+        token: common.web_token.clone(),
+    };
+    let server = match onrush_live::LiveServer::start(options(addr)) {
+        Ok(s) => s,
+        // The default port taken (another run's page): any free one, said below.
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && addr.port() == 5665 => {
+            match onrush_live::LiveServer::start(options(std::net::SocketAddr::new(addr.ip(), 0))) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: --web {addr}: {e}");
+                    return Err(exit::RUNTIME);
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("error: --web {addr}: {e}: give a free address, e.g. --web 127.0.0.1:0 (any free port)");
+            return Err(exit::RUNTIME);
+        }
+    };
+    // Printed even with --quiet: the URL is what --web is for.
+    eprintln!("live page: {}", server.url());
+    if server.token().is_some() && !server.local_addr().ip().is_loopback() {
+        eprintln!("note: the live page is on a non-loopback address: anyone who reaches it sees the run; only the URL above (with its token) can steer it");
+    }
+    Ok(Some((server, steering)))
 }
 
 /// Runs the plan's teardown, if it has one, even after a first Ctrl-C or SIGTERM (a second
