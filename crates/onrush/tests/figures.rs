@@ -339,6 +339,26 @@ fn the_printed_summary_and_summary_json_give_each_rate_over_its_own_active_time(
         "{printed}"
     );
     assert!(!printed.contains("long  (active"), "{printed}");
+
+    // The report shows summary.json's figure, not one of its own.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let row = html
+        .split("<tr class=\"step\"><td>brief</td>")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap();
+    let active_s = f64_at(brief, "/active_s");
+    let shown: f64 = row
+        .split(&format!("title=\"{active_s} s active\">"))
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .and_then(|v| v.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no active rate over {active_s} s in {row}"));
+    assert!(
+        (shown - f64_at(brief, "/rps_active")).abs() < 0.05,
+        "{shown} in the report, {} in summary.json",
+        f64_at(brief, "/rps_active")
+    );
 }
 
 #[test]
