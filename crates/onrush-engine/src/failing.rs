@@ -133,7 +133,7 @@ pub(crate) fn sensitive(name: &str) -> bool {
 
 /// The first extractor that found nothing, or the first check that failed, with the value it
 /// saw.
-fn reason<P: Protocol>(
+pub(crate) fn reason<P: Protocol>(
     run: &ScenarioRun<P>,
     step: &P::Step,
     view: &ResponseView<'_>,

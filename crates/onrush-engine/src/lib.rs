@@ -18,6 +18,7 @@
 //! ```
 
 pub(crate) mod checks;
+mod debug;
 pub mod erased;
 mod failing;
 pub mod finish;
@@ -34,6 +35,7 @@ pub mod steer;
 mod vu;
 mod worker;
 
+pub use debug::{debug_exchanges, DEBUG_BODY_LIMIT};
 pub use erased::{prepare_boxed, PrepareFn, PreparedRun};
 pub use finish::{
     finish, write_results, FinishError, FinishOptions, Finished, WriteOptions, Written,

@@ -505,6 +505,17 @@ impl<P: Protocol> Vu<P> {
         }
         m.record_request(scenario_index, metric, record);
         m.sample(scenario_index, metric, record, self.id, self.iteration);
+        if crate::debug::wanted() {
+            let shown = crate::debug::Shown {
+                scenario: scenario_index,
+                metric,
+                record,
+                responded: exchange.responded,
+                vu: self.id,
+                iteration: self.iteration,
+            };
+            crate::debug::show(scenario, step, &self.session, shown, &self.vars);
+        }
         if record.failure.is_some() {
             // The first few failures of each step and class, as examples for the results.
             let view = exchange.responded.then(|| self.session.response());

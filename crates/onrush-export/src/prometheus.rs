@@ -20,6 +20,8 @@ use onrush_metrics::{FailureClass, Hist, Layout, SecondData};
 use crate::http::read_request_head;
 use crate::Exporter;
 
+mod runs;
+
 /// Upper bounds (seconds) of the latency histogram buckets, `+Inf` added: from 0.5 ms to 60 s.
 pub const DEFAULT_BUCKETS_S: [f64; 16] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -42,12 +44,17 @@ pub struct PrometheusOptions {
     /// Upper bounds in seconds of the `onrush_request_duration_seconds` buckets (`+Inf` is
     /// added). Positive, finite; sorted and deduplicated at start.
     pub buckets_s: Vec<f64>,
+    /// Labels on every series, in this order before onrush's own (`scenario`, `step`...):
+    /// the CLI gives `run_id` and `plan`, so that dashboards tell runs apart. Names as
+    /// Prometheus allows them, none of onrush's own.
+    pub labels: Vec<(String, String)>,
 }
 
 impl Default for PrometheusOptions {
     fn default() -> Self {
         PrometheusOptions {
             buckets_s: DEFAULT_BUCKETS_S.to_vec(),
+            labels: Vec::new(),
         }
     }
 }
@@ -57,6 +64,8 @@ struct StepState {
     scenario: String,
     step: String,
     requests: u64,
+    /// Failed requests (a group's: runs in which a request failed).
+    failures: u64,
     failures_by_class: [u64; FailureClass::CAPACITY],
     status_codes: BTreeMap<u16, u64>,
     bytes_in: u64,
@@ -89,6 +98,10 @@ pub(crate) struct Metrics {
     steps: Vec<Vec<Option<StepState>>>,
     scenarios: Vec<Option<ScenarioState>>,
     last_second: Option<u64>,
+    /// [`PrometheusOptions::labels`] as `name="value",...`.
+    base: String,
+    /// Checks and groups.
+    extra: runs::Extra,
 }
 
 fn slot<T>(v: &mut Vec<Option<T>>, i: usize) -> &mut Option<T> {
@@ -114,6 +127,7 @@ fn step_entry<'a>(
         scenario: scenario.to_string(),
         step: step.to_string(),
         requests: 0,
+        failures: 0,
         failures_by_class: [0; FailureClass::CAPACITY],
         status_codes: BTreeMap::new(),
         bytes_in: 0,
@@ -126,7 +140,8 @@ fn step_entry<'a>(
 }
 
 impl Metrics {
-    pub(crate) fn new(buckets_s: &[f64]) -> io::Result<Metrics> {
+    pub(crate) fn new(buckets_s: &[f64], labels: &[(String, String)]) -> io::Result<Metrics> {
+        let base = runs::constant_labels(labels)?;
         let mut b: Vec<f64> = buckets_s.to_vec();
         if let Some(bad) = b.iter().find(|x| !x.is_finite() || **x <= 0.0) {
             return Err(io::Error::new(
@@ -142,6 +157,8 @@ impl Metrics {
             steps: Vec::new(),
             scenarios: Vec::new(),
             last_second: None,
+            base,
+            extra: runs::Extra::default(),
         })
     }
 
@@ -173,6 +190,7 @@ impl Metrics {
                 self.step_mut(si, sti, &s.name, st);
             }
         }
+        self.extra.begin(layout, self.bounds_us.len() + 1);
     }
 
     pub(crate) fn add(&mut self, d: &SecondData) {
@@ -212,6 +230,11 @@ impl Metrics {
                     Some(SUMMARY_QUANTILES.map(|(q, _)| h.value_at_quantile(q) as f64 / 1e6));
             }
         }
+        let bounds = &self.bounds_us;
+        self.extra.add(d, n, &|st, h| {
+            st.sum_s += add_buckets(bounds, h, &mut st.buckets);
+            st.count += h.len();
+        });
         self.last_second = Some(d.second);
     }
 
@@ -222,7 +245,7 @@ impl Metrics {
         let step_labels: Vec<String> = steps
             .iter()
             .map(|s| {
-                let mut l = String::new();
+                let mut l = runs::with_base(&self.base);
                 label(&mut l, "scenario", &s.scenario);
                 l.push(',');
                 label(&mut l, "step", &s.step);
@@ -232,7 +255,7 @@ impl Metrics {
         let scen_labels: Vec<String> = scenarios
             .iter()
             .map(|s| {
-                let mut l = String::new();
+                let mut l = runs::with_base(&self.base);
                 label(&mut l, "scenario", &s.name);
                 l
             })
@@ -386,6 +409,8 @@ impl Metrics {
             );
         }
 
+        self.extra.render(out, &self.base, &self.bound_labels);
+
         if let Some(t) = self.last_second {
             family(
                 out,
@@ -393,7 +418,7 @@ impl Metrics {
                 "gauge",
                 "Index (since the start of the run) of the last second exported.",
             );
-            sample(out, "onrush_last_second", "", &t.to_string());
+            sample(out, "onrush_last_second", &self.base, &t.to_string());
         }
     }
 }
@@ -525,7 +550,7 @@ impl PrometheusExporter {
 
     /// Like [`start`](Self::start) with options.
     pub fn start_with(addr: SocketAddr, opts: PrometheusOptions) -> io::Result<Self> {
-        let metrics = Metrics::new(&opts.buckets_s)?;
+        let metrics = Metrics::new(&opts.buckets_s, &opts.labels)?;
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::default());
@@ -797,7 +822,7 @@ mod tests {
 
     #[test]
     fn buckets_count_by_highest_equivalent_value() {
-        let m = Metrics::new(&[0.005, 0.001, 0.001, 0.01]).unwrap();
+        let m = Metrics::new(&[0.005, 0.001, 0.001, 0.01], &[]).unwrap();
         assert_eq!(m.bounds_us, [1_000, 5_000, 10_000], "sorted, deduplicated");
         assert_eq!(m.bound_labels, ["0.001", "0.005", "0.01"]);
         let mut h = onrush_metrics::hist::new_hist();
@@ -813,7 +838,7 @@ mod tests {
         let exact = (1_000 + 1_001 + 4_996 + 5_000 + 20_000) as f64 / 1e6;
         assert!((sum - exact).abs() < exact * 0.0005, "{sum} vs {exact}");
         for bad in [[0.0], [-1.0], [f64::NAN], [f64::INFINITY]] {
-            assert!(Metrics::new(&bad).is_err());
+            assert!(Metrics::new(&bad, &[]).is_err());
         }
     }
 }

@@ -693,3 +693,156 @@ fn groups_are_not_request_series() {
         "{text}"
     );
 }
+
+#[test]
+fn run_labels_checks_and_groups_are_series() {
+    use onrush_export::PrometheusOptions;
+    use onrush_metrics::{Collector, Layout, RequestRecord, RunInfo, WorkerMetrics};
+    // Scenario `s`: request step `a` with two checks, and group `g`.
+    let layout = Layout::new([("s", ["a", "g"])])
+        .with_group(0, 1)
+        .with_check(0, "status is 200", 0)
+        .with_check(0, "body has \"ok\"", 0);
+    let mut w = WorkerMetrics::new(&layout);
+    let mut c = Collector::new(layout.clone(), RunInfo::new("p", START_MS));
+    let options = PrometheusOptions {
+        labels: vec![
+            ("run_id".into(), "shop-20261208-010203".into()),
+            ("plan".into(), "shop \"v2\"".into()),
+        ],
+        ..Default::default()
+    };
+    let mut e = PrometheusExporter::start_with("127.0.0.1:0".parse().unwrap(), options).unwrap();
+    e.begin(&layout);
+    let rec = |us: u64, failed: bool| RequestRecord {
+        latency_us: us,
+        status: 200,
+        failure: failed.then_some(FailureClass::CheckFailed),
+        ..Default::default()
+    };
+    // Two seconds: 3 requests, the first check passing 3 times, the second failing once; the
+    // group run 2 times (1.5 ms, 40 ms), one of them failed.
+    for second in 0..2u64 {
+        let n = if second == 0 { 2 } else { 1 };
+        for i in 0..n {
+            w.record_request(0, 0, &rec(1_000, false));
+            w.record_check(0, 0, true);
+            w.record_check(0, 1, !(second == 1 && i == 0));
+        }
+        w.record_request(
+            0,
+            1,
+            &rec(if second == 0 { 1_500 } else { 40_000 }, second == 1),
+        );
+        c.add(second, w.take_snapshot());
+        c.close_second(second);
+        for s in c.closed_seconds() {
+            e.second(s);
+        }
+    }
+    e.finish();
+    let (text, _) = scrape(e.local_addr());
+    let (samples, _) = parse_exposition(&text);
+    // Every series carries the run's labels (escaped as the format wants).
+    for s in &samples {
+        assert_eq!(s.labels["run_id"], "shop-20261208-010203", "{s:?}");
+        assert_eq!(s.labels["plan"], "shop \"v2\"", "{s:?}");
+    }
+    let run = [("run_id", "shop-20261208-010203"), ("plan", "shop \"v2\"")];
+    let with = |more: &[(&'static str, &'static str)]| {
+        let mut l = run.to_vec();
+        l.extend_from_slice(more);
+        l
+    };
+    let check = |name: &'static str, result: &'static str| {
+        get(
+            &samples,
+            "onrush_checks_total",
+            &with(&[
+                ("scenario", "s"),
+                ("step", "a"),
+                ("check", name),
+                ("result", result),
+            ]),
+        )
+    };
+    assert_eq!(check("status is 200", "pass"), Some(3.0), "{text}");
+    assert_eq!(check("status is 200", "fail"), Some(0.0));
+    assert_eq!(check("body has \"ok\"", "pass"), Some(2.0));
+    assert_eq!(check("body has \"ok\"", "fail"), Some(1.0));
+    // The group: its runs, failed runs, and durations, never as a request step.
+    let g = with(&[("scenario", "s"), ("group", "g")]);
+    assert_eq!(
+        get(&samples, "onrush_group_runs_total", &g),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        get(&samples, "onrush_group_failed_runs_total", &g),
+        Some(1.0)
+    );
+    let bucket = |le: &'static str| {
+        let mut l = g.clone();
+        l.push(("le", le));
+        get(&samples, "onrush_group_duration_seconds_bucket", &l)
+    };
+    assert_eq!(bucket("0.0025"), Some(1.0), "{text}");
+    assert_eq!(bucket("0.05"), Some(2.0));
+    assert_eq!(
+        get(
+            &samples,
+            "onrush_requests_total",
+            &with(&[("scenario", "s"), ("step", "a")])
+        ),
+        Some(3.0)
+    );
+    assert!(!samples
+        .iter()
+        .any(|s| s.labels.get("step").map(String::as_str) == Some("g")));
+
+    if let Some(promtool) = receiver_binary("promtool") {
+        let mut child = Command::new(promtool)
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let msg = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && msg.trim().is_empty(),
+            "promtool check metrics:\n{msg}"
+        );
+    }
+}
+
+#[test]
+fn a_run_label_that_prometheus_would_refuse_is_an_error() {
+    use onrush_export::PrometheusOptions;
+    for (name, why) in [
+        ("run-id", "is not a Prometheus label name"),
+        ("__x", "is not a Prometheus label name"),
+        ("1x", "is not a Prometheus label name"),
+        ("step", "one onrush's series use themselves"),
+    ] {
+        let options = PrometheusOptions {
+            labels: vec![(name.into(), "v".into())],
+            ..Default::default()
+        };
+        let err = PrometheusExporter::start_with("127.0.0.1:0".parse().unwrap(), options)
+            .err()
+            .unwrap_or_else(|| panic!("{name} accepted"));
+        assert!(err.to_string().contains(why), "{name}: {err}");
+    }
+}

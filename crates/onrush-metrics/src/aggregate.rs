@@ -36,6 +36,31 @@ pub(crate) struct StepAgg {
     pub connect: Hist,
     pub ttfb: Hist,
     pub handshake: Hist,
+    /// The first and the last second in which it had requests (runs, for a group).
+    pub active: Active,
+}
+
+/// The first and the last second in which something had requests: its own active time, over
+/// which its rate is not diluted by the rest of the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Active(Option<(u64, u64)>);
+
+impl Active {
+    fn see(&mut self, t: u64) {
+        self.0 = Some(self.0.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+    }
+
+    /// (rate over the active time, the active time in s), the time at most `duration`.
+    fn rate(&self, requests: u64, duration: f64) -> (Option<f64>, Option<f64>) {
+        match self.0 {
+            Some((a, b)) if requests > 0 => {
+                let span = ((b - a + 1) as f64).min(duration);
+                let span = if span > 0.0 { span } else { (b - a + 1) as f64 };
+                (Some(round3(requests as f64 / span)), Some(round3(span)))
+            }
+            _ => (None, None),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +75,8 @@ pub(crate) struct ScenarioAgg {
     pub schedule_lag: Hist,
     pub handshake: Hist,
     pub checks: Vec<CheckAgg>,
+    /// Its request steps' [`Active`] together.
+    pub active: Active,
 }
 
 /// One check of a scenario, identified by its step (metric) name and its own name.
@@ -156,6 +183,7 @@ impl Aggregate {
             schedule_lag: new_hist(),
             handshake: new_hist(),
             checks: Vec::new(),
+            active: Active::default(),
         });
         self.scenarios.len() - 1
     }
@@ -176,6 +204,7 @@ impl Aggregate {
             connect: new_hist(),
             ttfb: new_hist(),
             handshake: new_hist(),
+            active: Active::default(),
         });
         steps.len() - 1
     }
@@ -200,6 +229,9 @@ impl Aggregate {
         self.seconds.at(t);
         if self.scenarios[si].steps[step].kind.is_group() {
             let st = &mut self.scenarios[si].steps[step];
+            if d.counters.requests > 0 {
+                st.active.see(t);
+            }
             st.counters.add(&d.counters);
             add_opt(&mut st.latency, &d.latency);
             add_opt(&mut st.service, &d.service);
@@ -210,6 +242,10 @@ impl Aggregate {
         }
         self.seconds.at(t).requests += d.counters.requests;
         let sc = &mut self.scenarios[si];
+        if d.counters.requests > 0 {
+            sc.active.see(t);
+            sc.steps[step].active.see(t);
+        }
         add_opt(&mut sc.latency, &d.latency);
         add_opt(&mut sc.handshake, &d.handshake);
         let st = &mut sc.steps[step];
@@ -272,6 +308,7 @@ impl Aggregate {
                     sc_counters.add(&st.counters);
                 }
                 let c = &st.counters;
+                let (rps_active, active_s) = st.active.rate(c.requests, duration);
                 steps.push(StepSummary {
                     scenario: sc.name.clone(),
                     name: st.name.clone(),
@@ -280,6 +317,8 @@ impl Aggregate {
                     failures: c.failures,
                     failure_rate: ratio(c.failures, c.requests),
                     rps: round3(rate(c.requests, duration)),
+                    rps_active,
+                    active_s,
                     failures_by_class: c.failures_by_class_map(),
                     status_codes: c.status_codes.clone(),
                     bytes_in: c.bytes_in,
@@ -292,6 +331,7 @@ impl Aggregate {
                 });
             }
             all.add(&sc_counters);
+            let (rps_active, active_s) = sc.active.rate(sc_counters.requests, duration);
             scenarios.push(ScenarioSummary {
                 name: sc.name.clone(),
                 iterations: sc.iterations,
@@ -301,6 +341,8 @@ impl Aggregate {
                 failures: sc_counters.failures,
                 failure_rate: ratio(sc_counters.failures, sc_counters.requests),
                 rps: round3(rate(sc_counters.requests, duration)),
+                rps_active,
+                active_s,
                 active_vus_max: sc.active_vus_max,
                 latency_ms: MsStats::from_hist(&sc.latency),
                 schedule_lag_ms: MsStats::from_hist(&sc.schedule_lag),

@@ -52,6 +52,15 @@ pub struct GrpcSession {
     sink: Reply,
     url: Vec<u8>,
     unset: Option<usize>,
+    /// `--debug` ([`onrush_protocol::debug`]): the request messages as JSON (in
+    /// `debug_sent`, an array when the method streams its requests), the reply decoded.
+    debug: Option<Box<Debug>>,
+}
+
+/// What `--debug` shows of a call.
+#[derive(Default)]
+struct Debug {
+    sent: Vec<u8>,
 }
 
 /// The response as it arrives: head and trailers as `name: value` lines, messages deframed
@@ -66,6 +75,8 @@ struct Reply {
     keep: Option<MessageDescriptor>,
     /// A server stream: `json` is an array.
     array: bool,
+    /// `--debug`: decode every reply, whatever the step reads.
+    debug: bool,
     json: Vec<u8>,
     messages: u64,
     /// A message that is not valid protobuf for the method's output type.
@@ -84,6 +95,7 @@ impl Reply {
             frame_error: None,
             keep: None,
             array: false,
+            debug: false,
             json: Vec::new(),
             messages: 0,
             undecodable: false,
@@ -98,7 +110,7 @@ impl Reply {
         self.fields.clear();
         self.deframer.reset(step.plan.max_message);
         self.frame_error = None;
-        self.keep = step.needs_json.then(|| step.plan.method.output());
+        self.keep = (step.needs_json || self.debug).then(|| step.plan.method.output());
         self.array = step.streams_out;
         self.json.clear();
         if self.json.capacity() > JSON_LIMIT * 2 {
@@ -230,9 +242,13 @@ impl GrpcSession {
             body: Vec::new(),
             render: Vec::new(),
             encoded: Vec::new(),
-            sink: Reply::new(),
+            sink: Reply {
+                debug: onrush_protocol::debug::on(),
+                ..Reply::new()
+            },
             url: Vec::new(),
             unset: None,
+            debug: onrush_protocol::debug::on().then(Box::default),
         }
     }
 
@@ -252,6 +268,9 @@ impl GrpcSession {
             }
         }
         self.body.clear();
+        if let Some(debug) = &mut self.debug {
+            debug.sent.clear();
+        }
         for m in &step.plan.messages {
             let msg = match build(m, ctx, &mut self.render) {
                 Ok(msg) => msg,
@@ -264,10 +283,28 @@ impl GrpcSession {
                     return Err(classes::status(code::INVALID_ARGUMENT));
                 }
             };
+            if let Some(debug) = &mut self.debug {
+                // A client stream's messages as one JSON array, a unary call's as it is.
+                if step.plan.method.is_client_streaming() {
+                    debug
+                        .sent
+                        .push(if debug.sent.is_empty() { b'[' } else { b',' });
+                }
+                let mut ser = serde_json::Serializer::new(&mut debug.sent);
+                let _ = serde::Serialize::serialize(&msg, &mut ser);
+            }
             self.encoded.clear();
             msg.encode(&mut self.encoded)
                 .expect("a Vec grows as needed");
             encode(&mut self.body, &self.encoded, step.plan.gzip);
+        }
+        if let Some(debug) = &mut self.debug {
+            if step.plan.method.is_client_streaming() {
+                if debug.sent.is_empty() {
+                    debug.sent.push(b'[');
+                }
+                debug.sent.push(b']');
+            }
         }
         Ok(())
     }
@@ -517,6 +554,17 @@ impl Session for GrpcSession {
             body_hash: None,
             url: &self.url,
         }
+    }
+
+    fn request(&self) -> Option<onrush_protocol::RequestView<'_>> {
+        let debug = self.debug.as_ref()?;
+        Some(onrush_protocol::RequestView {
+            method: "gRPC",
+            target: &self.url,
+            headers: &self.headers,
+            body: &debug.sent,
+            body_note: None,
+        })
     }
 
     fn take_unset(&mut self) -> Option<usize> {

@@ -20,6 +20,8 @@ pub(crate) struct Capture {
     /// Keep a redirect's `Location` (the step follows redirects).
     keep_location: bool,
     keep_body: bool,
+    /// `--debug`: keep everything ([`keep_all`](Self::keep_all)).
+    debug: bool,
     limit: usize,
     pub(crate) status: u16,
     /// Header names (lower case) and values, concatenated; `headers` indexes it.
@@ -45,9 +47,9 @@ impl Capture {
     }
 
     pub(crate) fn reset(&mut self, step: &HttpStep) {
-        self.keep_headers = step.keep_headers;
+        self.keep_headers = step.keep_headers || self.debug;
         self.keep_location = step.redirects > 0;
-        self.keep_body = step.keep_body;
+        self.keep_body = step.keep_body || self.debug;
         self.limit = step.body_limit;
         self.status = 0;
         self.head.clear();
@@ -62,6 +64,12 @@ impl Capture {
                 HashAlgorithm::Sha256 => Hasher::Sha256(sha2::Sha256::new()),
             });
         }
+    }
+
+    /// Keeps every header and the body up to the step's limit of every response from now on
+    /// (`--debug`), whatever the step needs.
+    pub(crate) fn keep_all(&mut self) {
+        self.debug = true;
     }
 
     fn push_header(&mut self, name: &[u8], value: &[u8]) {

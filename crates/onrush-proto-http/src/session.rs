@@ -88,6 +88,12 @@ pub struct HttpSession {
     /// received: the same turn at the next request on that slot means the VU was not
     /// suspended in between, and the connection's idle check can be skipped.
     last_response: (usize, u64),
+    /// `--debug` ([`onrush_protocol::debug`]): every request rendered (none sent as its step
+    /// encoded it ahead) and every response's head and body kept, to be printed.
+    debug: bool,
+    /// With `debug`: the last request's method, and why its body is not shown, if it is not
+    /// (boxed: a word in every VU's session, which is off nearly always).
+    debug_sent: Option<Box<(String, Option<&'static str>)>>,
 }
 
 impl HttpSession {
@@ -106,7 +112,7 @@ impl HttpSession {
         vu: u64,
         pool: Rc<ConnectionPool>,
     ) -> Self {
-        HttpSession {
+        let mut session = HttpSession {
             scenario: 0,
             scope: scenario.scope,
             cookie_mode: scenario.cookies,
@@ -136,7 +142,13 @@ impl HttpSession {
             unset: None,
             parts: RequestParts::default(),
             last_response: (0, turn::NONE),
+            debug: onrush_protocol::debug::on(),
+            debug_sent: None,
+        };
+        if session.debug {
+            session.sink.get_mut().keep_all();
         }
+        session
     }
 
     /// Adds the `Cookie` header for the current request.
@@ -244,12 +256,20 @@ impl Session for HttpSession {
         let mut done_at = None;
         self.hash_hex = None;
         self.sink.get_mut().reset(step);
+        if self.debug {
+            let note = match step.plan.body {
+                Body::File(_) => Some("a file's content, not shown"),
+                Body::Multipart(_) => Some("a multipart body, not shown"),
+                _ => None,
+            };
+            self.debug_sent = Some(Box::new((step.plan.method.clone(), note)));
+        }
         // A request that never changes is sent as its step encoded it, unless the jar would
         // add a `Cookie` header to it (`add_cookies`): then it is rendered as any other.
         let prepared = step
             .prepared
             .as_ref()
-            .filter(|_| !step.cookies || self.jar.is_empty());
+            .filter(|_| (!step.cookies || self.jar.is_empty()) && !self.debug);
         let rendered = match prepared {
             Some(p) => {
                 // The target is still the session's, for cookies, redirects and checks.
@@ -432,6 +452,20 @@ impl Session for HttpSession {
             body_hash: self.hash_hex.as_deref(),
             url: &self.parts.path,
         }
+    }
+
+    fn request(&self) -> Option<onrush_protocol::RequestView<'_>> {
+        if !self.debug {
+            return None;
+        }
+        let step = self.debug_sent.as_ref()?;
+        Some(onrush_protocol::RequestView {
+            method: self.parts.method.as_deref().unwrap_or(&step.0),
+            target: &self.parts.path,
+            headers: &self.parts.headers,
+            body: &self.parts.body,
+            body_note: step.1,
+        })
     }
 
     #[inline]

@@ -43,6 +43,9 @@ pub struct ThriftSession {
     label: Vec<u8>,
     seqid: i32,
     unset: Option<usize>,
+    /// `--debug` ([`onrush_protocol::debug`]): every reply decoded to JSON, whatever the step
+    /// reads, to be printed.
+    debug: bool,
 }
 
 impl ThriftSession {
@@ -61,6 +64,7 @@ impl ThriftSession {
             label: Vec::new(),
             seqid: 0,
             unset: None,
+            debug: onrush_protocol::debug::on(),
         }
     }
 
@@ -137,7 +141,7 @@ impl ThriftSession {
         loop {
             if let Some((start, end)) = frame(plan.framed, &self.buffer, max)? {
                 self.body.clear();
-                let json = step.needs_json.then_some(&mut self.body);
+                let json = (step.needs_json || self.debug).then_some(&mut self.body);
                 let decoded = decode_reply(
                     plan.protocol,
                     &self.buffer[start..end],

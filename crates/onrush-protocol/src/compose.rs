@@ -196,6 +196,13 @@ impl<B: Protocol, A: Protocol> Session for WithSession<B, A> {
         }
     }
 
+    fn request(&self) -> Option<crate::RequestView<'_>> {
+        match (&self.added, self.last_added) {
+            (Some(added), true) => added.request(),
+            _ => self.base.request(),
+        }
+    }
+
     fn take_unset(&mut self) -> Option<usize> {
         match (&mut self.added, self.last_added) {
             (Some(added), true) => added.take_unset(),

@@ -26,11 +26,13 @@ pub use onrush_clock::Moment;
 pub use onrush_metrics::{failure_examples, FailureClass, Handshake, RequestRecord};
 
 pub mod compose;
+pub mod debug;
 mod io_class;
 mod targets;
 pub mod timer;
 pub mod turn;
 pub use compose::With;
+pub use debug::RequestView;
 pub use io_class::{connect_failure, io_failure};
 use onrush_plan::{Check, Extract, OnFailure, Plan, RenderContext, Step};
 pub use targets::{resolve_host, Target, Targets, BUILTIN_HOST};
@@ -190,6 +192,12 @@ pub trait Session {
 
     /// What was kept of the last response (only what the step's extractors and checks need).
     fn response(&self) -> ResponseView<'_>;
+
+    /// What the last request sent, when the session was made with [`debug::on`] and can say
+    /// (`--debug`); `None` otherwise: only the response is shown.
+    fn request(&self) -> Option<RequestView<'_>> {
+        None
+    }
 
     /// The runtime variable (slot) that made the last request fail to render, if any: the
     /// engine warns once per variable.

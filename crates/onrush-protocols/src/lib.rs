@@ -448,6 +448,14 @@ impl Session for Sessions {
         .unwrap_or_default()
     }
 
+    fn request(&self) -> Option<onrush_protocol::RequestView<'_>> {
+        match self.last {
+            Last::Http => self.http.as_ref().and_then(|s| s.request()),
+            Last::Grpc => self.grpc.as_ref().and_then(|s| s.request()),
+            _ => None,
+        }
+    }
+
     #[inline]
     fn take_unset(&mut self) -> Option<usize> {
         match self.last {

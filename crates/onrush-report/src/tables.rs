@@ -196,7 +196,11 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
                 esc(name),
                 thousands(sc.requests),
                 rate(sc.rps),
-                active_rate(run, sc.requests, |id| id.scenario == name),
+                summary_rate(sc.rps_active.zip(sc.active_s)).unwrap_or_else(|| active_rate(
+                    run,
+                    sc.requests,
+                    |id| id.scenario == name
+                )),
                 pct(sc.failure_rate)
             );
             lat_cells(out, &sc.latency_ms);
@@ -214,8 +218,11 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
                 esc(&st.name),
                 thousands(st.requests),
                 rate(st.rps),
-                active_rate(run, st.requests, |id| id.scenario == name
-                    && id.name == st.name),
+                summary_rate(st.rps_active.zip(st.active_s)).unwrap_or_else(|| active_rate(
+                    run,
+                    st.requests,
+                    |id| id.scenario == name && id.name == st.name
+                )),
                 pct(st.failure_rate)
             );
             lat_cells(out, &st.latency_ms);
@@ -238,6 +245,18 @@ pub(crate) fn steps(out: &mut String, run: &Run) {
 
 /// `requests` over the active time of the steps `of` picks: from the first to the last second
 /// in which any of them had requests, in whole seconds; `-` when none had any.
+/// The active rate summary.json gives (`rps_active` over `active_s`), so that the report, the
+/// printed summary and the file say the same figure; results of older versions have none.
+fn summary_rate(rate_and_time: Option<(f64, f64)>) -> Option<String> {
+    let (r, seconds) = rate_and_time?;
+    Some(format!(
+        r#"<span title="{seconds} s active">{}</span>"#,
+        rate(r)
+    ))
+}
+
+/// `requests` over the active time of the steps `of` picks, from the time series (results of
+/// versions whose summary has no `rps_active`).
 fn active_rate(run: &Run, requests: u64, of: impl Fn(&StepId) -> bool) -> String {
     let series = &run.series;
     let mut span: Option<(usize, usize)> = None;

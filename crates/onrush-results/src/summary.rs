@@ -234,6 +234,14 @@ pub struct ScenarioSummary {
     pub failures: u64,
     pub failure_rate: f64,
     pub rps: f64,
+    /// Requests per second over its own active time, `active_s` (absent without requests, and
+    /// in files of older versions): higher than `rps` when it ran for only part of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps_active: Option<f64>,
+    /// Its active time: from the start of the first second in which it had requests to the end
+    /// of the last, in whole seconds, at most the run's duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_s: Option<f64>,
     pub active_vus_max: u64,
     pub latency_ms: MsStats,
     pub schedule_lag_ms: MsStats,
@@ -259,6 +267,14 @@ pub struct StepSummary {
     pub failures: u64,
     pub failure_rate: f64,
     pub rps: f64,
+    /// Requests per second over its own active time, `active_s` (absent without requests, and
+    /// in files of older versions): higher than `rps` when it ran for only part of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps_active: Option<f64>,
+    /// Its active time: from the start of the first second in which it had requests to the end
+    /// of the last, in whole seconds, at most the run's duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_s: Option<f64>,
     pub failures_by_class: BTreeMap<String, u64>,
     pub status_codes: BTreeMap<u16, u64>,
     pub bytes_in: u64,

@@ -262,3 +262,129 @@ fn the_report_gives_each_steps_rate_over_its_own_active_time_too() {
         "{row}"
     );
 }
+
+#[test]
+fn the_printed_summary_and_summary_json_give_each_rate_over_its_own_active_time() {
+    // The printed summary showed only the rate over the run: a scenario that ran 1 s of a 3-s
+    // run read at a third of what it sent while it ran.
+    let server = Server::start();
+    let dir = temp_dir("figures-active-rate-printed");
+    let plan = write_plan(
+        &dir,
+        &"target: http://127.0.0.1:{port}\nscenarios:\n  - name: short\n    load: { rate: 20/s, duration: 1s, max_vus: 4 }\n    steps: [ { name: brief, get: / } ]\n  - name: long\n    load: { rate: 5/s, duration: 3s, max_vus: 4 }\n    steps: [ { name: steady, get: / } ]\n"
+            .replace("{port}", &server.port().to_string()),
+    );
+    let out = dir.join("out");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    let s = summary(&out);
+
+    // The raw counts: the seconds of intervals.jsonl in which each step had requests.
+    let intervals = std::fs::read_to_string(out.join("intervals.jsonl")).unwrap();
+    let span = |name: &str| {
+        let seconds: Vec<u64> = intervals
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| {
+                v["kind"] == "step" && v["step"] == name && v["requests"].as_u64() > Some(0)
+            })
+            .map(|v| v["t"].as_u64().unwrap())
+            .collect();
+        (seconds.iter().max().unwrap() - seconds.iter().min().unwrap() + 1) as f64
+    };
+    let duration = f64_at(&s, "/run/duration_s");
+    for (scenario, name) in [("short", "brief"), ("long", "steady")] {
+        let st = step(&s, scenario, name);
+        let active = span(name).min(duration);
+        assert_eq!(f64_at(st, "/active_s"), active, "{name}: {st:#}");
+        let want = (f64_at(st, "/requests") / active * 1000.0).round() / 1000.0;
+        assert_eq!(f64_at(st, "/rps_active"), want, "{name}: {st:#}");
+    }
+    let brief = step(&s, "short", "brief");
+    assert!(
+        f64_at(brief, "/rps_active") > 1.4 * f64_at(brief, "/rps"),
+        "{brief:#}"
+    );
+    let short = s["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|sc| sc["name"] == "short")
+        .unwrap();
+    assert_eq!(
+        f64_at(short, "/rps_active"),
+        f64_at(brief, "/rps_active"),
+        "{short:#}"
+    );
+
+    // Printed: both columns, said which is which, and the scenario's own rate when it ran
+    // for part of the run.
+    assert!(printed.contains("run rps  act rps"), "{printed}");
+    assert!(
+        printed.contains(
+            "run rps: requests over the whole run; act rps: over the step's own active time"
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "short  (active {:.0} s of {duration:.1}: ",
+            f64_at(short, "/active_s")
+        )),
+        "{printed}"
+    );
+    assert!(!printed.contains("long  (active"), "{printed}");
+
+    // The report shows summary.json's figure, not one of its own.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let row = html
+        .split("<tr class=\"step\"><td>brief</td>")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap();
+    let active_s = f64_at(brief, "/active_s");
+    let shown: f64 = row
+        .split(&format!("title=\"{active_s} s active\">"))
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .and_then(|v| v.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no active rate over {active_s} s in {row}"));
+    assert!(
+        (shown - f64_at(brief, "/rps_active")).abs() < 0.05,
+        "{shown} in the report, {} in summary.json",
+        f64_at(brief, "/rps_active")
+    );
+}
+
+#[test]
+fn an_8_vu_closed_scenario_peaks_at_8_vus() {
+    // "peak VUs 2" was read for an 8-VU scenario; 8 VUs that each keep a request in flight
+    // for the whole run must show 8, in summary.json and printed, whichever worker runs them.
+    let dir = temp_dir("figures-peak-vus");
+    let plan = write_plan(
+        &dir,
+        "target: builtin\nscenarios:\n  - name: eight\n    load: { vus: 8, duration: 2s }\n    steps: [ { name: slow, get: /delay/50 } ]\n",
+    );
+    let out = dir.join("out");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "-q", "-t", "2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{printed}");
+    let s = summary(&out);
+    assert_eq!(s["scenarios"][0]["active_vus_max"], 8, "{s:#}");
+    assert_eq!(s["totals"]["active_vus_max"], 8, "{s:#}");
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.starts_with("active VUs (max)") && l.ends_with(" 8")),
+        "{printed}"
+    );
+}

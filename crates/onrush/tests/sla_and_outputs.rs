@@ -113,6 +113,12 @@ fn prometheus_is_scraped_during_the_run_and_csv_exports_after() {
         .unwrap_or_else(|| panic!("{body}"));
     let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
     assert!(value > 0.0, "{line}");
+    // The run's own labels, so that a dashboard tells runs apart.
+    assert!(
+        line.starts_with("onrush_requests_total{run_id=\"quick-")
+            && line.contains(",plan=\"quick\","),
+        "{line}"
+    );
 
     let output = onrush()
         .args(["export"])

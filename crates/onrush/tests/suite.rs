@@ -8,6 +8,8 @@ mod common;
 mod builtin;
 #[path = "curl_import.rs"]
 mod curl_import;
+#[path = "debug.rs"]
+mod debug;
 #[path = "distributed.rs"]
 mod distributed;
 #[path = "distributed_ssh.rs"]

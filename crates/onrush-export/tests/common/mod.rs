@@ -22,6 +22,7 @@ pub fn layout() -> Layout {
         ("browse", vec!["home", "search"]),
         ("open model", vec![TRICKY]),
     ])
+    .with_check(0, "status is 200", 0)
 }
 
 /// Latency values (µs) recorded per (scenario, step), to check bucket counts against.
@@ -95,6 +96,9 @@ pub fn run(n: u64, start_ms: u64) -> Run {
                                 handshake: None,
                             },
                         );
+                        if si == 0 && st == 0 {
+                            w.record_check(0, 0, status == 200);
+                        }
                         step_values.push(v);
                     }
                 }

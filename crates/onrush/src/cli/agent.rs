@@ -174,6 +174,7 @@ pub fn agent(args: AgentArgs) -> i32 {
         influx: None,
         influx_token: None,
         samples: None,
+        debug: None,
         web: None,
         web_linger: None,
         web_token: None,

@@ -101,6 +101,13 @@ pub fn controller(
         );
         return exit::USAGE;
     }
+    if common.debug.is_some() {
+        eprintln!(
+            "error: --debug: a distributed run's requests are made by its agents, which print \
+             nothing; run the plan without --agents (on one machine) to see its exchanges"
+        );
+        return exit::USAGE;
+    }
     if common.threads.is_some() && args.launch.is_none() {
         eprintln!(
             "error: -t/--threads sets a machine's worker threads: give it to each `onrush agent`"
@@ -267,7 +274,7 @@ fn run_with_agents(
         .collect();
     // Live, on the merged seconds: the exporters (one Prometheus endpoint, one InfluxDB
     // series for the whole run) and the `abort_on_fail` thresholds.
-    let mut exporters = match super::run::exporters(common) {
+    let mut exporters = match super::run::exporters(common, plan, &out_dir) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");

@@ -146,6 +146,11 @@ pub struct CommonRunArgs {
     /// default: it costs each request a line's formatting.
     #[arg(long, value_name = "FILE")]
     samples: Option<PathBuf>,
+    /// Print the first N requests and responses of each step in full on stderr as they happen
+    /// (request line, headers, body up to 4 KiB; status, headers, body; the outcome), secrets
+    /// masked: --debug prints one per step, --debug=5 five. Off by default: nothing is captured.
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    debug: Option<u32>,
     /// Serve a live page of the run at ADDR [default: 127.0.0.1:5665, or any free port]: the
     /// report so far, kept current, with pause, resume, stop and load changes (docs/live.md).
     /// Its API: GET /api/status, POST /api/stop, /api/pause, /api/resume,

@@ -157,7 +157,7 @@ pub fn run_plan_as(
         }
     }
 
-    let mut exporters = match exporters(common) {
+    let mut exporters = match exporters(common, plan, &out_dir) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
@@ -192,6 +192,11 @@ pub fn run_plan_as(
             );
             return exit::RUNTIME;
         }
+    }
+    if let Some(n) = common.debug {
+        // Sessions are made during the run: they keep whole exchanges from here on.
+        let secrets = std::sync::Arc::new(plan.clone());
+        onrush_engine::debug_exchanges(n, move |text| secrets.mask(text).into_owned());
     }
     let steering =
         onrush_engine::Steering::new(plan.scenarios.iter().map(|s| (s.name.as_str(), &s.load)));
@@ -482,10 +487,19 @@ fn exit_code(finished: &Finished) -> i32 {
 /// Live exporters asked for on the command line.
 pub(super) fn exporters(
     common: &CommonRunArgs,
+    plan: &Plan,
+    out_dir: &Path,
 ) -> Result<Vec<Box<dyn onrush_export::Exporter>>, String> {
     let mut list: Vec<Box<dyn onrush_export::Exporter>> = Vec::new();
     if let Some(addr) = common.metrics_addr {
-        let prometheus = onrush_export::PrometheusExporter::start(addr)
+        let options = onrush_export::PrometheusOptions {
+            labels: vec![
+                ("run_id".into(), run_id(plan, common, out_dir)),
+                ("plan".into(), plan.name.clone()),
+            ],
+            ..Default::default()
+        };
+        let prometheus = onrush_export::PrometheusExporter::start_with(addr, options)
             .map_err(|e| format!("--metrics-addr {addr}: cannot listen: {e}"))?;
         if !common.quiet {
             eprintln!(
@@ -505,6 +519,16 @@ pub(super) fn exporters(
         list.push(Box::new(influx));
     }
     Ok(list)
+}
+
+/// The run's `run_id` label on `/metrics`: the name of its results directory when onrush
+/// chose it (`PLAN-TIMESTAMP`, unique per start), else the plan's name and the time, so that
+/// two runs into the same `--out` are still told apart.
+fn run_id(plan: &Plan, common: &CommonRunArgs, out_dir: &Path) -> String {
+    match out_dir.file_name() {
+        Some(name) if common.out.is_none() => name.to_string_lossy().into_owned(),
+        _ => format!("{}-{}", plan.name, crate::sys::timestamp()),
+    }
 }
 
 /// The longest scenario, when every scenario has a known length.
