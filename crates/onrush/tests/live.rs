@@ -519,3 +519,28 @@ fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
     );
     assert_eq!(summary["distributed"]["partial"], true);
 }
+
+/// ONRUSH_WEB_TOKEN in the environment (a kube controller's, a user's profile) does not make
+/// a run without --web ask for --web.
+#[test]
+fn the_web_token_in_the_environment_is_harmless_without_web() {
+    let server = Server::start();
+    let dir = temp_dir("live-env-token");
+    let plan = dir.join("plan.yaml");
+    std::fs::write(
+        &plan,
+        format!(
+            "target: {}\nscenarios:\n  - name: s\n    load: {{ vus: 1, iterations: 2 }}\n    steps:\n      - get: /\n",
+            server.url("")
+        ),
+    )
+    .unwrap();
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "--quiet", "--out"])
+        .arg(dir.join("out"))
+        .env("ONRUSH_WEB_TOKEN", "abc")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(server.stats().requests, 2);
+}

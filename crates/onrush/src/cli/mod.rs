@@ -164,7 +164,8 @@ pub struct CommonRunArgs {
     /// The token that lets a caller steer the run when --web is not a loopback address (made
     /// up and printed with the URL when not given; also ONRUSH_WEB_TOKEN). Without it, the
     /// page is read-only there.
-    #[arg(long, value_name = "TOKEN", requires = "web", env = "ONRUSH_WEB_TOKEN")]
+    // Not `requires = "web"`: set in the environment, it would refuse every run without --web.
+    #[arg(long, value_name = "TOKEN", env = "ONRUSH_WEB_TOKEN")]
     web_token: Option<String>,
 }
 
