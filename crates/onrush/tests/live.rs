@@ -521,7 +521,7 @@ fn a_distributed_runs_page_shows_its_agents_and_marks_a_lost_one() {
 }
 
 /// ONRUSH_WEB_TOKEN in the environment (a kube controller's, a user's profile) does not make
-/// a run without --web ask for --web.
+/// a run without --web ask for --web; `--web` takes a host name.
 #[test]
 fn the_web_token_in_the_environment_is_harmless_without_web() {
     let server = Server::start();
@@ -543,4 +543,30 @@ fn the_web_token_in_the_environment_is_harmless_without_web() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     assert_eq!(server.stats().requests, 2);
+    // `--web` takes a host name (and a bare port), as users write it.
+    let output = onrush()
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--quiet",
+            "--web",
+            "localhost:0",
+        ])
+        .args(["--web-linger", "0s", "--out"])
+        .arg(dir.join("out2"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("live page: http://127.0.0.1:"), "{stderr}");
+    let output = onrush()
+        .args(["run", plan.to_str().unwrap(), "--web", "no-port-here"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("give IP:PORT, HOST:PORT or a port"),
+        "{stderr}"
+    );
 }

@@ -155,7 +155,8 @@ pub struct CommonRunArgs {
     /// report so far, kept current, with pause, resume, stop and load changes (docs/live.md).
     /// Its API: GET /api/status, POST /api/stop, /api/pause, /api/resume,
     /// /api/scenarios/NAME/load.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:5665")]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:5665",
+          value_parser = parse_web_addr)]
     web: Option<std::net::SocketAddr>,
     /// How long the live page keeps serving the final report after the run [default: 10s];
     /// Ctrl-C leaves at once.
@@ -167,6 +168,25 @@ pub struct CommonRunArgs {
     // Not `requires = "web"`: set in the environment, it would refuse every run without --web.
     #[arg(long, value_name = "TOKEN", env = "ONRUSH_WEB_TOKEN")]
     web_token: Option<String>,
+}
+
+/// `--web ADDR`: `IP:PORT`, `HOST:PORT` (resolved now: `localhost:5665`) or a bare `PORT` (on
+/// loopback).
+fn parse_web_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let mut addrs = s.to_socket_addrs().map_err(|e| {
+        format!("{e}: give IP:PORT, HOST:PORT or a port, e.g. 127.0.0.1:5665 or 0.0.0.0:5665")
+    })?;
+    // IPv4 first: `localhost` may resolve to ::1 first, and the URL printed should be usual.
+    let all: Vec<_> = addrs.by_ref().collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| format!("{s} resolves to no address"))
 }
 
 fn parse_duration_arg(s: &str) -> Result<std::time::Duration, String> {
