@@ -256,6 +256,16 @@ pub fn run<P: Protocol>(
     let mut exporters = options.exporters;
     exporters.begin(&prepared.layout);
     let steering = options.steering.clone();
+    // For the live page: the thresholds judged each second, and those judged at the end only
+    // (they need the run's histograms).
+    let live_thresholds: (Vec<onrush_plan::Threshold>, Vec<String>) = {
+        let (now, at_end): (Vec<_>, Vec<_>) = options
+            .thresholds
+            .iter()
+            .cloned()
+            .partition(|t| !onrush_sla::needs_histograms(std::slice::from_ref(t)));
+        (now, at_end.into_iter().map(|t| t.source).collect())
+    };
     let mut events = options.out_dir.as_deref().map(EventsWriter::new);
     // Each stage of a ramp that begins is an event (a marker on the report's charts).
     let mut stages = stage_events(&prepared, options.join_at, options.start_unix_ms);
@@ -307,7 +317,7 @@ pub fn run<P: Protocol>(
             }
             status.second(second, &view, start.elapsed());
             if let Some(st) = &steering {
-                publish(st, &options.thresholds, &mut collector, &mut monitor, start);
+                publish(st, &live_thresholds, &mut collector, &mut monitor, start);
             }
             if aborted_by.is_none() && !options.abort_thresholds.is_empty() {
                 collector.set_duration(start.elapsed());
@@ -514,29 +524,25 @@ fn stage_events<P: Protocol>(
 /// For the live page: the thresholds judged on the run so far, the generator's health.
 fn publish(
     steering: &Steering,
-    thresholds: &[onrush_plan::Threshold],
+    (now, at_end): &(Vec<onrush_plan::Threshold>, Vec<String>),
     collector: &mut Collector,
     monitor: &mut Monitor,
     start: Instant,
 ) {
     let verdict = monitor.verdict();
-    let (now, at_end): (Vec<_>, Vec<_>) = thresholds
-        .iter()
-        .cloned()
-        .partition(|t| !onrush_sla::needs_histograms(std::slice::from_ref(t)));
     let outcomes = if now.is_empty() {
         Vec::new()
     } else {
         collector.set_duration(start.elapsed());
         onrush_sla::outcomes(&onrush_sla::evaluate(
-            &now,
+            now,
             &collector.summary(),
             Some(&verdict.verdict),
         ))
     };
     steering.publish(crate::steer::Published {
         thresholds: outcomes,
-        thresholds_at_end: at_end.into_iter().map(|t| t.source).collect(),
+        thresholds_at_end: at_end.clone(),
         generator_verdict: verdict.verdict,
         generator_message: verdict.message,
         generator: monitor.latest().cloned(),

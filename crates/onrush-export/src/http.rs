@@ -223,8 +223,10 @@ fn read_response(s: &mut TcpStream, deadline: Instant) -> io::Result<Response> {
     ))
 }
 
-/// Reads a request head (up to `max` bytes) from `s`. `Ok(None)`: the peer closed first.
-pub(crate) fn read_request_head(
+/// Reads a request head (up to `max` bytes) from `s`. `Ok(None)`: the peer closed first. The
+/// bytes read may go on past the head (the start of a body). The `/metrics` server's and the
+/// live page's (onrush-live) reader.
+pub fn read_request_head(
     s: &mut TcpStream,
     max: usize,
     deadline: Instant,

@@ -44,6 +44,7 @@ use std::io;
 use std::path::PathBuf;
 
 pub use csv::{export_csv, CSV_HEADER};
+pub use http::read_request_head;
 pub use influx::{InfluxExporter, InfluxOptions, InfluxStats};
 pub use onrush_metrics::{Layout, ScenarioSecond, SecondData, SecondTotals, StepSecond};
 pub use prometheus::{PrometheusExporter, PrometheusOptions, DEFAULT_BUCKETS_S};

@@ -110,13 +110,13 @@ fn handle(mut s: TcpStream, shared: &Shared) -> io::Result<()> {
     s.set_read_timeout(Some(CLIENT_TIMEOUT))?;
     s.set_write_timeout(Some(CLIENT_TIMEOUT))?;
     let deadline = Instant::now() + CLIENT_TIMEOUT;
-    let Some((mut buf, head_len)) = read_head(&mut s, deadline)? else {
+    let Some(mut buf) = onrush_export::read_request_head(&mut s, MAX_HEAD, deadline)? else {
         return Ok(());
     };
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut headers);
-    let (Ok(httparse::Status::Complete(_)), Some(method), Some(target)) =
-        (req.parse(&buf[..head_len]), req.method, req.path)
+    let (Ok(httparse::Status::Complete(head_len)), Some(method), Some(target)) =
+        (req.parse(&buf), req.method, req.path)
     else {
         return respond(&mut s, 400, "text/plain", b"bad request\n", &[]);
     };
@@ -178,28 +178,6 @@ pub(crate) fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
         .filter_map(|kv| kv.split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
-}
-
-/// Reads until the end of the head: the bytes read and the head's length.
-fn read_head(s: &mut TcpStream, deadline: Instant) -> io::Result<Option<(Vec<u8>, usize)>> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    loop {
-        if Instant::now() >= deadline {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "request too slow"));
-        }
-        let n = s.read(&mut chunk)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            return Ok(Some((buf, i + 4)));
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "head too large"));
-        }
-    }
 }
 
 fn reason(status: u16) -> &'static str {

@@ -178,7 +178,7 @@ fn merge_events(dirs: &[PathBuf], out: &Path) -> Result<(), MergeError> {
         for mut e in onrush_results::read_events(dir)? {
             // A distributed run's agent applied the controller's change: the controller
             // records it once, itself.
-            if e.by == "controller" {
+            if e.by == onrush_results::BY_CONTROLLER {
                 continue;
             }
             // A ramp's stages are every agent's: once in the merge, below.

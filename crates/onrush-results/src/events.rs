@@ -15,6 +15,10 @@ use crate::error::{json_msg, ReadError};
 /// File name of a run's events, beside `intervals.jsonl`.
 pub const EVENTS_FILE: &str = "events.jsonl";
 
+/// `Event::by` of a change a distributed run's agent applied because its controller asked: the
+/// controller records the change itself, so a merge of the agents' results leaves these out.
+pub const BY_CONTROLLER: &str = "controller";
+
 /// One line of `events.jsonl`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Event {

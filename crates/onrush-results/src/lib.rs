@@ -64,7 +64,7 @@ mod version;
 
 pub use distributed::{AgentHealth, AgentReport, AgentSegment, DistributedRun};
 pub use error::ReadError;
-pub use events::{add_events, read_events, Event, EventsWriter, EVENTS_FILE};
+pub use events::{add_events, read_events, Event, EventsWriter, BY_CONTROLLER, EVENTS_FILE};
 pub use exchanges::FailingExchange;
 pub use extras::{Extras, Machine, ScenarioLoad, StoppedEarly, VusNotStarted, TYPED_EXTRA_KEYS};
 pub use generator::{

@@ -259,7 +259,7 @@ fn apply_steer(
     let Some(st) = steering else {
         return; // before the plan: nothing runs yet
     };
-    const BY: &str = "controller";
+    const BY: &str = onrush_results::BY_CONTROLLER;
     let scenario = change.scenario.as_deref().unwrap_or("");
     let done = match (change.action.as_str(), change.rate, change.vus) {
         ("pause", _, _) => st.pause(BY).map(|_| ()),
